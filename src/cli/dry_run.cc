@@ -1,0 +1,135 @@
+#include "cli/dry_run.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <memory>
+#include <ostream>
+
+#include "core/manifest.h"
+#include "core/model.h"
+#include "core/status.h"
+#include "sched/scheduler.h"
+
+namespace allot::cli {
+namespace {
+
+namespace json = boost::json;
+
+// Far more cycles than any manifest needs: each productive cycle admits or
+// evicts something, so hitting this means the scheduler is cycling.
+constexpr int32_t kMaxCycles = 100000;
+
+json::object PlacementJson(const core::PodPlacement& p) {
+  json::object o;
+  o["node"] = p.node;
+  json::array gpus;
+  for (const std::string& uuid : p.gpus) gpus.emplace_back(uuid);
+  o["gpus"] = std::move(gpus);
+  return o;
+}
+
+json::object PodSetJson(const core::PodSetAssignment& psa) {
+  json::object o;
+  o["name"] = psa.name;
+  o["count"] = psa.count;
+  json::object flavors;  // std::map order: sorted by resource name.
+  for (const auto& [resource, flavor] : psa.flavors) flavors[resource] = flavor;
+  o["flavors"] = std::move(flavors);
+  json::array placements;
+  for (const core::PodPlacement& p : psa.placements) {
+    placements.emplace_back(PlacementJson(p));
+  }
+  o["placements"] = std::move(placements);
+  return o;
+}
+
+json::object AdmittedJson(const sched::AdmittedWorkload& a) {
+  json::object o;
+  o["workload"] = a.workload;
+  o["clusterQueue"] = a.admission.cluster_queue;
+  json::array pod_sets;
+  for (const core::PodSetAssignment& psa : a.admission.pod_set_assignments) {
+    pod_sets.emplace_back(PodSetJson(psa));
+  }
+  o["podSets"] = std::move(pod_sets);
+  return o;
+}
+
+json::object PreemptedJson(const sched::PreemptionEvent& e) {
+  json::object o;
+  o["workload"] = e.workload;
+  o["preemptor"] = e.preemptor;
+  o["reason"] = sched::ToString(e.reason);
+  return o;
+}
+
+json::object PendingJson(const sched::PendingWorkload& p) {
+  json::object o;
+  o["workload"] = p.workload;
+  o["clusterQueue"] = p.cluster_queue;
+  o["position"] = p.position;
+  o["reason"] = p.reason;
+  return o;
+}
+
+// Builds the output document. boost::json::object keeps insertion order, so
+// keys come out exactly in the documented order.
+json::value ResultJson(const sched::Scheduler& scheduler) {
+  json::array admitted;
+  for (const sched::AdmittedWorkload& a : scheduler.Admitted()) {
+    admitted.emplace_back(AdmittedJson(a));
+  }
+  json::array preempted;
+  for (const sched::PreemptionEvent& e : scheduler.Preemptions()) {
+    preempted.emplace_back(PreemptedJson(e));
+  }
+  std::vector<sched::PendingWorkload> pending = scheduler.Pending();
+  std::stable_sort(
+      pending.begin(), pending.end(),
+      [](const auto& a, const auto& b) { return a.workload < b.workload; });
+  json::array pending_json;
+  for (const sched::PendingWorkload& p : pending) {
+    pending_json.emplace_back(PendingJson(p));
+  }
+  json::object root;
+  root["admitted"] = std::move(admitted);
+  root["preempted"] = std::move(preempted);
+  root["pending"] = std::move(pending_json);
+  return root;
+}
+
+int Fail(const Status& status, std::ostream& err) {
+  err << "allot: " << status.message() << "\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int RunDryRun(const std::vector<std::string>& files, std::ostream& out,
+              std::ostream& err) {
+  if (files.empty()) {
+    return Fail(Status::InvalidArgument("no input files (use -f FILE)"), err);
+  }
+  core::Config config;
+  for (const std::string& file : files) {
+    Status s = core::LoadManifestFile(file, &config);
+    if (!s.ok()) return Fail(s, err);
+  }
+  if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
+
+  Result<std::unique_ptr<sched::Scheduler>> created =
+      sched::Scheduler::Create(config);
+  if (!created.ok()) return Fail(created.status(), err);
+  sched::Scheduler& scheduler = **created;
+
+  int32_t cycles = scheduler.RunUntilQuiescent(kMaxCycles);
+  if (cycles >= kMaxCycles) {
+    err << "allot: warning: the scheduler did not settle after " << kMaxCycles
+        << " cycles; the result below is where it stopped\n";
+  }
+  out << json::serialize(ResultJson(scheduler)) << "\n";
+  out.flush();
+  return kExitOk;
+}
+
+}  // namespace allot::cli

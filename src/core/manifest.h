@@ -1,0 +1,75 @@
+// Reading Kueue and Allot manifests (YAML) into a core::Config.
+//
+// Accepted documents (each `---`-separated YAML document is one object):
+//   kueue.x-k8s.io/v1beta1   ResourceFlavor, ClusterQueue, LocalQueue,
+//                            WorkloadPriorityClass, Workload, Cohort
+//   kueue.x-k8s.io/v1alpha1  Cohort
+//   v1                       Namespace
+//   batch/v1                 Job (with a kueue.x-k8s.io/queue-name label)
+//   allot.dev/v1             Node, Workload, SchedulerConfig
+// Empty documents and `null` are skipped. Anything else is an error.
+//
+// Validation is strict: an unknown field is an error that names it, except
+// for Kubernetes bookkeeping that a manifest exported from a cluster carries
+// (metadata.uid, resourceVersion, managedFields, annotations, ..., and the
+// `status` of kinds whose status Allot does not read) and inside Pod
+// templates (a full PodSpec: only the fields Allot uses are read and checked).
+//
+// Every error is an InvalidArgument whose message a user can act on as is:
+//   FILE: document N (Kind name): FIELD.PATH: what is wrong
+// (N is 0-based; namespaced objects are named "namespace/name"), and whose
+// field() is FIELD.PATH. Every object records its origin in `source`, so
+// ValidateConfig names the same place.
+//
+// Semantics worth knowing:
+//  - Pod requests of Kueue Workloads and Jobs follow Kubernetes: the sum over
+//    containers (a resource given only in limits is requested at its limit),
+//    at least the largest init container, plus the pod overhead. Zero
+//    requests are dropped from PodSet::requests.
+//  - A Job becomes a Workload with one pod set "main" whose count is
+//    spec.parallelism (default 1), capped by spec.completions; its
+//    priority class comes from the label kueue.x-k8s.io/priority-class.
+//  - A PodSetAssignment without `count` admits the whole pod set.
+//
+// Thread-safety: the functions are pure apart from LoadManifestFile's read.
+#pragma once
+
+#include <string>
+
+#include "core/model.h"
+#include "core/status.h"
+
+namespace allot::core {
+
+// Parses every YAML document in `text` (called `file` in messages) and
+// appends the objects to *config, in document order. A SchedulerConfig
+// document replaces config->scheduler. Checks each object on its own
+// (fields, enums, quantities, quota shape); cross-object checks are
+// ValidateConfig's. On error returns InvalidArgument and *config is
+// unchanged.
+Status ParseManifests(const std::string& text, const std::string& file,
+                      Config* config);
+
+// Reads `path` ("-" = stdin) and calls ParseManifests with `path` as the
+// file name. A file that cannot be read is NotFound.
+Status LoadManifestFile(const std::string& path, Config* config);
+
+// Cross-object validation, once all files are read:
+//  - names are unique per kind (namespaced kinds per namespace);
+//  - ClusterQueues and Cohorts name existing ResourceFlavors; Cohort
+//    parents form no cycle (a cohort named only by ClusterQueues or as a
+//    parent exists implicitly, without quota);
+//  - LocalQueues name existing ClusterQueues;
+//  - Workloads name existing WorkloadPriorityClasses; Workload::priority is
+//    set from the class here;
+//  - admissions name an existing ClusterQueue, every pod set once, flavors
+//    the ClusterQueue lists for each resource, a count within
+//    [minCount or count, count], one placement per admitted pod on an
+//    existing Node, and no GPU (or MIG slice) UUID twice in the whole
+//    config (node inventories and placements alike).
+// A Workload whose LocalQueue does not exist, and namespaces that are used
+// but not declared, are fine. On error *config may be partly resolved; the
+// caller discards it.
+Status ValidateConfig(Config* config);
+
+}  // namespace allot::core

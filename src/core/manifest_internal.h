@@ -1,0 +1,275 @@
+// Internal declarations shared by the manifest reader's translation units
+// (manifest.cc, manifest_workload.cc, manifest_validate.cc). Not part of the
+// public API: include core/manifest.h instead.
+//
+// Val is a YAML node with its field path, which does the strict field and
+// scalar checks; Doc is one manifest document with its metadata read.
+// yaml-cpp exceptions thrown under these helpers are caught by
+// ParseManifests and never leave the manifest reader.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+#include "core/quantity.h"
+#include "core/status.h"
+
+namespace allot::core::internal {
+
+using Names = std::initializer_list<std::string_view>;
+template <typename E>
+using EnumTable = std::initializer_list<std::pair<std::string_view, E>>;
+
+inline std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+inline bool Contains(Names names, std::string_view s) {
+  for (std::string_view n : names) {
+    if (n == s) return true;
+  }
+  return false;
+}
+
+// A YAML node and its field path ("spec.resourceGroups[0]"). An absent or
+// null node is "unset": getters then leave their output untouched.
+class Val {
+ public:
+  Val(YAML::Node node, std::string path)
+      : node_(std::move(node)), path_(std::move(path)) {}
+
+  bool unset() const { return !node_.IsDefined() || node_.IsNull(); }
+  const std::string& path() const { return path_; }
+  Status Error(const std::string& msg) const {
+    return Status::InvalidArgument(msg, path_);
+  }
+
+  // Field `key` of a mapping; unset when absent (or when this is no map).
+  Val operator[](const std::string& key) const {
+    return Find(key, path_.empty() ? key : path_ + "." + key);
+  }
+  // Entry `key` of a map such as labels, with path "path[key]".
+  Val Entry(const std::string& key) const {
+    return Find(key, path_ + "[" + key + "]");
+  }
+
+  // Checks that this is a mapping (or unset) whose keys are all `known` or
+  // `ignored`, each once.
+  Status CheckFields(Names known, Names ignored = {}) const {
+    std::vector<std::pair<std::string, Val>> entries;
+    ALLOT_RETURN_IF_ERROR(Entries(&entries));
+    std::set<std::string> seen;
+    for (const auto& [key, v] : entries) {
+      std::string path = path_.empty() ? key : path_ + "." + key;
+      if (!seen.insert(key).second) {
+        return Status::InvalidArgument("field given twice", path);
+      }
+      if (Contains(known, key) || Contains(ignored, key)) continue;
+      std::string list;
+      for (std::string_view n : known) {
+        list += (list.empty() ? "" : ", ") + std::string(n);
+      }
+      return Status::InvalidArgument(
+          "unknown field " + Quote(key) + " (expected one of: " + list + ")",
+          path);
+    }
+    return Status::Ok();
+  }
+
+  // The entries of a mapping, each with path "path[key]".
+  Status Entries(std::vector<std::pair<std::string, Val>>* out) const {
+    if (unset()) return Status::Ok();
+    if (!node_.IsMap()) return Error("expected a mapping");
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      if (!it->first.IsScalar()) return Error("mapping keys must be strings");
+      const std::string& key = it->first.Scalar();
+      out->emplace_back(key, Val(it->second, path_ + "[" + key + "]"));
+    }
+    return Status::Ok();
+  }
+
+  // The items of a sequence, each with path "path[i]".
+  Status Items(std::vector<Val>* out) const {
+    if (unset()) return Status::Ok();
+    if (!node_.IsSequence()) return Error("expected a list");
+    for (size_t i = 0; i < node_.size(); ++i) {
+      out->emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]");
+    }
+    return Status::Ok();
+  }
+
+  Status CheckMap() const {
+    return unset() || node_.IsMap() ? Status::Ok()
+                                    : Error("expected a mapping");
+  }
+  Status Require() const {
+    return unset() ? Error("required field is missing") : Status::Ok();
+  }
+
+  Status Get(std::string* out) const {
+    if (unset()) return Status::Ok();
+    if (!node_.IsScalar()) return Error("expected a string");
+    *out = node_.Scalar();
+    return Status::Ok();
+  }
+  // A string that must be given and not be empty.
+  Status GetName(std::string* out) const {
+    ALLOT_RETURN_IF_ERROR(Require());
+    ALLOT_RETURN_IF_ERROR(Get(out));
+    return out->empty() ? Error("must not be empty") : Status::Ok();
+  }
+  Status Get(int32_t* out) const {
+    std::string s;
+    ALLOT_RETURN_IF_ERROR(Get(&s));
+    if (unset()) return Status::Ok();
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() ||
+        v < std::numeric_limits<int32_t>::min() ||
+        v > std::numeric_limits<int32_t>::max()) {
+      return Error("expected a 32-bit integer, got " + Quote(s));
+    }
+    *out = static_cast<int32_t>(v);
+    return Status::Ok();
+  }
+  Status Get(bool* out) const {
+    std::string s;
+    ALLOT_RETURN_IF_ERROR(Get(&s));
+    if (unset()) return Status::Ok();
+    // YAML 1.1 spellings too, as kubectl accepts them.
+    if (Contains(
+            {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"},
+            s)) {
+      *out = true;
+    } else if (Contains({"false", "False", "FALSE", "no", "No", "NO", "off",
+                         "Off", "OFF"},
+                        s)) {
+      *out = false;
+    } else {
+      return Error("expected true or false, got " + Quote(s));
+    }
+    return Status::Ok();
+  }
+  Status Get(Quantity* out) const {
+    std::string s;
+    ALLOT_RETURN_IF_ERROR(Get(&s));
+    if (unset()) return Status::Ok();
+    Result<Quantity> q = Quantity::Parse(s);
+    if (!q.ok()) return Error(q.status().message());
+    *out = *q;
+    return Status::Ok();
+  }
+  // A quantity that must not be negative.
+  Status GetNonNegative(Quantity* out) const {
+    ALLOT_RETURN_IF_ERROR(Get(out));
+    if (out->IsNegative()) {
+      return Error("must not be negative, got " + out->ToString());
+    }
+    return Status::Ok();
+  }
+  Status Get(Labels* out) const {
+    std::vector<std::pair<std::string, Val>> entries;
+    ALLOT_RETURN_IF_ERROR(Entries(&entries));
+    for (const auto& [key, v] : entries) {
+      ALLOT_RETURN_IF_ERROR(v.Get(&(*out)[key]));
+    }
+    return Status::Ok();
+  }
+  Status Get(std::vector<std::string>* out) const {
+    std::vector<Val> items;
+    ALLOT_RETURN_IF_ERROR(Items(&items));
+    for (const Val& item : items) {
+      ALLOT_RETURN_IF_ERROR(item.Get(&out->emplace_back()));
+    }
+    return Status::Ok();
+  }
+  template <typename T>
+  Status Get(std::optional<T>* out) const {
+    if (unset()) return Status::Ok();
+    T v{};
+    ALLOT_RETURN_IF_ERROR(Get(&v));
+    *out = v;
+    return Status::Ok();
+  }
+  template <typename E>
+  Status GetEnum(EnumTable<E> table, E* out) const {
+    std::string s;
+    ALLOT_RETURN_IF_ERROR(Get(&s));
+    if (unset()) return Status::Ok();
+    std::string list;
+    for (const auto& [name, value] : table) {
+      if (s == name) {
+        *out = value;
+        return Status::Ok();
+      }
+      list += (list.empty() ? "" : ", ") + std::string(name);
+    }
+    return Error("unknown value " + Quote(s) + " (expected one of: " + list +
+                 ")");
+  }
+
+ private:
+  Val Find(const std::string& key, std::string path) const {
+    if (!unset() && node_.IsMap()) {
+      for (auto it = node_.begin(); it != node_.end(); ++it) {
+        if (it->first.IsScalar() && it->first.Scalar() == key) {
+          return Val(it->second, std::move(path));
+        }
+      }
+    }
+    return Val(YAML::Node(YAML::NodeType::Undefined), std::move(path));
+  }
+
+  YAML::Node node_;
+  std::string path_;
+};
+
+// Turns an error with a relative field into the user-facing message
+// ("FILE: document N (Kind name): ...").
+Status At(const SourceRef& src, const std::string& name, const Status& s);
+
+// ---- Shared shapes (manifest.cc) -------------------------------------------
+
+Status ParseTolerations(const Val& v, std::vector<Toleration>* out);
+
+// Per-pod requests: non-negative; GPUs and MIG slices in whole units.
+Status ParseRequests(const Val& v, ResourceList* out);
+
+// ---- Kinds -----------------------------------------------------------------
+
+// One manifest document, with its metadata read.
+struct Doc {
+  Doc(const YAML::Node& node, SourceRef src)
+      : root(node, ""), metadata(YAML::Node(), "metadata"), source(src) {}
+  Val root;
+  Val metadata;
+  SourceRef source;
+  std::string name;
+  std::string ns;  // Namespaced kinds only ("default" when absent).
+  Labels labels;
+  Labels annotations;
+  std::string DisplayName() const {
+    return ns.empty() ? name : ns + "/" + name;
+  }
+};
+
+// apiVersion, kind, metadata and spec (manifest.cc).
+extern const Names kTopFields;
+
+inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
+
+// The workload kinds (manifest_workload.cc).
+Status ParseAllotWorkload(const Doc& d, Config* out);
+Status ParseKueueWorkload(const Doc& d, Config* out);
+Status ParseJob(const Doc& d, Config* out);
+
+}  // namespace allot::core::internal

@@ -1,0 +1,904 @@
+#include "core/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace allot::core {
+namespace {
+
+// One of every kind, as a platform team would write them.
+constexpr char kGoodManifest[] = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: h100
+  uid: 1234          # Kubernetes bookkeeping is ignored.
+spec:
+  nodeLabels:
+    gpu.nvidia.com/model: H100
+    location: onprem
+  nodeTaints:
+  - {key: dedicated, value: gpu, effect: NoSchedule}
+  tolerations:
+  - {key: spot, operator: Exists, effect: NoExecute}
+  price:
+    nvidia.com/gpu: "2.5"
+    cpu: 0.000125
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: cpu-only}
+---
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: research}
+spec:
+  parentName: org
+  fairSharing: {weight: "2"}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a-cq}
+spec:
+  cohort: research
+  namespaceSelector:
+    matchLabels: {tier: gold}
+    matchExpressions:
+    - {key: team, operator: In, values: [a, b]}
+  queueingStrategy: StrictFIFO
+  stopPolicy: Hold
+  fairSharing: {weight: 500m}
+  preemption:
+    withinClusterQueue: LowerPriority
+    reclaimWithinCohort: Any
+    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: Preempt}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8, borrowingLimit: 4, lendingLimit: 2}
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: cpu-only
+      resources:
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 256Gi}
+status:
+  pendingWorkloads: 3    # Ignored: Kueue writes it.
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-b-cq}
+spec:
+  cohortName: research
+  namespaceSelector: {}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: team-a}
+spec: {clusterQueue: team-a-cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq}
+spec: {clusterQueue: team-b-cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+description: "production training"
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  labels: {tier: gold, team: a}
+---
+apiVersion: allot.dev/v1
+kind: SchedulerConfig
+fairSharing:
+  enable: true
+  preemptionStrategies: [LessThanInitialShare]
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata:
+  name: gpu-1
+  labels: {gpu.nvidia.com/model: H100}
+spec:
+  unschedulable: false
+  taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
+status:
+  capacity: {cpu: "96", memory: 1Ti}
+  gpus:
+  - {uuid: GPU-a, product: NVIDIA H100 80GB HBM3, memory: 80Gi}
+  - uuid: GPU-b
+    product: NVIDIA H100 80GB HBM3
+    memory: 80Gi
+    health: Unhealthy
+    mig:
+    - {uuid: MIG-b1, profile: 3g.40gb}
+    - {uuid: MIG-b2, profile: 3g.40gb}
+---
+# An empty document is skipped.
+---
+apiVersion: allot.dev/v1
+kind: Workload
+metadata:
+  name: train
+  namespace: team-a
+  creationTimestamp: "2026-01-01T00:00:01.5Z"
+spec:
+  queueName: lq
+  priorityClassName: high
+  podSets:
+  - name: workers
+    count: 4
+    minCount: 2
+    template:
+      resources:
+        requests: {nvidia.com/gpu: 1, cpu: 500m, memory: 0}
+      nodeSelector: {location: onprem}
+      tolerations: [{key: dedicated, operator: Equal, value: gpu}]
+status:
+  admission:
+    clusterQueue: team-a-cq
+    podSetAssignments:
+    - name: workers
+      count: 2
+      flavors: {nvidia.com/gpu: h100, cpu: cpu-only}
+      placements:
+      - {node: gpu-1, gpus: [GPU-a]}
+      - {node: gpu-1, gpus: [MIG-b1]}
+---
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: notebook}
+spec:
+  queueName: lq
+  priority: -5
+  podSets:
+  - template: {resources: {requests: {nvidia.com/mig-3g.40gb: 1}}}
+)";
+
+Config ParseGood() {
+  Config config;
+  Status s = ParseManifests(kGoodManifest, "good.yaml", &config);
+  EXPECT_TRUE(s.ok()) << s.message();
+  s = ValidateConfig(&config);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return config;
+}
+
+Quantity Q(const char* text) { return *Quantity::Parse(text); }
+
+TEST(ManifestTest, GoodFileFlavorsAndCohorts) {
+  Config c = ParseGood();
+  ASSERT_EQ(c.flavors.size(), 2u);
+  const ResourceFlavor& f = c.flavors[0];
+  EXPECT_EQ(f.name, "h100");
+  EXPECT_EQ(f.node_labels.at("location"), "onprem");
+  ASSERT_EQ(f.node_taints.size(), 1u);
+  EXPECT_EQ(f.node_taints[0].effect, TaintEffect::kNoSchedule);
+  ASSERT_EQ(f.tolerations.size(), 1u);
+  EXPECT_EQ(f.tolerations[0].op, TolerationOperator::kExists);
+  EXPECT_EQ(f.tolerations[0].effect, TaintEffect::kNoExecute);
+  EXPECT_EQ(f.price_micros_per_hour.at("nvidia.com/gpu"), 2500000);
+  EXPECT_EQ(f.price_micros_per_hour.at("cpu"), 125);
+  EXPECT_EQ(f.source.file, "good.yaml");
+  EXPECT_EQ(f.source.doc_index, 0);
+  EXPECT_EQ(f.source.kind, "ResourceFlavor");
+
+  ASSERT_EQ(c.cohorts.size(), 1u);
+  EXPECT_EQ(c.cohorts[0].parent, "org");  // Implicit: declared nowhere.
+  EXPECT_EQ(c.cohorts[0].fair_weight_milli, 2000);
+  ASSERT_EQ(c.cohorts[0].resource_groups.size(), 1u);
+  EXPECT_EQ(
+      c.cohorts[0].resource_groups[0].flavors[0].resources[0].nominal_quota,
+      Q("4"));
+}
+
+TEST(ManifestTest, GoodFileClusterQueues) {
+  Config c = ParseGood();
+  ASSERT_EQ(c.cluster_queues.size(), 2u);
+  const ClusterQueue& a = c.cluster_queues[0];
+  EXPECT_EQ(a.cohort, "research");
+  ASSERT_TRUE(a.namespace_selector.has_value());
+  EXPECT_EQ(a.namespace_selector->match_labels.at("tier"), "gold");
+  ASSERT_EQ(a.namespace_selector->match_expressions.size(), 1u);
+  EXPECT_EQ(a.namespace_selector->match_expressions[0].values,
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(a.queueing_strategy, QueueingStrategy::kStrictFIFO);
+  EXPECT_EQ(a.stop_policy, StopPolicy::kHold);
+  EXPECT_EQ(a.fair_weight_milli, 500);
+  EXPECT_EQ(a.preemption.within_cluster_queue,
+            WithinClusterQueue::kLowerPriority);
+  EXPECT_EQ(a.preemption.reclaim_within_cohort, ReclaimWithinCohort::kAny);
+  EXPECT_EQ(a.preemption.borrow_within_cohort,
+            BorrowWithinCohortPolicy::kLowerPriority);
+  EXPECT_EQ(a.preemption.max_priority_threshold, 100);
+  EXPECT_EQ(a.flavor_fungibility.when_can_borrow,
+            FungibilityPolicy::kTryNextFlavor);
+  // The pre-v0.9 value Preempt means MayStopSearch.
+  EXPECT_EQ(a.flavor_fungibility.when_can_preempt,
+            FungibilityPolicy::kMayStopSearch);
+  ASSERT_EQ(a.resource_groups.size(), 2u);
+  const ResourceQuota& gpu = a.resource_groups[0].flavors[0].resources[0];
+  EXPECT_EQ(gpu.nominal_quota, Q("8"));
+  EXPECT_EQ(gpu.borrowing_limit, Q("4"));
+  EXPECT_EQ(gpu.lending_limit, Q("2"));
+  EXPECT_EQ(a.resource_groups[1].covered_resources,
+            (std::vector<std::string>{"cpu", "memory"}));
+  EXPECT_EQ(a.resource_groups[1].flavors[0].resources[1].nominal_quota,
+            Q("256Gi"));
+  EXPECT_FALSE(a.resource_groups[1].flavors[0].resources[1].lending_limit);
+
+  const ClusterQueue& b = c.cluster_queues[1];
+  EXPECT_EQ(b.cohort, "research");                // From cohortName.
+  ASSERT_TRUE(b.namespace_selector.has_value());  // {} matches everything.
+  EXPECT_TRUE(b.namespace_selector->match_labels.empty());
+  EXPECT_EQ(b.queueing_strategy, QueueingStrategy::kBestEffortFIFO);
+  EXPECT_EQ(b.fair_weight_milli, 1000);
+}
+
+TEST(ManifestTest, GoodFileQueuesClassesNamespacesConfig) {
+  Config c = ParseGood();
+  ASSERT_EQ(c.local_queues.size(), 2u);
+  EXPECT_EQ(c.local_queues[0].ns, "team-a");
+  EXPECT_EQ(c.local_queues[0].cluster_queue, "team-a-cq");
+  EXPECT_EQ(c.local_queues[1].ns, "default");
+  ASSERT_EQ(c.priority_classes.size(), 1u);
+  EXPECT_EQ(c.priority_classes[0].value, 1000);
+  ASSERT_EQ(c.namespaces.size(), 1u);
+  EXPECT_EQ(c.namespaces[0].labels.at("team"), "a");
+  EXPECT_TRUE(c.scheduler.fair_sharing);
+  EXPECT_EQ(c.scheduler.preemption_strategies,
+            (std::vector<FairSharingStrategy>{
+                FairSharingStrategy::kLessThanInitialShare}));
+}
+
+TEST(ManifestTest, GoodFileNodes) {
+  Config c = ParseGood();
+  ASSERT_EQ(c.nodes.size(), 1u);
+  const Node& n = c.nodes[0];
+  EXPECT_EQ(n.labels.at("gpu.nvidia.com/model"), "H100");
+  EXPECT_EQ(n.taints.size(), 1u);
+  EXPECT_EQ(n.cpu, Q("96"));
+  EXPECT_EQ(n.memory, Q("1Ti"));
+  ASSERT_EQ(n.gpus.size(), 2u);
+  EXPECT_TRUE(n.gpus[0].healthy);
+  EXPECT_EQ(n.gpus[0].memory, Q("80Gi"));
+  EXPECT_FALSE(n.gpus[1].healthy);
+  ASSERT_EQ(n.gpus[1].mig.size(), 2u);
+  EXPECT_EQ(n.gpus[1].mig[1].uuid, "MIG-b2");
+  EXPECT_EQ(n.gpus[1].mig[1].profile, "3g.40gb");
+}
+
+TEST(ManifestTest, GoodFileWorkloads) {
+  Config c = ParseGood();
+  ASSERT_EQ(c.workloads.size(), 2u);
+  const Workload& w = c.workloads[0];
+  EXPECT_EQ(w.Key(), "team-a/train");
+  EXPECT_EQ(w.queue_name, "lq");
+  EXPECT_EQ(w.priority, 1000);  // Resolved from WorkloadPriorityClass high.
+  EXPECT_EQ(w.creation_unix_ms, 1767225601500);  // 2026-01-01T00:00:01.5Z.
+  EXPECT_EQ(w.source.doc_index, 12);             // Empty documents still count.
+  ASSERT_EQ(w.pod_sets.size(), 1u);
+  const PodSet& ps = w.pod_sets[0];
+  EXPECT_EQ(ps.count, 4);
+  EXPECT_EQ(ps.min_count, 2);
+  // memory: 0 is dropped.
+  EXPECT_EQ(ps.requests,
+            (ResourceList{{"cpu", Q("500m")}, {"nvidia.com/gpu", Q("1")}}));
+  EXPECT_EQ(ps.node_selector.at("location"), "onprem");
+  ASSERT_EQ(ps.tolerations.size(), 1u);
+  ASSERT_TRUE(w.admission.has_value());
+  EXPECT_EQ(w.admission->cluster_queue, "team-a-cq");
+  const PodSetAssignment& psa = w.admission->pod_set_assignments[0];
+  EXPECT_EQ(psa.count, 2);
+  EXPECT_EQ(psa.flavors.at("nvidia.com/gpu"), "h100");
+  ASSERT_EQ(psa.placements.size(), 2u);
+  EXPECT_EQ(psa.placements[1].gpus, std::vector<std::string>{"MIG-b1"});
+
+  const Workload& nb = c.workloads[1];
+  EXPECT_EQ(nb.Key(), "default/notebook");
+  EXPECT_EQ(nb.priority, -5);
+  EXPECT_EQ(nb.creation_unix_ms, 0);
+  EXPECT_EQ(nb.pod_sets[0].name, "main");
+  EXPECT_EQ(nb.pod_sets[0].count, 1);
+  EXPECT_FALSE(nb.admission.has_value());
+}
+
+// Kubernetes pod requests: containers sum (a GPU given only as a limit is
+// requested at its limit); an init container needs max(its request, the
+// sum) — here cpu max(3, 1+0.5) = 3; overhead is added on top.
+TEST(ManifestTest, KueueWorkloadSumsContainers) {
+  constexpr char kYaml[] = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: pytorch
+  namespace: ml
+  creationTimestamp: "2026-01-01T02:00:00+02:00"
+  resourceVersion: "77"
+spec:
+  queueName: lq
+  priorityClassName: high
+  priority: 1000
+  priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  podSets:
+  - name: main
+    count: 2
+    template:
+      metadata: {labels: {app: x}}
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: trainer
+          image: pytorch:latest
+          command: [python, train.py]
+          resources:
+            requests: {cpu: "1", memory: 4Gi}
+            limits: {nvidia.com/gpu: 2, memory: 8Gi}
+        - name: logger
+          resources: {requests: {cpu: 500m, memory: 1Gi}}
+        initContainers:
+        - name: fetch
+          resources: {requests: {cpu: "3", memory: 1Gi}}
+        overhead: {memory: 100Mi}
+        nodeSelector: {location: cloud}
+        tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+status:
+  conditions: [{type: QuotaReserved, status: "True"}]
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - name: main
+      flavors: {nvidia.com/gpu: h100}
+      resourceUsage: {nvidia.com/gpu: "4"}
+)";
+  Config c;
+  Status s = ParseManifests(kYaml, "wl.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(c.workloads.size(), 1u);
+  const Workload& w = c.workloads[0];
+  EXPECT_EQ(w.Key(), "ml/pytorch");
+  EXPECT_EQ(w.priority_class_name, "high");
+  EXPECT_EQ(w.creation_unix_ms, 1767225600000);  // 2026-01-01T00:00:00Z.
+  const PodSet& ps = w.pod_sets[0];
+  EXPECT_EQ(ps.requests, (ResourceList{{"cpu", Q("3")},
+                                       {"memory", Q("5220Mi")},
+                                       {"nvidia.com/gpu", Q("2")}}));
+  EXPECT_EQ(ps.node_selector.at("location"), "cloud");
+  EXPECT_EQ(ps.tolerations.size(), 1u);
+  // No count: the whole pod set is admitted.
+  EXPECT_EQ(w.admission->pod_set_assignments[0].count, 2);
+}
+
+// Sidecars (init containers with restartPolicy: Always) keep running, so
+// they add to the containers and to every later init container.
+TEST(ManifestTest, KueueWorkloadSidecarsAdd) {
+  constexpr char kYaml[] = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        initContainers:
+        - {name: proxy, restartPolicy: Always, resources: {requests: {cpu: "1"}}}
+        - {name: setup, resources: {requests: {cpu: "4"}}}
+        containers:
+        - {name: app, resources: {requests: {cpu: "2"}}}
+)";
+  Config c;
+  ASSERT_TRUE(ParseManifests(kYaml, "wl.yaml", &c).ok());
+  // max(app 2 + proxy 1, setup 4 + proxy 1) = 5.
+  EXPECT_EQ(c.workloads[0].pod_sets[0].requests.at("cpu"), Q("5"));
+}
+
+// count = min(parallelism, completions); minCount from the partial
+// admission annotation; priority class from the label.
+TEST(ManifestTest, BatchJobWithParallelism) {
+  constexpr char kYaml[] = R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sweep
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: lq
+    kueue.x-k8s.io/priority-class: high
+  annotations:
+    kueue.x-k8s.io/job-min-parallelism: "2"
+spec:
+  parallelism: 6
+  completions: 5
+  suspend: true
+  backoffLimit: 3
+  template:
+    spec:
+      containers:
+      - name: c
+        image: x
+        resources: {limits: {nvidia.com/gpu: 1}, requests: {cpu: 250m}}
+      - name: d
+        resources: {requests: {cpu: 250m}}
+      nodeSelector: {gpu.nvidia.com/model: H100}
+      restartPolicy: Never
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: single
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  template:
+    spec:
+      containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+)";
+  Config c;
+  Status s = ParseManifests(kYaml, "jobs.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(c.workloads.size(), 2u);
+  const Workload& w = c.workloads[0];
+  EXPECT_EQ(w.Key(), "team-a/sweep");
+  EXPECT_EQ(w.source.kind, "Job");
+  EXPECT_EQ(w.queue_name, "lq");
+  EXPECT_EQ(w.priority_class_name, "high");
+  ASSERT_EQ(w.pod_sets.size(), 1u);
+  EXPECT_EQ(w.pod_sets[0].name, "main");
+  EXPECT_EQ(w.pod_sets[0].count, 5);
+  EXPECT_EQ(w.pod_sets[0].min_count, 2);
+  EXPECT_EQ(w.pod_sets[0].requests,
+            (ResourceList{{"cpu", Q("500m")}, {"nvidia.com/gpu", Q("1")}}));
+  EXPECT_EQ(w.pod_sets[0].node_selector.at("gpu.nvidia.com/model"), "H100");
+  EXPECT_EQ(c.workloads[1].Key(), "default/single");
+  EXPECT_EQ(c.workloads[1].pod_sets[0].count, 1);
+}
+
+TEST(ManifestTest, TimestampsAndFileOrder) {
+  struct Case {
+    const char* ts;
+    int64_t ms;
+  };
+  const std::vector<Case> cases = {
+      {"1970-01-01T00:00:00Z", 0},
+      {"2026-01-01T00:00:00Z", 1767225600000},
+      {"2026-01-01T00:00:00.123456Z", 1767225600123},
+      {"2026-01-01T01:30:00+01:30", 1767225600000},
+      {"2025-12-31T23:00:00-01:00", 1767225600000},
+      {"2024-02-29T00:00:00Z", 1709164800000},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.ts);
+    std::string yaml = std::string(R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w, creationTimestamp: ")") +
+                       tc.ts + R"("}
+spec: {queueName: q, podSets: [{template: {}}]}
+)";
+    Config c;
+    Status s = ParseManifests(yaml, "t.yaml", &c);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(c.workloads[0].creation_unix_ms, tc.ms);
+  }
+}
+
+// Prefix of every test document below.
+constexpr char kFlavor[] = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+)";
+constexpr char kCq[] = R"(
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a-cq}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: cpu, nominalQuota: 8}
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata: {name: gpu-1}
+status:
+  gpus: [{uuid: GPU-1}, {uuid: GPU-2}]
+)";
+// An admitted workload; its document index is 3.
+std::string AdmittedWorkload(const std::string& name,
+                             const std::string& assignment) {
+  return R"(
+---
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: )" +
+         name + R"(}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 2
+    template: {resources: {requests: {nvidia.com/gpu: 1}}}
+status:
+  admission:
+    clusterQueue: team-a-cq
+    podSetAssignments:
+    - name: main
+)" + assignment;
+}
+
+struct BadCase {
+  std::string name;
+  std::string yaml;
+  std::string message;  // Expected fragment of the message.
+  std::string field;    // Expected Status::field().
+};
+
+// Each case is wrong in one way; the message must say where and what.
+TEST(ManifestTest, BadInputs) {
+  const std::string base = std::string(kFlavor) + kCq;
+  const std::vector<BadCase> cases = {
+      {"unknown kind", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+       "bad.yaml: document 0: kind: unknown kind Pod in apiVersion v1", "kind"},
+      {"wrong apiVersion",
+       "apiVersion: kueue.x-k8s.io/v1\nkind: ClusterQueue\nmetadata: {name: "
+       "x}\n",
+       "unknown kind ClusterQueue in apiVersion kueue.x-k8s.io/v1", "kind"},
+      {"unknown spec field", base + "---\n" + R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: b}
+spec: {cohrt: x}
+)",
+       "bad.yaml: document 3 (ClusterQueue b): spec.cohrt: unknown field "
+       "\"cohrt\" (expected one of: cohort, cohortName,",
+       "spec.cohrt"},
+      {"unknown nested field", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: b}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1, max: 2}]}]
+)",
+       "spec.resourceGroups[0].flavors[0].resources[0].max: unknown field",
+       "spec.resourceGroups[0].flavors[0].resources[0].max"},
+      {"unknown top-level field",
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: "
+       "{name: q}\nspecs: {}\n",
+       "(LocalQueue default/q): specs: unknown field", "specs"},
+      {"malformed quantity", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a-cq}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: a
+      resources: [{name: nvidia.com/gpu, nominalQuota: 1}]
+    - name: b
+      resources: [{name: nvidia.com/gpu, nominalQuota: 12x}]
+)",
+       "bad.yaml: document 0 (ClusterQueue team-a-cq): "
+       "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: "
+       "malformed quantity \"12x\": unknown suffix \"x\"",
+       "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota"},
+      {"negative quota", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: "-1"}]}]
+)",
+       "nominalQuota: must not be negative, got -1",
+       "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"},
+      {"lendingLimit over nominal", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 2, lendingLimit: 3}]}]
+)",
+       "lendingLimit 3 exceeds nominalQuota 2",
+       "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit"},
+      {"resource not covered", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: memory, nominalQuota: 1}]}]
+)",
+       "resource memory is not in coveredResources",
+       "spec.resourceGroups[0].flavors[0].resources[0].name"},
+      {"resource missing from flavor", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]
+)",
+       "missing resource memory",
+       "spec.resourceGroups[0].flavors[0].resources"},
+      {"resource in two groups", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]
+  - coveredResources: [cpu]
+    flavors: [{name: g, resources: [{name: cpu, nominalQuota: 1}]}]
+)",
+       "resource cpu is already covered by resourceGroups[0]",
+       "spec.resourceGroups[1].coveredResources[0]"},
+      {"flavor in two groups", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]
+  - coveredResources: [memory]
+    flavors: [{name: f, resources: [{name: memory, nominalQuota: 1}]}]
+)",
+       "flavor f already appears in resourceGroups[0]",
+       "spec.resourceGroups[1].flavors[0].name"},
+      {"bad enum",
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: "
+       "{name: c}\nspec: {queueingStrategy: FIFO}\n",
+       "unknown value \"FIFO\" (expected one of: BestEffortFIFO, StrictFIFO)",
+       "spec.queueingStrategy"},
+      {"bad price",
+       std::string(kFlavor) +
+           "spec: {price: {nvidia.com/gpu: \"2.1234567\"}}\n",
+       "malformed price \"2.1234567\"", "spec.price[nvidia.com/gpu]"},
+      {"negative price",
+       std::string(kFlavor) + "spec: {price: {nvidia.com/gpu: -2}}\n",
+       "price must not be negative", "spec.price[nvidia.com/gpu]"},
+      {"fractional GPU request", R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w}
+spec:
+  queueName: q
+  podSets: [{template: {resources: {requests: {nvidia.com/gpu: 500m}}}}]
+)",
+       "nvidia.com/gpu must be a whole number, got 500m",
+       "spec.podSets[0].template.resources.requests[nvidia.com/gpu]"},
+      {"empty queueName",
+       "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w}\nspec: "
+       "{queueName: \"\", podSets: [{template: {}}]}\n",
+       "(Workload default/w): spec.queueName: must not be empty",
+       "spec.queueName"},
+      {"job without queue label", R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {app: x}}
+spec: {template: {spec: {containers: []}}}
+)",
+       "batch/v1 Job j has no kueue.x-k8s.io/queue-name label",
+       "metadata.labels"},
+      {"bad timestamp",
+       "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w, "
+       "creationTimestamp: yesterday}\nspec: {queueName: q, podSets: "
+       "[{template: {}}]}\n",
+       "malformed timestamp \"yesterday\"", "metadata.creationTimestamp"},
+      {"missing name", "apiVersion: v1\nkind: Namespace\nmetadata: {}\n",
+       "bad.yaml: document 0 (Namespace): metadata.name: required field is "
+       "missing",
+       "metadata.name"},
+      {"priority given twice",
+       "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w}\nspec: "
+       "{queueName: q, priorityClassName: high, priority: 3, podSets: "
+       "[{template: {}}]}\n",
+       "give priorityClassName or priority, not both", "spec.priority"},
+      {"two SchedulerConfigs",
+       "apiVersion: allot.dev/v1\nkind: SchedulerConfig\n---\napiVersion: "
+       "allot.dev/v1\nkind: SchedulerConfig\n",
+       "document 1 (SchedulerConfig): a second SchedulerConfig", ""},
+      {"toleration value with Exists",
+       std::string(kFlavor) +
+           "spec: {tolerations: [{key: a, operator: Exists, value: b}]}\n",
+       "must be empty when operator is Exists", "spec.tolerations[0].value"},
+      {"unknown metadata field",
+       "apiVersion: v1\nkind: Namespace\nmetadata: {name: n, lables: {}}\n",
+       "(Namespace n): metadata.lables: unknown field", "metadata.lables"},
+      {"yaml syntax", "kind: [unclosed\n", "bad.yaml: YAML error at line", ""},
+      {"duplicate names", base + kCq,
+       "bad.yaml: document 3 (ClusterQueue team-a-cq): metadata.name: "
+       "duplicate ClusterQueue name team-a-cq (first in document 1)",
+       "metadata.name"},
+      {"LocalQueue naming missing ClusterQueue", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: team-a}
+spec: {clusterQueue: nope}
+)",
+       "bad.yaml: document 0 (LocalQueue team-a/lq): spec.clusterQueue: "
+       "ClusterQueue nope does not exist",
+       "spec.clusterQueue"},
+      {"ClusterQueue naming missing flavor", std::string(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: c}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: a100, resources: [{name: cpu, nominalQuota: 1}]}]
+)"),
+       "ResourceFlavor a100 does not exist",
+       "spec.resourceGroups[0].flavors[0].name"},
+      {"missing priority class", R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w}
+spec: {queueName: q, priorityClassName: urgent, podSets: [{template: {}}]}
+)",
+       "(Workload default/w): spec.priorityClassName: WorkloadPriorityClass "
+       "urgent does not exist",
+       "spec.priorityClassName"},
+      {"cohort cycle", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: a}
+spec: {parent: b}
+---
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: b}
+spec: {parentName: a}
+)",
+       "bad.yaml: document 0 (Cohort a): spec.parentName: cohort cycle: a -> "
+       "b -> a",
+       "spec.parentName"},
+      {"flavor not listed in admission",
+       base +
+           "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+           "metadata: {name: h200}\n" +
+           AdmittedWorkload("w", "      flavors: {nvidia.com/gpu: h200}\n"),
+       "bad.yaml: document 4 (Workload default/w): "
+       "status.admission.podSetAssignments[0].flavors[nvidia.com/gpu]: flavor "
+       "h200 is not listed in ClusterQueue team-a-cq's resource group for "
+       "nvidia.com/gpu",
+       "status.admission.podSetAssignments[0].flavors[nvidia.com/gpu]"},
+      {"admission count out of range",
+       base + AdmittedWorkload("w",
+                               "      count: 1\n      flavors: "
+                               "{nvidia.com/gpu: h100}\n"),
+       "count 1 is outside [2, 2]",
+       "status.admission.podSetAssignments[0].count"},
+      {"placement on missing node",
+       base + AdmittedWorkload("w", R"(      flavors: {nvidia.com/gpu: h100}
+      placements: [{node: gpu-1, gpus: [GPU-1]}, {node: gpu-99, gpus: [GPU-2]}]
+)"),
+       "node gpu-99 does not exist",
+       "status.admission.podSetAssignments[0].placements[1].node"},
+      {"wrong number of placements",
+       base + AdmittedWorkload("w", R"(      flavors: {nvidia.com/gpu: h100}
+      placements: [{node: gpu-1, gpus: [GPU-1]}]
+)"),
+       "1 placements for 2 admitted pods",
+       "status.admission.podSetAssignments[0].placements"},
+      {"GPU given twice in placements",
+       base + AdmittedWorkload("a", R"(      flavors: {nvidia.com/gpu: h100}
+      placements: [{node: gpu-1, gpus: [GPU-1]}, {node: gpu-1, gpus: [GPU-2]}]
+)") + AdmittedWorkload("b", R"(      flavors: {nvidia.com/gpu: h100}
+      placements: [{node: gpu-1, gpus: [GPU-3]}, {node: gpu-1, gpus: [GPU-2]}]
+)"),
+       "(Workload default/b): "
+       "status.admission.podSetAssignments[0].placements[1].gpus[0]: GPU "
+       "GPU-2 is assigned twice (first to default/a pod set main pod 1)",
+       "status.admission.podSetAssignments[0].placements[1].gpus[0]"},
+      {"GPU declared by two nodes", base + R"(
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata: {name: gpu-2}
+status: {gpus: [{uuid: GPU-9, mig: [{uuid: GPU-1, profile: 1g.10gb}]}]}
+)",
+       "(Node gpu-2): status.gpus[0].mig[0].uuid: GPU GPU-1 is declared twice "
+       "(first on node gpu-1)",
+       "status.gpus[0].mig[0].uuid"},
+      {"admission naming missing ClusterQueue",
+       AdmittedWorkload("w", "      flavors: {}\n"),
+       "ClusterQueue team-a-cq does not exist",
+       "status.admission.clusterQueue"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Config config;
+    Status s = ParseManifests(c.yaml, "bad.yaml", &config);
+    if (s.ok()) s = ValidateConfig(&config);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
+    EXPECT_EQ(s.field(), c.field);
+  }
+}
+
+TEST(ManifestTest, ErrorLeavesConfigUnchanged) {
+  Config config;
+  ASSERT_TRUE(ParseManifests(kFlavor, "a.yaml", &config).ok());
+  std::string bad = std::string(kFlavor) + "---\nkind: Nope\napiVersion: x\n";
+  EXPECT_FALSE(ParseManifests(bad, "b.yaml", &config).ok());
+  EXPECT_EQ(config.flavors.size(), 1u);
+}
+
+// A duplicate in another file names that file.
+TEST(ManifestTest, DuplicateAcrossFilesNamesTheFirstFile) {
+  Config config;
+  ASSERT_TRUE(ParseManifests(kFlavor, "a.yaml", &config).ok());
+  ASSERT_TRUE(ParseManifests(kFlavor, "b.yaml", &config).ok());
+  Status s = ValidateConfig(&config);
+  EXPECT_EQ(s.message(),
+            "b.yaml: document 0 (ResourceFlavor h100): metadata.name: "
+            "duplicate ResourceFlavor name h100 (first in a.yaml document 0)");
+}
+
+// A LocalQueue that does not exist keeps the workload pending (the
+// scheduler says why); undeclared namespaces are implicit.
+TEST(ManifestTest, MissingLocalQueueIsNotAnError) {
+  Config config;
+  ASSERT_TRUE(ParseManifests(R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w, namespace: nowhere}
+spec: {queueName: missing, podSets: [{template: {}}]}
+)",
+                             "w.yaml", &config)
+                  .ok());
+  EXPECT_TRUE(ValidateConfig(&config).ok());
+}
+
+TEST(ManifestTest, EmptyAndNullDocumentsAreSkipped) {
+  Config config;
+  Status s = ParseManifests("---\n---\nnull\n---\n# only a comment\n", "e.yaml",
+                            &config);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(config.flavors.empty());
+}
+
+TEST(ManifestTest, LoadMissingFileIsNotFound) {
+  Config config;
+  Status s = LoadManifestFile("/nonexistent/manifest.yaml", &config);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("/nonexistent/manifest.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace allot::core

@@ -1,0 +1,364 @@
+// Manifest reading, the workload kinds: allot.dev/v1 Workload, Kueue's
+// Workload and batch/v1 Job, with their timestamps, pod sets, pod templates
+// and admissions.
+#include <cctype>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/manifest_internal.h"
+
+namespace allot::core::internal {
+namespace {
+
+// ---- Pod templates ---------------------------------------------------------
+
+Status AddInto(const ResourceList& add, const Val& where, ResourceList* sum) {
+  for (const auto& [r, q] : add) {
+    if (!Quantity::CheckedAdd((*sum)[r], q, &(*sum)[r])) {
+      return where.Error("total request of " + r + " overflows");
+    }
+  }
+  return Status::Ok();
+}
+
+void MaxInto(const ResourceList& x, ResourceList* max) {
+  for (const auto& [r, q] : x) {
+    if (q > (*max)[r]) (*max)[r] = q;
+  }
+}
+
+// A container's requests; a resource given only in limits is requested at
+// its limit (Kubernetes defaulting). Other container fields are ignored.
+Status ParseContainer(const Val& c, ResourceList* out) {
+  Val resources = c["resources"];
+  ALLOT_RETURN_IF_ERROR(c.CheckMap());
+  ALLOT_RETURN_IF_ERROR(resources.CheckMap());
+  ALLOT_RETURN_IF_ERROR(ParseRequests(resources["requests"], out));
+  ResourceList limits;
+  ALLOT_RETURN_IF_ERROR(ParseRequests(resources["limits"], &limits));
+  for (const auto& [r, q] : limits) out->emplace(r, q);
+  return Status::Ok();
+}
+
+// A Kubernetes PodTemplateSpec, read leniently: per-pod requests as the
+// kubelet computes them, nodeSelector and tolerations.
+Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
+  Val spec = tmpl["spec"];
+  ALLOT_RETURN_IF_ERROR(tmpl.CheckFields({"metadata", "spec"}));
+  ALLOT_RETURN_IF_ERROR(spec.Require());
+  ALLOT_RETURN_IF_ERROR(spec.CheckMap());
+  ResourceList main, sidecars, init_peak, overhead;
+  std::vector<Val> containers, inits;
+  ALLOT_RETURN_IF_ERROR(spec["containers"].Items(&containers));
+  for (const Val& c : containers) {
+    ResourceList r;
+    ALLOT_RETURN_IF_ERROR(ParseContainer(c, &r));
+    ALLOT_RETURN_IF_ERROR(AddInto(r, c, &main));
+  }
+  // Init containers run one at a time next to the sidecars started before
+  // them (restartPolicy: Always), which then keep running with the pod.
+  ALLOT_RETURN_IF_ERROR(spec["initContainers"].Items(&inits));
+  for (const Val& c : inits) {
+    ResourceList r;
+    ALLOT_RETURN_IF_ERROR(ParseContainer(c, &r));
+    std::string restart;
+    ALLOT_RETURN_IF_ERROR(c["restartPolicy"].Get(&restart));
+    if (restart == "Always") {
+      ALLOT_RETURN_IF_ERROR(AddInto(r, c, &sidecars));
+      MaxInto(sidecars, &init_peak);
+    } else {
+      ALLOT_RETURN_IF_ERROR(AddInto(sidecars, c, &r));
+      MaxInto(r, &init_peak);
+    }
+  }
+  ALLOT_RETURN_IF_ERROR(ParseRequests(spec["overhead"], &overhead));
+  ALLOT_RETURN_IF_ERROR(AddInto(sidecars, spec, &main));
+  MaxInto(init_peak, &main);
+  ALLOT_RETURN_IF_ERROR(AddInto(overhead, spec, &main));
+  for (const auto& [r, q] : main) {
+    if (!q.IsZero()) ps->requests[r] = q;
+  }
+  ALLOT_RETURN_IF_ERROR(spec["nodeSelector"].Get(&ps->node_selector));
+  return ParseTolerations(spec["tolerations"], &ps->tolerations);
+}
+
+// ---- Workload pieces -------------------------------------------------------
+
+int64_t DaysFromCivil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// RFC 3339 ("2026-01-01T00:00:00Z", "...:00.250+02:00") to Unix millis.
+bool ParseRfc3339(const std::string& s, int64_t* unix_ms) {
+  auto num = [&](size_t pos, size_t len, int* v) {
+    if (pos + len > s.size()) return false;
+    *v = 0;
+    for (size_t i = pos; i < pos + len; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+      *v = *v * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int y, mo, d, h, mi, sec;
+  if (!num(0, 4, &y) || s.size() < 20 || s[4] != '-' || !num(5, 2, &mo) ||
+      s[7] != '-' || !num(8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+      !num(11, 2, &h) || s[13] != ':' || !num(14, 2, &mi) || s[16] != ':' ||
+      !num(17, 2, &sec)) {
+    return false;
+  }
+  size_t i = 19;
+  int ms = 0;
+  if (s[i] == '.') {
+    size_t start = ++i;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]));
+         ++i) {
+      if (i - start < 3) ms = ms * 10 + (s[i] - '0');
+    }
+    if (i == start) return false;
+    for (size_t k = i - start; k < 3; ++k) ms *= 10;
+  }
+  int offset_min = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i + 6 == s.size() && (s[i] == '+' || s[i] == '-')) {
+    int oh, om;
+    if (!num(i + 1, 2, &oh) || s[i + 3] != ':' || !num(i + 4, 2, &om)) {
+      return false;
+    }
+    offset_min = (oh * 60 + om) * (s[i] == '-' ? -1 : 1);
+    i += 6;
+  }
+  static constexpr int kMonthDays[] = {31, 29, 31, 30, 31, 30,
+                                       31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (i != s.size() || mo < 1 || mo > 12 || d < 1 || d > kMonthDays[mo - 1] ||
+      (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 || sec > 60) {
+    return false;
+  }
+  int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+                 offset_min * 60;
+  *unix_ms = secs * 1000 + ms;
+  return true;
+}
+
+// name (default "main"), count (default 1) and minCount of a pod set.
+Status ParsePodSetHeader(const Val& v, PodSet* ps) {
+  ps->name = "main";
+  if (!v["name"].unset()) ALLOT_RETURN_IF_ERROR(v["name"].GetName(&ps->name));
+  ALLOT_RETURN_IF_ERROR(v["count"].Get(&ps->count));
+  if (ps->count < 0) return v["count"].Error("must not be negative");
+  ALLOT_RETURN_IF_ERROR(v["minCount"].Get(&ps->min_count));
+  if (ps->min_count && (*ps->min_count < 1 || *ps->min_count > ps->count)) {
+    return v["minCount"].Error("minCount " + std::to_string(*ps->min_count) +
+                               " must be between 1 and count " +
+                               std::to_string(ps->count));
+  }
+  return Status::Ok();
+}
+
+// spec.podSets of a Workload; `kueue` selects Kueue's PodTemplateSpec over
+// Allot's compact template {resources.requests, nodeSelector, tolerations}.
+Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
+  std::vector<Val> items;
+  ALLOT_RETURN_IF_ERROR(v.Require());
+  ALLOT_RETURN_IF_ERROR(v.Items(&items));
+  if (items.empty()) return v.Error("must list at least one pod set");
+  std::set<std::string> names;
+  for (const Val& sv : items) {
+    ALLOT_RETURN_IF_ERROR(
+        sv.CheckFields({"name", "count", "minCount", "template"}));
+    PodSet& ps = w->pod_sets.emplace_back();
+    ALLOT_RETURN_IF_ERROR(ParsePodSetHeader(sv, &ps));
+    if (!names.insert(ps.name).second) {
+      return sv["name"].Error("duplicate pod set name " + ps.name);
+    }
+    Val t = sv["template"];
+    ALLOT_RETURN_IF_ERROR(t.Require());
+    if (kueue) {
+      ALLOT_RETURN_IF_ERROR(ParsePodTemplate(t, &ps));
+      continue;
+    }
+    ALLOT_RETURN_IF_ERROR(
+        t.CheckFields({"resources", "nodeSelector", "tolerations"}));
+    ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
+    ResourceList requests;
+    ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));
+    for (const auto& [r, q] : requests) {
+      if (!q.IsZero()) ps.requests[r] = q;
+    }
+    ALLOT_RETURN_IF_ERROR(t["nodeSelector"].Get(&ps.node_selector));
+    ALLOT_RETURN_IF_ERROR(ParseTolerations(t["tolerations"], &ps.tolerations));
+  }
+  return Status::Ok();
+}
+
+// status.admission; an assignment without count admits its whole pod set.
+Status ParseAdmission(const Val& v, bool kueue, Workload* w) {
+  if (v.unset()) return Status::Ok();
+  ALLOT_RETURN_IF_ERROR(v.CheckFields({"clusterQueue", "podSetAssignments"}));
+  Admission& a = w->admission.emplace();
+  ALLOT_RETURN_IF_ERROR(v["clusterQueue"].GetName(&a.cluster_queue));
+  std::vector<Val> items;
+  ALLOT_RETURN_IF_ERROR(v["podSetAssignments"].Require());
+  ALLOT_RETURN_IF_ERROR(v["podSetAssignments"].Items(&items));
+  for (const Val& pv : items) {
+    ALLOT_RETURN_IF_ERROR(
+        pv.CheckFields({"name", "count", "flavors", "placements"},
+                       kueue ? Names{"resourceUsage", "topologyAssignment",
+                                     "delayedTopologyRequest"}
+                             : Names{}));
+    PodSetAssignment& psa = a.pod_set_assignments.emplace_back();
+    ALLOT_RETURN_IF_ERROR(pv["name"].GetName(&psa.name));
+    for (const PodSet& ps : w->pod_sets) {
+      if (ps.name == psa.name) psa.count = ps.count;
+    }
+    ALLOT_RETURN_IF_ERROR(pv["count"].Get(&psa.count));
+    if (psa.count < 0) return pv["count"].Error("must not be negative");
+    ALLOT_RETURN_IF_ERROR(pv["flavors"].Get(&psa.flavors));
+    std::vector<Val> placements;
+    ALLOT_RETURN_IF_ERROR(pv["placements"].Items(&placements));
+    for (const Val& place : placements) {
+      ALLOT_RETURN_IF_ERROR(place.CheckFields({"node", "gpus"}));
+      PodPlacement& p = psa.placements.emplace_back();
+      ALLOT_RETURN_IF_ERROR(place["node"].GetName(&p.node));
+      std::vector<Val> gpus;
+      ALLOT_RETURN_IF_ERROR(place["gpus"].Items(&gpus));
+      for (const Val& g : gpus) {
+        ALLOT_RETURN_IF_ERROR(g.GetName(&p.gpus.emplace_back()));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Identity, creation time and source, shared by every workload kind.
+Status WorkloadBase(const Doc& d, Workload* w) {
+  w->ns = d.ns;
+  w->name = d.name;
+  w->source = d.source;
+  Val ts = d.metadata["creationTimestamp"];
+  std::string text;
+  ALLOT_RETURN_IF_ERROR(ts.Get(&text));
+  if (!ts.unset() && !ParseRfc3339(text, &w->creation_unix_ms)) {
+    return ts.Error("malformed timestamp " + Quote(text) +
+                    ": expected RFC 3339 such as 2026-01-01T00:00:00Z");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseAllotWorkload(const Doc& d, Config* out) {
+  ALLOT_RETURN_IF_ERROR(
+      d.root.CheckFields({"apiVersion", "kind", "metadata", "spec", "status"}));
+  Workload w;
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, &w));
+  Val spec = d.root["spec"];
+  ALLOT_RETURN_IF_ERROR(spec.CheckFields(
+      {"queueName", "priorityClassName", "priority", "podSets"}));
+  ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
+  ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
+  if (!w.priority_class_name.empty() && !spec["priority"].unset()) {
+    return spec["priority"].Error(
+        "give priorityClassName or priority, not both");
+  }
+  ALLOT_RETURN_IF_ERROR(spec["priority"].Get(&w.priority));
+  ALLOT_RETURN_IF_ERROR(ParsePodSets(spec["podSets"], /*kueue=*/false, &w));
+  ALLOT_RETURN_IF_ERROR(d.root["status"].CheckFields({"admission"}));
+  ALLOT_RETURN_IF_ERROR(
+      ParseAdmission(d.root["status"]["admission"], /*kueue=*/false, &w));
+  out->workloads.push_back(std::move(w));
+  return Status::Ok();
+}
+
+// Kueue's own Workload. Its status carries Kueue's bookkeeping (conditions,
+// requeueState, ...), of which only the admission is read.
+Status ParseKueueWorkload(const Doc& d, Config* out) {
+  ALLOT_RETURN_IF_ERROR(
+      d.root.CheckFields({"apiVersion", "kind", "metadata", "spec", "status"}));
+  Workload w;
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, &w));
+  Val spec = d.root["spec"];
+  ALLOT_RETURN_IF_ERROR(
+      spec.CheckFields({"queueName", "priorityClassName", "priority",
+                        "priorityClassSource", "podSets"}));
+  ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
+  ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
+  ALLOT_RETURN_IF_ERROR(spec["priority"].Get(&w.priority));
+  std::string class_source;
+  ALLOT_RETURN_IF_ERROR(spec["priorityClassSource"].Get(&class_source));
+  if (class_source == "scheduling.k8s.io/priorityclass") {
+    // A Kubernetes PriorityClass, not a WorkloadPriorityClass: keep the
+    // literal priority Kueue recorded.
+    w.priority_class_name.clear();
+  } else if (!class_source.empty() &&
+             class_source != "kueue.x-k8s.io/workloadpriorityclass") {
+    return spec["priorityClassSource"].Error("unknown value " +
+                                             Quote(class_source));
+  }
+  ALLOT_RETURN_IF_ERROR(ParsePodSets(spec["podSets"], /*kueue=*/true, &w));
+  ALLOT_RETURN_IF_ERROR(d.root["status"].CheckMap());
+  ALLOT_RETURN_IF_ERROR(
+      ParseAdmission(d.root["status"]["admission"], /*kueue=*/true, &w));
+  out->workloads.push_back(std::move(w));
+  return Status::Ok();
+}
+
+namespace {
+
+constexpr char kQueueLabel[] = "kueue.x-k8s.io/queue-name";
+constexpr char kMinParallelism[] = "kueue.x-k8s.io/job-min-parallelism";
+
+}  // namespace
+
+// A Job as Kueue sees it: one pod set "main" of min(parallelism,
+// completions) pods. Job fields that do not affect admission (suspend,
+// backoffLimit, ...) are ignored.
+Status ParseJob(const Doc& d, Config* out) {
+  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
+  Workload w;
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, &w));
+  Val labels = d.metadata["labels"];
+  auto queue = d.labels.find(kQueueLabel);
+  if (queue == d.labels.end()) {
+    return labels.Error("batch/v1 Job " + d.name + " has no " + kQueueLabel +
+                        " label");
+  }
+  ALLOT_RETURN_IF_ERROR(labels.Entry(kQueueLabel).GetName(&w.queue_name));
+  ALLOT_RETURN_IF_ERROR(
+      labels.Entry(kPriorityLabel).Get(&w.priority_class_name));
+  Val spec = d.root["spec"];
+  ALLOT_RETURN_IF_ERROR(spec.CheckMap());
+  PodSet ps;
+  ps.name = "main";
+  std::optional<int32_t> completions;
+  ALLOT_RETURN_IF_ERROR(spec["parallelism"].Get(&ps.count));
+  ALLOT_RETURN_IF_ERROR(spec["completions"].Get(&completions));
+  if (ps.count < 0) return spec["parallelism"].Error("must not be negative");
+  if (completions && *completions < 0) {
+    return spec["completions"].Error("must not be negative");
+  }
+  if (completions && *completions < ps.count) ps.count = *completions;
+  Val min = d.metadata["annotations"].Entry(kMinParallelism);
+  ALLOT_RETURN_IF_ERROR(min.Get(&ps.min_count));
+  if (ps.min_count && (*ps.min_count < 1 || *ps.min_count > ps.count)) {
+    return min.Error("must be between 1 and the pod count " +
+                     std::to_string(ps.count));
+  }
+  ALLOT_RETURN_IF_ERROR(spec["template"].Require());
+  ALLOT_RETURN_IF_ERROR(ParsePodTemplate(spec["template"], &ps));
+  w.pod_sets.push_back(std::move(ps));
+  out->workloads.push_back(std::move(w));
+  return Status::Ok();
+}
+
+}  // namespace allot::core::internal

@@ -1,0 +1,260 @@
+// The Kueue-shaped model: what users declare and what nodes report.
+//
+// These are plain value types, parsed from manifests (core/manifest.h) or,
+// later, from API requests. Field names follow Kueue v1beta1 and Kubernetes
+// so that manifests read naturally. They carry no scheduling state: the
+// scheduler (sched/) interns them into its own compact indexes.
+//
+// Every top-level object records where it came from (`source`) so that a
+// validation error can name the file, the document and the field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/quantity.h"
+
+namespace allot::core {
+
+inline constexpr char kGpuResource[] = "nvidia.com/gpu";
+inline constexpr char kMigResourcePrefix[] = "nvidia.com/mig-";
+inline constexpr char kCpuResource[] = "cpu";
+inline constexpr char kMemoryResource[] = "memory";
+inline constexpr char kTopologyBlockLabel[] = "topology.allot.dev/block";
+inline constexpr char kTopologyRackLabel[] = "topology.allot.dev/rack";
+
+// True for "nvidia.com/gpu" and "nvidia.com/mig-<profile>".
+bool IsGpuResource(const std::string& resource);
+// "nvidia.com/mig-1g.10gb" for profile "1g.10gb".
+std::string MigResourceName(const std::string& profile);
+
+using Labels = std::map<std::string, std::string>;
+// Ordered so that iteration (and so every output) is deterministic.
+using ResourceList = std::map<std::string, Quantity>;
+
+// Where an object was declared: file and 0-based document index.
+struct SourceRef {
+  std::string file;
+  int doc_index = -1;
+  std::string kind;
+  // "FILE: document N (Kind name)" or "" when unknown.
+  std::string Describe(const std::string& name) const;
+};
+
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+};
+
+enum class TolerationOperator { kEqual, kExists };
+struct Toleration {
+  std::string key;  // Empty key with kExists tolerates everything.
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  std::optional<TaintEffect> effect;  // Unset: all effects.
+  bool Tolerates(const Taint& taint) const;
+};
+
+// True when every NoSchedule/NoExecute taint is tolerated by one of `a` or
+// `b` (PreferNoSchedule taints never block).
+bool TaintsTolerated(const std::vector<Taint>& taints,
+                     const std::vector<Toleration>& a,
+                     const std::vector<Toleration>& b = {});
+
+struct LabelSelectorRequirement {
+  enum class Op { kIn, kNotIn, kExists, kDoesNotExist };
+  std::string key;
+  Op op = Op::kIn;
+  std::vector<std::string> values;
+};
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  // An empty selector matches everything.
+  bool Matches(const Labels& labels) const;
+};
+
+// True when `labels` has every key/value of `selector`.
+bool LabelsMatch(const Labels& selector, const Labels& labels);
+
+struct ResourceFlavor {
+  std::string name;
+  Labels node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;
+  // Allot extension (spec.price): price per unit-hour of each resource, in
+  // micro-units of the billing currency (2.5 -> 2500000).
+  std::map<std::string, int64_t> price_micros_per_hour;
+  SourceRef source;
+};
+
+struct ResourceQuota {
+  std::string name;
+  Quantity nominal_quota;
+  std::optional<Quantity> borrowing_limit;
+  std::optional<Quantity> lending_limit;
+};
+struct FlavorQuotas {
+  std::string name;  // ResourceFlavor name.
+  std::vector<ResourceQuota> resources;
+};
+struct ResourceGroup {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotas> flavors;  // In the order they are tried.
+};
+
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class WithinClusterQueue { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimWithinCohort { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+struct PreemptionPolicy {
+  WithinClusterQueue within_cluster_queue = WithinClusterQueue::kNever;
+  ReclaimWithinCohort reclaim_within_cohort = ReclaimWithinCohort::kNever;
+  BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
+  // Only workloads with priority <= this may be preempted while borrowing.
+  std::optional<int32_t> max_priority_threshold;
+};
+enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+struct FlavorFungibility {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+};
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // Empty: none.
+  // Unset matches no namespace (Kueue semantics); an empty selector all.
+  std::optional<LabelSelector> namespace_selector;
+  std::vector<ResourceGroup> resource_groups;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFIFO;
+  PreemptionPolicy preemption;
+  FlavorFungibility flavor_fungibility;
+  int64_t fair_weight_milli = 1000;  // fairSharing.weight, as milli-units.
+  StopPolicy stop_policy = StopPolicy::kNone;
+  SourceRef source;
+};
+
+// A node of the cohort tree; may hold quota of its own.
+struct Cohort {
+  std::string name;
+  std::string parent;  // Empty: a root.
+  std::vector<ResourceGroup> resource_groups;
+  int64_t fair_weight_milli = 1000;
+  SourceRef source;
+};
+
+struct LocalQueue {
+  std::string ns;  // The tenant.
+  std::string name;
+  std::string cluster_queue;
+  SourceRef source;
+};
+
+struct WorkloadPriorityClass {
+  std::string name;
+  int32_t value = 0;
+  SourceRef source;
+};
+
+// A tenant. Labels feed ClusterQueue namespaceSelectors.
+struct Namespace {
+  std::string name;
+  Labels labels;
+  SourceRef source;
+};
+
+struct PodSet {
+  std::string name;
+  int32_t count = 1;
+  std::optional<int32_t> min_count;  // Partial admission down to this.
+  ResourceList requests;             // Per pod.
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+};
+
+// Where one pod runs: its node and the UUIDs of its GPUs or MIG slices.
+struct PodPlacement {
+  std::string node;
+  std::vector<std::string> gpus;
+};
+
+struct PodSetAssignment {
+  std::string name;
+  int32_t count = 0;  // Admitted pods (< PodSet.count when partial).
+  std::map<std::string, std::string> flavors;  // resource -> flavor.
+  // One entry per admitted pod, in pod index order. May be empty in input
+  // (the scheduler then places the pods itself).
+  std::vector<PodPlacement> placements;
+};
+
+struct Admission {
+  std::string cluster_queue;
+  std::vector<PodSetAssignment> pod_set_assignments;
+};
+
+struct Workload {
+  std::string ns;  // The tenant.
+  std::string name;
+  std::string queue_name;  // A LocalQueue in `ns`.
+  std::string priority_class_name;
+  int32_t priority = 0;  // Resolved from the class, or given literally.
+  int64_t creation_unix_ms = 0;
+  std::vector<PodSet> pod_sets;
+  std::optional<Admission> admission;  // Set: already admitted.
+  SourceRef source;
+
+  std::string Key() const { return ns + "/" + name; }
+};
+
+struct MigSlice {
+  std::string uuid;
+  std::string profile;  // e.g. "1g.10gb"; consumed as nvidia.com/mig-1g.10gb.
+};
+struct Gpu {
+  std::string uuid;
+  std::string product;
+  Quantity memory;
+  bool healthy = true;
+  // Non-empty: the GPU is MIG-partitioned and only its slices are offered.
+  std::vector<MigSlice> mig;
+};
+struct Node {
+  std::string name;
+  Labels labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  Quantity cpu;
+  Quantity memory;
+  std::vector<Gpu> gpus;
+  SourceRef source;
+};
+
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+// allot.dev/v1 SchedulerConfig.
+struct SchedulerConfig {
+  bool fair_sharing = false;
+  std::vector<FairSharingStrategy> preemption_strategies = {
+      FairSharingStrategy::kLessThanOrEqualToFinalShare,
+      FairSharingStrategy::kLessThanInitialShare};
+};
+
+// A whole cluster, as read from one or more manifest files.
+struct Config {
+  std::vector<ResourceFlavor> flavors;
+  std::vector<Cohort> cohorts;
+  std::vector<ClusterQueue> cluster_queues;
+  std::vector<LocalQueue> local_queues;
+  std::vector<WorkloadPriorityClass> priority_classes;
+  std::vector<Namespace> namespaces;
+  std::vector<Node> nodes;
+  std::vector<Workload> workloads;
+  SchedulerConfig scheduler;
+};
+
+}  // namespace allot::core

@@ -1,0 +1,255 @@
+// Flavor assignment and quota modes (Kueue's flavorassigner), plus the
+// exact placement that makes an assignment admissible.
+#include <algorithm>
+
+#include "sched/scheduler_internal.h"
+
+namespace allot::sched {
+namespace {
+
+// Kueue: a flavor fits a pod set when its nodeTaints are tolerated (pod
+// tolerations plus the flavor's own) and the pod's nodeSelector does not
+// contradict the flavor's nodeLabels.
+bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
+                    std::string* why) {
+  if (!core::TaintsTolerated(f.node_taints, ps.tolerations, f.tolerations)) {
+    *why = "flavor " + f.name + ": pod set " + ps.name +
+           " does not tolerate the flavor's node taints";
+    return false;
+  }
+  for (const auto& [k, v] : ps.node_selector) {
+    auto it = f.node_labels.find(k);
+    if (it != f.node_labels.end() && it->second != v) {
+      *why = "flavor " + f.name + ": node selector " + k + "=" + v +
+             " conflicts with the flavor's label " + k + "=" + it->second;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<PodSetRequest> Scheduler::Impl::Requests(
+    WlIdx w, const std::vector<int32_t>& counts,
+    const std::vector<std::vector<int32_t>>& chosen) const {
+  const Wl& wl = wls[w];
+  std::vector<PodSetRequest> out(wl.spec.pod_sets.size());
+  for (size_t p = 0; p < out.size(); ++p) {
+    const core::PodSet& ps = wl.spec.pod_sets[p];
+    PodSetRequest& r = out[p];
+    r.count = counts[p];
+    for (const auto& [name, q] : ps.requests) {
+      if (name == core::kCpuResource) {
+        r.shape.cpu = q;
+      } else if (name == core::kMemoryResource) {
+        r.shape.memory = q;
+      } else if (core::IsGpuResource(name) && q.milli() > 0) {
+        r.shape.devices.emplace_back(name, int32_t(q.UnitsCeil()));
+      }
+    }
+    for (int32_t f : chosen[p]) {
+      if (f >= 0 && std::find(r.flavors.begin(), r.flavors.end(), f) == r.flavors.end()) {
+        r.flavors.push_back(f);
+      }
+    }
+    r.node_selector = &ps.node_selector;
+    r.tolerations = &ps.tolerations;
+  }
+  return out;
+}
+
+Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
+                                   bool quota_only) const {
+  const Wl& wl = wls[w];
+  const CQ& cq = cqs[wl.cq];
+  const int32_t node = cq.node;
+  const auto& fung = cq.spec.flavor_fungibility;
+  Assignment a;
+  a.counts = counts;
+  a.flavors.assign(wl.spec.pod_sets.size(),
+                   std::vector<int32_t>(cq.groups.size(), -1));
+  a.mode = Mode::kFit;
+  std::vector<int64_t> acc(num_fr(), 0);
+
+  for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
+    if (counts[p] == 0) continue;
+    const core::PodSet& ps = wl.spec.pod_sets[p];
+    const PodSetNeeds& needs = wl.needs[p];
+    if (!needs.unknown.empty()) {
+      a.mode = Mode::kNoFit;
+      a.reason = "ClusterQueue " + cq.spec.name + " does not cover resource " +
+                 needs.unknown[0] + " requested by pod set " + ps.name;
+      return a;
+    }
+    std::vector<int32_t> used_groups;
+    for (const auto& [r, per] : needs.per_pod) {
+      int32_t g = cq.res_group[r];
+      if (g < 0) {
+        a.mode = Mode::kNoFit;
+        a.reason = "ClusterQueue " + cq.spec.name + " does not cover resource " +
+                   resources[r] + " requested by pod set " + ps.name;
+        return a;
+      }
+      if (std::find(used_groups.begin(), used_groups.end(), g) == used_groups.end()) {
+        used_groups.push_back(g);
+      }
+    }
+    std::sort(used_groups.begin(), used_groups.end());
+    // The group whose flavor decides where pods can run: the one covering
+    // the pod's GPUs, else the one covering its CPU.
+    int32_t place_group = -1;
+    for (const auto& [r, per] : needs.per_pod) {
+      if (core::IsGpuResource(resources[r])) { place_group = cq.res_group[r]; break; }
+    }
+    if (place_group < 0) {
+      for (const auto& [r, per] : needs.per_pod) {
+        if (resources[r] == core::kCpuResource) place_group = cq.res_group[r];
+      }
+    }
+
+    for (int32_t g : used_groups) {
+      struct Option {
+        Mode mode = Mode::kNoFit;
+        int32_t flavor = -1;
+        bool borrows = false;
+        bool placement_short = false;
+        std::string reason;
+      } best;
+      std::string reasons;
+      for (int32_t f : cq.groups[g].flavors) {
+        Option o;
+        o.flavor = f;
+        o.mode = Mode::kFit;
+        if (!FlavorEligible(ps, flavors[f], &o.reason)) {
+          o.mode = Mode::kNoFit;
+        } else {
+          for (const auto& [r, per] : needs.per_pod) {
+            if (cq.res_group[r] != g) continue;
+            int32_t fr = Fr(f, r);
+            int64_t val = per * counts[p] + acc[fr];
+            if (val <= quota->Available(node, fr)) {
+              if (quota->Usage(node, fr) + val > quota->Subtree(node, fr)) o.borrows = true;
+            } else if (val <= quota->PotentialAvailable(node, fr)) {
+              if (o.mode == Mode::kFit) {
+                o.mode = Mode::kPreempt;
+                o.reason = QuotaShortReason(wl.cq, fr, val);
+              }
+            } else {
+              o.mode = Mode::kNoFit;
+              o.reason = QuotaShortReason(wl.cq, fr, val) +
+                         "; that is more than it can ever hold (" +
+                         Describe(resources[r], quota->PotentialAvailable(node, fr)) + ")";
+              break;
+            }
+          }
+        }
+        if (o.mode == Mode::kFit && !quota_only && g == place_group) {
+          std::vector<std::vector<int32_t>> chosen(wl.spec.pod_sets.size(),
+                                                   std::vector<int32_t>(cq.groups.size(), -1));
+          chosen[p] = a.flavors[p];
+          chosen[p][g] = f;
+          std::vector<int32_t> one(counts.size(), 0);
+          one[p] = counts[p];
+          auto req = Requests(w, one, chosen);
+          Placement tmp;
+          std::string why;
+          if (!pool->Find(req, &tmp, &why)) {
+            o.mode = Mode::kPreempt;
+            o.placement_short = true;
+            o.reason = "quota is available in flavor " + flavors[f].name + " but " + why;
+          }
+        }
+        // Kueue's preemption oracle: when the group offers other flavors, a
+        // flavor that needs preemption but has no victims is no fit, so the
+        // search may go on to the next flavor.
+        if (o.mode == Mode::kPreempt && !quota_only && cq.groups[g].flavors.size() > 1 &&
+            !PreemptionPossible(w, p, g, f, counts, acc, a.flavors[p])) {
+          o.mode = Mode::kNoFit;
+          o.reason += "; no workload can be preempted for it";
+        }
+        if (o.mode != Mode::kFit && !o.reason.empty()) {
+          reasons += (reasons.empty() ? "" : "; ") + o.reason;
+        }
+        bool better = o.mode > best.mode ||
+                      (o.mode == best.mode && o.mode == Mode::kFit && best.borrows && !o.borrows);
+        if (better) best = o;
+        if (o.mode == Mode::kFit && !o.borrows) break;
+        if (o.mode == Mode::kFit && fung.when_can_borrow == core::FungibilityPolicy::kMayStopSearch) break;
+        if (o.mode == Mode::kPreempt && fung.when_can_preempt == core::FungibilityPolicy::kMayStopSearch) break;
+      }
+      if (best.mode == Mode::kNoFit) {
+        a.mode = Mode::kNoFit;
+        a.reason = reasons.empty() ? "no flavor of ClusterQueue " + cq.spec.name + " fits" : reasons;
+        return a;
+      }
+      a.flavors[p][g] = best.flavor;
+      if (best.mode < a.mode) a.mode = best.mode;
+      if (best.mode == Mode::kPreempt && a.reason.empty()) {
+        a.reason = best.reason;
+        a.placement_short = best.placement_short;
+      }
+      a.borrows = a.borrows || best.borrows;
+      for (const auto& [r, per] : needs.per_pod) {
+        if (cq.res_group[r] == g) acc[Fr(best.flavor, r)] += per * counts[p];
+      }
+    }
+  }
+  for (int32_t fr = 0; fr < num_fr(); ++fr) {
+    if (acc[fr] != 0) a.usage.emplace_back(fr, acc[fr]);
+  }
+  if (quota_only) return a;
+  a.requests = Requests(w, counts, a.flavors);
+  if (a.mode == Mode::kFit) {
+    std::string why;
+    if (!pool->Find(a.requests, &a.placement, &why)) {
+      a.mode = Mode::kPreempt;
+      a.placement_short = true;
+      a.reason = "quota is available but " + why;
+    }
+  }
+  return a;
+}
+
+bool Scheduler::Impl::PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
+                                         const std::vector<int32_t>& counts,
+                                         const std::vector<int64_t>& acc,
+                                         const std::vector<int32_t>& chosen_so_far) const {
+  const Wl& wl = wls[w];
+  const CQ& cq = cqs[wl.cq];
+  Assignment trial;
+  for (const auto& [r, per] : wl.needs[p].per_pod) {
+    if (cq.res_group[r] == g) trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);
+  }
+  std::sort(trial.usage.begin(), trial.usage.end());
+  std::vector<std::vector<int32_t>> chosen(wl.spec.pod_sets.size(),
+                                           std::vector<int32_t>(cq.groups.size(), -1));
+  chosen[p] = chosen_so_far;
+  chosen[p][g] = f;
+  std::vector<int32_t> one(counts.size(), 0);
+  one[p] = counts[p];
+  trial.requests = Requests(w, one, chosen);
+  // The search restores every change it makes before returning.
+  return !const_cast<Impl*>(this)->FindVictims(w, &trial).empty();
+}
+
+bool Scheduler::Impl::Fits(WlIdx w, Assignment* a, bool allow_borrowing) const {
+  const int32_t node = cqs[wls[w].cq].node;
+  for (const auto& [fr, val] : a->usage) {
+    if (val > quota->Available(node, fr)) return false;
+    if (!allow_borrowing && quota->Usage(node, fr) + val > quota->Subtree(node, fr)) {
+      return false;
+    }
+  }
+  return pool->Find(a->requests, &a->placement, /*why=*/nullptr);
+}
+
+void Scheduler::Impl::AddUsage(int32_t cq, const Assignment& a) {
+  for (const auto& [fr, val] : a.usage) quota->AddUsage(cqs[cq].node, fr, val);
+}
+
+void Scheduler::Impl::RemoveUsage(int32_t cq, const Assignment& a) {
+  for (const auto& [fr, val] : a.usage) quota->RemoveUsage(cqs[cq].node, fr, val);
+}
+
+}  // namespace allot::sched

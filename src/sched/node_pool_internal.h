@@ -1,0 +1,257 @@
+// Internal state types of NodePool (node_pool.cc); not part of its API.
+//
+// A node's devices are its whole GPUs and MIG slices. A device is usable
+// when free and healthy; the pool offers a node's usable devices unless the
+// node is cordoned. Topology ranks order nodes by (block, rack, insertion):
+// ids are numbered in first-seen order, unlabelled nodes sort last.
+#pragma once
+
+#include <algorithm>
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+#include "sched/node_pool.h"
+
+namespace allot::sched::pool_internal {
+
+constexpr int32_t kUnsetTopology = std::numeric_limits<int32_t>::max();
+
+// Topology order; `node` makes it total.
+struct Rank {
+  int32_t block = kUnsetTopology;
+  int32_t rack = kUnsetTopology;
+  NodeIdx node = 0;
+  auto operator<=>(const Rank&) const = default;
+};
+
+struct Device {
+  std::string uuid;
+  int32_t resource = 0;  // Index into Impl::resource_names.
+  bool free = true;
+  bool healthy = true;
+};
+
+struct ResourceCount {
+  int32_t resource = 0;
+  int32_t usable = 0;  // Free and healthy devices of `resource`.
+};
+
+// Resources taken by the pods a Find() call has placed so far.
+struct Scratch {
+  struct Use {
+    NodeIdx node = -1;
+    Quantity cpu, memory;
+    std::vector<int32_t> slots;
+  };
+  std::vector<Use> uses;
+  std::unordered_map<NodeIdx, int32_t> pos;
+
+  const Use* Get(NodeIdx n) const {
+    if (uses.empty()) return nullptr;
+    auto it = pos.find(n);
+    return it == pos.end() ? nullptr : &uses[it->second];
+  }
+  Use& GetOrAdd(NodeIdx n) {
+    auto [it, added] = pos.emplace(n, static_cast<int32_t>(uses.size()));
+    if (added) {
+      uses.emplace_back();
+      uses.back().node = n;
+    }
+    return uses[it->second];
+  }
+  bool Holds(NodeIdx n, int32_t slot) const {
+    const Use* u = Get(n);
+    return u &&
+           std::find(u->slots.begin(), u->slots.end(), slot) != u->slots.end();
+  }
+};
+
+// A pod set request, resolved against the pool.
+struct PodSetCtx {
+  const PodSetRequest* req = nullptr;
+  // (resource id, count per pod) for counts > 0; id -1: no node has it.
+  std::vector<std::pair<int32_t, int32_t>> needs;
+  int32_t slot = 0;  // Index slot to scan.
+  // Set when a flavor's nodeTaints are not tolerated: no node can match.
+  const core::Taint* flavor_taint = nullptr;
+  int32_t flavor_taint_of = -1;
+};
+
+struct NodeState {
+  std::string name;
+  core::Labels labels;
+  std::vector<core::Taint> taints;
+  bool unschedulable = false;
+  Quantity cpu_capacity, memory_capacity, cpu_free, memory_free;
+  std::vector<Device> devices;
+  std::vector<ResourceCount> counts;  // One per resource the node has.
+  std::vector<uint8_t> in_flavor;     // Per flavor: node labels match.
+  std::vector<int32_t> slots;         // Index slots the node is in.
+  Rank rank;
+
+  // Usable free devices of `resource` as offered to new pods.
+  int32_t Offered(int32_t resource) const {
+    if (unschedulable) return 0;
+    for (const ResourceCount& c : counts) {
+      if (c.resource == resource) return c.usable;
+    }
+    return 0;
+  }
+  bool Usable(int32_t slot) const {
+    return devices[slot].free && devices[slot].healthy;
+  }
+  // Free usable devices of `resource` left after what `use` took.
+  int32_t Free(int32_t resource, const Scratch::Use* use) const {
+    if (resource < 0) return 0;
+    int32_t free = Offered(resource);
+    for (size_t i = 0; use && i < use->slots.size(); ++i) {
+      free -= devices[use->slots[i]].resource == resource;
+    }
+    return free;
+  }
+  // How many pods of `ctx` fit now after `use`, at most `limit`. Ignores
+  // eligibility (labels, taints, cordon): callers check it.
+  int64_t Room(const PodSetCtx& ctx, const Scratch::Use* use,
+               int64_t limit) const {
+    const PodShape& shape = ctx.req->shape;
+    int64_t cap = limit;
+    if (shape.cpu.milli() > 0) {
+      Quantity free = cpu_free - (use ? use->cpu : Quantity());
+      cap = std::min(cap, free.milli() / shape.cpu.milli());
+    }
+    if (shape.memory.milli() > 0) {
+      Quantity free = memory_free - (use ? use->memory : Quantity());
+      cap = std::min(cap, free.milli() / shape.memory.milli());
+    }
+    for (size_t i = 0; cap > 0 && i < ctx.needs.size(); ++i) {
+      cap = std::min<int64_t>(
+          cap, Free(ctx.needs[i].first, use) / ctx.needs[i].second);
+    }
+    return std::max<int64_t>(cap, 0);
+  }
+  // Best fit orders nodes by this, fewest first: free devices of the kinds
+  // the pod requests, or of any kind for a pod without devices.
+  int64_t Score(const PodSetCtx& ctx, const Scratch::Use* use) const {
+    int64_t score = 0;
+    for (const auto& [r, need] : ctx.needs) score += Free(r, use);
+    for (size_t i = 0; ctx.needs.empty() && i < counts.size(); ++i) {
+      score += Free(counts[i].resource, use);
+    }
+    return score;
+  }
+  // The first taint (NoSchedule, NoExecute) that neither the pod nor any of
+  // its flavors tolerates (admission adds flavor tolerations to the pod).
+  const core::Taint* UntoleratedTaint(
+      const PodSetRequest& req,
+      const std::vector<core::ResourceFlavor>& flavors) const {
+    for (const core::Taint& t : taints) {
+      if (t.effect == core::TaintEffect::kPreferNoSchedule) continue;
+      auto tol = [&](const core::Toleration& x) { return x.Tolerates(t); };
+      bool ok = req.tolerations && std::any_of(req.tolerations->begin(),
+                                               req.tolerations->end(), tol);
+      for (size_t i = 0; !ok && i < req.flavors.size(); ++i) {
+        const auto& fl = flavors[req.flavors[i]].tolerations;
+        ok = std::any_of(fl.begin(), fl.end(), tol);
+      }
+      if (!ok) return &t;
+    }
+    return nullptr;
+  }
+  // Sets a device's flags and keeps `counts` right.
+  void SetDevice(int32_t slot, bool free, bool healthy) {
+    int32_t delta = -static_cast<int32_t>(Usable(slot));
+    devices[slot].free = free;
+    devices[slot].healthy = healthy;
+    delta += Usable(slot);
+    for (ResourceCount& c : counts) {
+      if (c.resource == devices[slot].resource) c.usable += delta;
+    }
+  }
+};
+
+// A node that can take `cap` (> 0) pods of a pod set; `score` orders best
+// fit (fewer free devices first).
+struct Candidate {
+  int64_t cap = 0;
+  int64_t score = 0;
+  Rank rank;
+};
+
+// Chooses where a pod set that needs several nodes goes: the first rack
+// (in rank order) whose candidates have room for every pod, else the first
+// such block, else every candidate. Candidates arrive in rank order, so a
+// rack's (and a block's) are contiguous.
+class GroupPicker {
+ public:
+  explicit GroupPicker(int64_t pods) : pods_(pods) {}
+
+  // Announces the next node in rank order (null: no more). Returns true
+  // when a rack is chosen: the caller stops.
+  bool Next(const Rank* next) {
+    if (cands_.empty()) return false;
+    const Rank& last = cands_.back().rank;
+    bool block_ends = !next || next->block != last.block;
+    if (block_ends || next->rack != last.rack) {
+      if (last.rack != kUnsetTopology && rack_room_ >= pods_) {
+        cands_.erase(cands_.begin(), cands_.begin() + rack_begin_);
+        return done_ = true;
+      }
+      rack_begin_ = cands_.size();
+      rack_room_ = 0;
+    }
+    if (block_ends) {
+      if (!block_ && last.block != kUnsetTopology && block_room_ >= pods_) {
+        block_ = {block_begin_, cands_.size()};
+      }
+      block_begin_ = cands_.size();
+      block_room_ = 0;
+    }
+    return false;
+  }
+  void Add(const Candidate& c) {
+    cands_.push_back(c);
+    rack_room_ += c.cap;
+    block_room_ += c.cap;
+  }
+  std::vector<Candidate> Group() && {
+    if (!done_) Next(nullptr);
+    if (!done_ && block_) {
+      cands_.erase(cands_.begin() + block_->second, cands_.end());
+      cands_.erase(cands_.begin(), cands_.begin() + block_->first);
+    }
+    return std::move(cands_);
+  }
+
+ private:
+  int64_t pods_;
+  std::vector<Candidate> cands_;
+  size_t rack_begin_ = 0, block_begin_ = 0;
+  int64_t rack_room_ = 0, block_room_ = 0;
+  std::optional<std::pair<size_t, size_t>> block_;
+  bool done_ = false;
+};
+
+inline std::string TaintText(const core::Taint& t) {
+  const char* effect = t.effect == core::TaintEffect::kNoExecute ? "NoExecute"
+                       : t.effect == core::TaintEffect::kNoSchedule
+                           ? "NoSchedule"
+                           : "PreferNoSchedule";
+  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + effect;
+}
+
+inline std::string LabelsText(const core::Labels& labels) {
+  std::string s = "{";
+  for (const auto& [k, v] : labels) {
+    s += (s.size() > 1 ? ", " : "") + k + ": " + v;
+  }
+  return s + "}";
+}
+
+}  // namespace allot::sched::pool_internal

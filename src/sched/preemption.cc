@@ -1,0 +1,249 @@
+// Victim search (Kueue's classical and fair-sharing preemption), extended
+// so that the victims must also free an exact placement for the preemptor.
+//
+// Classical (pkg/scheduler/preemption in Kueue):
+//  - candidates: lower-priority (or, with LowerOrNewerEqualPriority, equal
+//    priority and newer) workloads of the same ClusterQueue, and workloads of
+//    other ClusterQueues of the cohort tree that are borrowing, per
+//    reclaimWithinCohort / borrowWithinCohort;
+//  - order: other ClusterQueues first, lower priority first, most recently
+//    admitted first;
+//  - take candidates in order until the preemptor fits, then give back every
+//    one not needed (fill-back from the second-to-last), so the set is
+//    minimal in Kueue's sense.
+// Fair sharing: take candidates from the ClusterQueue with the highest
+// weighted dominant resource share first, while the configured strategy
+// (LessThanOrEqualToFinalShare, then LessThanInitialShare) allows it.
+#include <algorithm>
+#include <limits>
+
+#include "sched/scheduler_internal.h"
+
+namespace allot::sched {
+namespace {
+
+struct Candidate {
+  WlIdx wl;
+  int32_t cq;
+  bool other;      // In another ClusterQueue.
+  bool reclaim;    // Allowed by reclaimWithinCohort.
+  bool borrow;     // Allowed by borrowWithinCohort.
+};
+
+bool UsesAny(const Assignment& a, const std::vector<int32_t>& frs) {
+  for (const auto& [fr, val] : a.usage) {
+    if (std::binary_search(frs.begin(), frs.end(), fr)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int64_t Scheduler::Impl::Drs(int32_t cq_idx, const Assignment* delta, int sign) const {
+  const CQ& cq = cqs[cq_idx];
+  if (!quota->HasParent(cq.node)) return 0;
+  const int32_t nres = int32_t(resources.size());
+  std::vector<int64_t> borrowed(nres, 0);
+  for (int32_t fr : cq.frs) {
+    int64_t usage = quota->Usage(cq.node, fr);
+    if (delta != nullptr) {
+      for (const auto& [dfr, val] : delta->usage) {
+        if (dfr == fr) usage += sign * val;
+      }
+    }
+    int64_t b = usage - quota->Subtree(cq.node, fr);
+    if (b > 0) borrowed[FrResource(fr)] += b;
+  }
+  int64_t drs = 0;
+  for (int32_t r = 0; r < nres; ++r) {
+    if (borrowed[r] == 0) continue;
+    int64_t lendable = 0;
+    for (int32_t f = 0; f < int32_t(flavors.size()); ++f) {
+      lendable += quota->Subtree(cq.root, Fr(f, r));
+    }
+    if (lendable <= 0) continue;
+    drs = std::max(drs, int64_t((__int128)borrowed[r] * 1000 / lendable));
+  }
+  if (cq.spec.fair_weight_milli <= 0) {
+    return drs > 0 ? std::numeric_limits<int64_t>::max() / 4 : 0;
+  }
+  return drs * 1000 / cq.spec.fair_weight_milli;
+}
+
+std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
+    WlIdx w, Assignment* a) {
+  const Wl& wl = wls[w];
+  const CQ& cq = cqs[wl.cq];
+  const core::PreemptionPolicy& pol = cq.spec.preemption;
+  const int32_t prio = wl.spec.priority;
+
+  // The flavor-resources short of quota; all of them when only placement is.
+  std::vector<int32_t> need;
+  for (const auto& [fr, val] : a->usage) {
+    if (val > quota->Available(cq.node, fr)) need.push_back(fr);
+  }
+  if (need.empty()) {
+    for (const auto& [fr, val] : a->usage) need.push_back(fr);
+  }
+  auto borrowing = [&](int32_t c) {
+    for (int32_t fr : need) {
+      if (quota->Usage(cqs[c].node, fr) > quota->Subtree(cqs[c].node, fr)) return true;
+    }
+    return false;
+  };
+
+  std::vector<Candidate> cands;
+  if (pol.within_cluster_queue != core::WithinClusterQueue::kNever) {
+    for (WlIdx v : cq.admitted) {
+      const Wl& vw = wls[v];
+      if (!UsesAny(vw.adm, need)) continue;
+      bool lower = vw.spec.priority < prio;
+      bool newer_equal =
+          pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
+          vw.spec.priority == prio &&
+          std::pair(vw.spec.creation_unix_ms, vw.seq) > std::pair(wl.spec.creation_unix_ms, wl.seq);
+      if (lower || newer_equal) cands.push_back({v, wl.cq, false, false, false});
+    }
+  }
+  const bool fair = config.fair_sharing;
+  if (quota->HasParent(cq.node) &&
+      (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kNever ||
+       pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever)) {
+    for (int32_t c : tree_cqs.at(cq.root)) {
+      if (c == wl.cq || !borrowing(c)) continue;
+      for (WlIdx v : cqs[c].admitted) {
+        const Wl& vw = wls[v];
+        if (!UsesAny(vw.adm, need)) continue;
+        int32_t vp = vw.spec.priority;
+        bool reclaim = pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
+                       (pol.reclaim_within_cohort == core::ReclaimWithinCohort::kLowerPriority &&
+                        vp < prio);
+        bool borrow = !fair &&
+                      pol.borrow_within_cohort == core::BorrowWithinCohortPolicy::kLowerPriority &&
+                      vp < prio &&
+                      (!pol.max_priority_threshold || vp <= *pol.max_priority_threshold);
+        if (reclaim || borrow) cands.push_back({v, c, true, reclaim, borrow});
+      }
+    }
+  }
+  if (cands.empty()) return {};
+  std::sort(cands.begin(), cands.end(), [&](const Candidate& x, const Candidate& y) {
+    const Wl& a1 = wls[x.wl];
+    const Wl& b1 = wls[y.wl];
+    if (x.other != y.other) return x.other;
+    if (a1.spec.priority != b1.spec.priority) return a1.spec.priority < b1.spec.priority;
+    if (a1.admit_seq != b1.admit_seq) return a1.admit_seq > b1.admit_seq;
+    return a1.key < b1.key;
+  });
+
+  auto take = [&](WlIdx v) {
+    RemoveUsage(wls[v].cq, wls[v].adm);
+    pool->Release(wls[v].adm.requests, wls[v].adm.placement);
+  };
+  auto give_back = [&](WlIdx v) {
+    pool->Commit(wls[v].adm.requests, wls[v].adm.placement);
+    AddUsage(wls[v].cq, wls[v].adm);
+  };
+  using Victims = std::vector<std::pair<WlIdx, PreemptionReason>>;
+  // Removes up to all of `taken` (already taken, in order) that are not
+  // needed, then restores the state and returns the rest.
+  auto fill_back_and_restore = [&](Victims taken, bool allow_borrowing) {
+    for (int i = int(taken.size()) - 2; i >= 0; --i) {
+      give_back(taken[i].first);
+      if (Fits(w, a, allow_borrowing)) {
+        taken.erase(taken.begin() + i);
+      } else {
+        take(taken[i].first);
+      }
+    }
+    bool ok = Fits(w, a, allow_borrowing);  // Placement for the final set.
+    ALLOT_CHECK(ok);
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
+    return taken;
+  };
+
+  // Kueue's minimalPreemptions over `list`.
+  auto minimal = [&](const std::vector<Candidate>& list, bool allow_borrowing,
+                     bool while_borrowing) -> Victims {
+    Victims taken;
+    bool fits = false;
+    for (const Candidate& c : list) {
+      if (c.other && !borrowing(c.cq)) continue;
+      take(c.wl);
+      PreemptionReason reason = !c.other ? PreemptionReason::kInClusterQueue
+                                : while_borrowing ? PreemptionReason::kInCohortReclaimWhileBorrowing
+                                                  : PreemptionReason::kInCohortReclamation;
+      taken.emplace_back(c.wl, reason);
+      if (Fits(w, a, allow_borrowing)) {
+        fits = true;
+        break;
+      }
+    }
+    if (!fits) {
+      for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
+      return {};
+    }
+    return fill_back_and_restore(std::move(taken), allow_borrowing);
+  };
+
+  if (fair) {
+    for (core::FairSharingStrategy strategy : config.preemption_strategies) {
+      std::map<int32_t, std::vector<Candidate>> by_cq;
+      for (const Candidate& c : cands) by_cq[c.cq].push_back(c);
+      std::map<int32_t, size_t> next;
+      Victims taken;
+      bool fits = false;
+      while (!fits) {
+        int32_t target = -1;
+        int64_t best = -1;
+        for (const auto& [c, list] : by_cq) {
+          if (next[c] >= list.size()) continue;
+          int64_t share = Drs(c, nullptr, 0);
+          if (share > best) { best = share; target = c; }
+        }
+        if (target < 0) break;
+        const Candidate cand = by_cq[target][next[target]++];
+        if (cand.other) {
+          if (!borrowing(target)) { next[target] = by_cq[target].size(); continue; }
+          int64_t preemptor_new = Drs(wl.cq, a, +1);
+          bool ok = strategy == core::FairSharingStrategy::kLessThanOrEqualToFinalShare
+                        ? preemptor_new <= Drs(target, &wls[cand.wl].adm, -1)
+                        : preemptor_new < Drs(target, nullptr, 0);
+          // Kueue skips a workload that fails the strategy and tries the
+          // next one of the same ClusterQueue (smaller ones may pass).
+          if (!ok) continue;
+        }
+        take(cand.wl);
+        taken.emplace_back(cand.wl, cand.other ? PreemptionReason::kInCohortFairSharing
+                                               : PreemptionReason::kInClusterQueue);
+        fits = Fits(w, a, /*allow_borrowing=*/true);
+      }
+      if (fits) return fill_back_and_restore(std::move(taken), true);
+      for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
+    }
+    return {};
+  }
+
+  std::vector<Candidate> same;
+  for (const Candidate& c : cands) {
+    if (!c.other) same.push_back(c);
+  }
+  if (same.size() == cands.size()) return minimal(cands, true, false);
+  if (pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever) {
+    std::vector<Candidate> list;
+    for (const Candidate& c : cands) {
+      if (!c.other || c.borrow) list.push_back(c);
+    }
+    Victims v = minimal(list, true, true);
+    if (!v.empty()) return v;
+  }
+  std::vector<Candidate> reclaim;
+  for (const Candidate& c : cands) {
+    if (!c.other || c.reclaim) reclaim.push_back(c);
+  }
+  Victims v = minimal(reclaim, false, false);
+  if (!v.empty()) return v;
+  return minimal(same, true, false);
+}
+
+}  // namespace allot::sched

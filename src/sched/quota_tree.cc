@@ -1,0 +1,126 @@
+#include "sched/quota_tree.h"
+
+#include <algorithm>
+
+#include "core/status.h"
+
+namespace allot::sched {
+
+int32_t QuotaTree::AddNode(int32_t parent) {
+  int32_t idx = static_cast<int32_t>(nodes_.size());
+  nodes_.push_back(Node{});
+  cells_.resize(cells_.size() + num_fr_);
+  SetParent(idx, parent);
+  return idx;
+}
+
+void QuotaTree::SetParent(int32_t node, int32_t parent) {
+  Node& n = nodes_[node];
+  if (n.parent >= 0) {
+    auto& sib = nodes_[n.parent].children;
+    sib.erase(std::find(sib.begin(), sib.end(), node));
+  }
+  n.parent = parent;
+  if (parent >= 0) nodes_[parent].children.push_back(node);
+}
+
+void QuotaTree::SetQuota(int32_t node, int32_t fr, int64_t nominal,
+                         std::optional<int64_t> borrowing_limit,
+                         std::optional<int64_t> lending_limit) {
+  Cell& c = At(node, fr);
+  c.nominal = nominal;
+  c.borrowing_limit = borrowing_limit.value_or(-1);
+  c.lending_limit = lending_limit.value_or(-1);
+}
+
+void QuotaTree::Finalize() {
+  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
+    if (nodes_[n].parent < 0) FinalizeNode(n);
+  }
+}
+
+void QuotaTree::FinalizeNode(int32_t node) {
+  for (int32_t child : nodes_[node].children) FinalizeNode(child);
+  for (int32_t fr = 0; fr < num_fr_; ++fr) {
+    int64_t s = At(node, fr).nominal;
+    for (int32_t child : nodes_[node].children) {
+      s += At(child, fr).subtree - Guaranteed(child, fr);
+    }
+    At(node, fr).subtree = s;
+  }
+}
+
+int32_t QuotaTree::Root(int32_t node) const {
+  while (nodes_[node].parent >= 0) node = nodes_[node].parent;
+  return node;
+}
+
+int64_t QuotaTree::Guaranteed(int32_t node, int32_t fr) const {
+  const Cell& c = At(node, fr);
+  if (c.lending_limit < 0) return 0;
+  return std::max<int64_t>(0, c.subtree - c.lending_limit);
+}
+
+std::optional<int64_t> QuotaTree::BorrowingLimit(int32_t node, int32_t fr) const {
+  const Cell& c = At(node, fr);
+  if (c.borrowing_limit < 0) return std::nullopt;
+  return c.borrowing_limit;
+}
+
+std::optional<int64_t> QuotaTree::LendingLimit(int32_t node, int32_t fr) const {
+  const Cell& c = At(node, fr);
+  if (c.lending_limit < 0) return std::nullopt;
+  return c.lending_limit;
+}
+
+int64_t QuotaTree::Borrowed(int32_t node, int32_t fr) const {
+  const Cell& c = At(node, fr);
+  return std::max<int64_t>(0, c.usage - c.subtree);
+}
+
+int64_t QuotaTree::Available(int32_t node, int32_t fr) const {
+  const Cell& c = At(node, fr);
+  if (nodes_[node].parent < 0) return std::max<int64_t>(0, c.subtree - c.usage);
+  int64_t guaranteed = Guaranteed(node, fr);
+  int64_t local = std::max<int64_t>(0, guaranteed - c.usage);
+  int64_t from_parent = Available(nodes_[node].parent, fr);
+  if (c.borrowing_limit >= 0) {
+    int64_t stored_in_parent = c.subtree - guaranteed;
+    int64_t used_in_parent = std::max<int64_t>(0, c.usage - guaranteed);
+    int64_t cap = stored_in_parent - used_in_parent + c.borrowing_limit;
+    from_parent = std::min(from_parent, cap);
+  }
+  return std::max<int64_t>(0, local + from_parent);
+}
+
+int64_t QuotaTree::PotentialAvailable(int32_t node, int32_t fr) const {
+  const Cell& c = At(node, fr);
+  if (nodes_[node].parent < 0) return c.subtree;
+  int64_t avail = Guaranteed(node, fr) + PotentialAvailable(nodes_[node].parent, fr);
+  if (c.borrowing_limit >= 0) avail = std::min(avail, c.subtree + c.borrowing_limit);
+  return avail;
+}
+
+void QuotaTree::AddUsage(int32_t node, int32_t fr, int64_t val) {
+  while (node >= 0 && val > 0) {
+    Cell& c = At(node, fr);
+    int64_t local = std::max<int64_t>(0, Guaranteed(node, fr) - c.usage);
+    c.usage += val;
+    val -= local;
+    node = nodes_[node].parent;
+  }
+}
+
+void QuotaTree::RemoveUsage(int32_t node, int32_t fr, int64_t val) {
+  while (node >= 0 && val > 0) {
+    Cell& c = At(node, fr);
+    int64_t stored_in_parent = c.usage - Guaranteed(node, fr);
+    c.usage -= val;
+    ALLOT_CHECK(c.usage >= 0);
+    if (stored_in_parent <= 0) return;
+    val = std::min(val, stored_in_parent);
+    node = nodes_[node].parent;
+  }
+}
+
+}  // namespace allot::sched

@@ -1,0 +1,123 @@
+// Scheduler: Kueue-compatible quota admission with exact GPU placement.
+//
+// The scheduler owns the scheduling state of one cluster: the cohort tree
+// and ClusterQueue quota usage, the pending queues, the admitted workloads
+// and the NodePool. Callers feed it changes (workloads arriving, finishing,
+// nodes changing) and run cycles; each cycle returns its decisions.
+//
+// It is pure: no I/O, no clock, no threads, no randomness. The same calls in
+// the same order give the same decisions, byte for byte. The server, the
+// simulator and the tests all drive this same code.
+//
+// A cycle (see docs/scheduling.md):
+//  1. takes the head of every active ClusterQueue queue (priority, then
+//     creation time, then arrival order);
+//  2. orders the heads (classical: non-borrowing first, then priority, then
+//     creation time; fair sharing: lowest dominant resource share first);
+//  3. for each head, assigns flavors per resource group in the
+//     ClusterQueue's order (flavorFungibility), checks nominal quota then
+//     borrowing along the cohort tree (borrowingLimit, lendingLimit), and
+//     finds an exact gang placement on nodes;
+//  4. when quota or placement is short, searches the smallest set of
+//     victims the ClusterQueue's preemption policy allows (Kueue's order),
+//     evicts them (their quota is freed at once, they return to their
+//     queues) and admits the head;
+//  5. a head that cannot be admitted gets a reason; under BestEffortFIFO it
+//     is set aside until quota is freed in its cohort tree, under StrictFIFO
+//     it blocks its queue.
+//
+// Not thread-safe: one owner calls it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/status.h"
+
+namespace allot::sched {
+
+enum class PreemptionReason {
+  kInClusterQueue,
+  kInCohortReclamation,
+  kInCohortFairSharing,
+  kInCohortReclaimWhileBorrowing,
+};
+// Kueue's names: "InClusterQueue", "InCohortReclamation", ...
+const char* ToString(PreemptionReason r);
+
+struct PreemptionEvent {
+  std::string workload;   // "ns/name" of the victim.
+  std::string preemptor;  // "ns/name".
+  PreemptionReason reason;
+};
+
+struct AdmittedWorkload {
+  std::string workload;  // "ns/name".
+  // ClusterQueue, flavors and exact placements (node names and GPU / MIG
+  // slice UUIDs, one entry per pod).
+  core::Admission admission;
+};
+
+struct PendingWorkload {
+  std::string workload;       // "ns/name".
+  std::string cluster_queue;  // Empty when its LocalQueue is unknown.
+  std::string reason;         // A sentence a user can act on.
+  // 1-based place in its ClusterQueue's queue; 0 when it is in no queue
+  // (its LocalQueue or ClusterQueue is missing, or the ClusterQueue's
+  // namespaceSelector does not select its namespace).
+  int32_t position = 0;
+};
+
+struct CycleResult {
+  std::vector<std::string> admitted;  // Keys, in decision order.
+  std::vector<PreemptionEvent> preempted;
+  int32_t attempts = 0;  // Heads tried.
+  bool Changed() const { return !admitted.empty() || !preempted.empty(); }
+};
+
+class Scheduler {
+ public:
+  // Builds a scheduler from a validated config (core/manifest.h
+  // ValidateConfig): flavors, cohorts, ClusterQueues, LocalQueues, priority
+  // classes, namespaces, nodes, and then its workloads in file order.
+  // Admitted workloads keep their flavors and given placements (or are
+  // placed now, in file order, when placements are absent). Errors name the
+  // file, document and field: a placement on a missing node, a GPU given
+  // twice, an admission over physical capacity.
+  static Result<std::unique_ptr<Scheduler>> Create(const core::Config& config);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Adds a pending workload (or an admitted one, see Create). Duplicate
+  // keys, unknown queues are errors that change nothing... except that a
+  // workload whose LocalQueue is missing is kept pending with that reason.
+  Status AddWorkload(const core::Workload& workload);
+  // A workload finished or was deleted: its quota and devices are freed at
+  // once and its cohort's set-aside workloads are retried.
+  Status RemoveWorkload(const std::string& key);
+
+  // One scheduling cycle over the active heads.
+  CycleResult RunCycle();
+  // Runs cycles until one changes nothing; returns the number run. Stops
+  // after `max_cycles` (a safety net; reported by the caller).
+  int32_t RunUntilQuiescent(int32_t max_cycles = 1000000);
+
+  // Sorted by workload key.
+  std::vector<AdmittedWorkload> Admitted() const;
+  std::vector<PendingWorkload> Pending() const;
+  // Every eviction since creation, in order.
+  const std::vector<PreemptionEvent>& Preemptions() const;
+
+  size_t PendingCount() const;
+  size_t AdmittedCount() const;
+
+ private:
+  Scheduler();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace allot::sched

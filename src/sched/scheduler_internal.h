@@ -1,0 +1,187 @@
+// Internal state of sched::Scheduler, shared by its .cc files
+// (scheduler.cc: cycles and bookkeeping; flavor_assigner.cc: flavors and
+// quota modes; preemption.cc: victim search; reasons.cc: pending reasons).
+// Not part of the public API.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+#include "sched/node_pool.h"
+#include "sched/quota_tree.h"
+#include "sched/scheduler.h"
+
+namespace allot::sched {
+
+using WlIdx = int32_t;
+
+// Queue order inside a ClusterQueue: priority (high first), creation time,
+// then arrival order.
+struct QueueKey {
+  int32_t neg_priority;
+  int64_t creation_ms;
+  int64_t seq;
+  WlIdx wl;
+  auto operator<=>(const QueueKey&) const = default;
+};
+
+// One resource group of a ClusterQueue, resolved to indexes.
+struct Group {
+  std::vector<int32_t> resources;  // Resource indexes.
+  std::vector<int32_t> flavors;    // Flavor indexes, in the order tried.
+};
+
+struct CQ {
+  core::ClusterQueue spec;
+  int32_t node = -1;     // QuotaTree node.
+  int32_t root = -1;     // QuotaTree root of its cohort tree.
+  std::string cohort_name;
+  std::vector<Group> groups;
+  std::vector<int32_t> res_group;  // Resource index -> group, or -1.
+  std::vector<int32_t> frs;        // Every fr this CQ has a quota cell for.
+  std::set<QueueKey> queue;        // Pending and eligible for heads.
+  std::set<WlIdx> parked;          // BestEffortFIFO: set aside until a change.
+  bool blocked = false;            // StrictFIFO: the head could not be admitted.
+  std::vector<WlIdx> admitted;     // Unordered.
+};
+
+enum class Mode { kNoFit = 0, kPreempt = 1, kFit = 2 };
+
+// What one pod set needs per pod, in resource indexes (known resources) and
+// names (resources no ClusterQueue covers).
+struct PodSetNeeds {
+  std::vector<std::pair<int32_t, int64_t>> per_pod;  // (resource, milli)
+  std::vector<std::string> unknown;
+};
+
+// A candidate or final admission of one workload.
+struct Assignment {
+  std::vector<int32_t> counts;                // Per pod set.
+  std::vector<std::vector<int32_t>> flavors;  // Per pod set, per CQ group (-1: unused).
+  std::vector<std::pair<int32_t, int64_t>> usage;  // (fr, milli), sorted by fr.
+  std::vector<PodSetRequest> requests;        // For the NodePool.
+  Placement placement;
+  Mode mode = Mode::kNoFit;
+  bool borrows = false;
+  bool placement_short = false;  // Quota fits; nodes do not (yet).
+  std::string reason;            // Why not Fit, for users.
+};
+
+struct Wl {
+  enum class State { kPending, kAdmitted, kGone };
+  core::Workload spec;
+  std::string key;
+  int32_t cq = -1;       // -1: no usable ClusterQueue (see reason).
+  std::string cq_name;   // For output, even when cq is -1.
+  int64_t seq = 0;
+  State state = State::kPending;
+  bool parked = false;
+  // Set aside (or blocking a StrictFIFO queue) because nodes, not quota,
+  // were short; registered under these flavors in Impl::placement_waiters
+  // so that devices freed by any cohort tree wake it.
+  bool placement_short = false;
+  std::vector<int32_t> waiting_flavors;
+  std::vector<PodSetNeeds> needs;  // Per pod set.
+  Assignment adm;                  // Valid while admitted.
+  int64_t admit_seq = 0;
+  std::string reason;              // Why pending (set when tried).
+  QueueKey QKey(WlIdx idx) const {
+    return QueueKey{-spec.priority, spec.creation_unix_ms, seq, idx};
+  }
+};
+
+struct Scheduler::Impl {
+  // Constant after Create.
+  std::vector<core::ResourceFlavor> flavors;
+  std::map<std::string, int32_t> flavor_idx;
+  std::vector<std::string> resources;
+  std::map<std::string, int32_t> resource_idx;
+  std::vector<CQ> cqs;
+  std::map<std::string, int32_t> cq_idx;
+  std::map<std::string, int32_t> cohort_node;     // Cohort name -> tree node.
+  std::vector<std::string> node_cohort_name;      // Tree node -> cohort name ("" for CQs).
+  std::map<int32_t, std::vector<int32_t>> tree_cqs;  // Root node -> its CQs.
+  std::map<std::pair<std::string, std::string>, std::string> local_queues;
+  std::map<std::string, core::Labels> namespaces;
+  core::SchedulerConfig config;
+  std::unique_ptr<QuotaTree> quota;
+  std::unique_ptr<NodePool> pool;
+
+  // Mutable state.
+  std::deque<Wl> wls;
+  std::unordered_map<std::string, WlIdx> by_key;
+  std::set<int32_t> active_cqs;  // CQs whose queue has a head to try.
+  std::map<int32_t, std::set<WlIdx>> placement_waiters;  // Flavor -> workloads.
+  std::vector<PreemptionEvent> preemptions;
+  int64_t next_seq = 0;
+  int64_t next_admit_seq = 0;
+  size_t pending_count = 0;
+  size_t admitted_count = 0;
+
+  int32_t num_fr() const { return int32_t(flavors.size() * resources.size()); }
+  int32_t Fr(int32_t flavor, int32_t resource) const {
+    return flavor * int32_t(resources.size()) + resource;
+  }
+  int32_t FrFlavor(int32_t fr) const { return fr / int32_t(resources.size()); }
+  int32_t FrResource(int32_t fr) const { return fr % int32_t(resources.size()); }
+
+  // scheduler.cc
+  Status AddWorkloadInternal(const core::Workload& w);
+  Status AdmitExisting(WlIdx w);
+  void Enqueue(WlIdx w);
+  void Admit(WlIdx w, Assignment a);
+  void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);
+  void ReleaseAdmission(WlIdx w);
+  void RequeueTree(int32_t root);
+  // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
+  void Unpark(WlIdx w);
+  void StopWaiting(WlIdx w);
+  // Devices of these flavors were freed: wake workloads short of nodes.
+  void WakePlacementWaiters(const Assignment& freed);
+  bool TryAdmit(WlIdx w);
+
+  // flavor_assigner.cc
+  // Assigns flavors for `counts` pods per pod set against the current state
+  // and decides the mode (Fit with an exact placement, Preempt, NoFit).
+  // With `quota_only`, skips placement (used to order heads).
+  Assignment Assign(WlIdx w, const std::vector<int32_t>& counts,
+                    bool quota_only) const;
+  // True when `a` fits now: quota (borrowing only if allowed) and, unless
+  // quota_only, an exact placement (stored in a->placement).
+  bool Fits(WlIdx w, Assignment* a, bool allow_borrowing) const;
+  // Whether preempting could make room for pod set `p` in flavor `f` of
+  // group `g` (Kueue's preemption oracle). Changes nothing.
+  bool PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
+                          const std::vector<int32_t>& counts, const std::vector<int64_t>& acc,
+                          const std::vector<int32_t>& chosen_so_far) const;
+  std::vector<PodSetRequest> Requests(WlIdx w, const std::vector<int32_t>& counts,
+                                      const std::vector<std::vector<int32_t>>& flavors) const;
+  void AddUsage(int32_t cq, const Assignment& a);
+  void RemoveUsage(int32_t cq, const Assignment& a);
+
+  // preemption.cc
+  // Finds the smallest set of admitted workloads whose eviction lets `a`
+  // be admitted, per the ClusterQueue's policy; empty when none. On success
+  // `a->placement` holds the placement valid after the evictions.
+  std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w, Assignment* a);
+  // Weighted dominant resource share of a CQ (x1000), optionally with a
+  // workload's usage added (+1) or removed (-1).
+  int64_t Drs(int32_t cq, const Assignment* delta, int sign) const;
+
+  // reasons.cc
+  std::string QuotaShortReason(int32_t cq, int32_t fr, int64_t need) const;
+  std::string Describe(const std::string& resource, int64_t milli) const;
+  // "; ClusterQueue X does not preempt" or "; no set of workloads ..." when
+  // `mode` is kPreempt; "" otherwise.
+  std::string PreemptionNote(int32_t cq, Mode mode) const;
+  // Why a pending workload cannot be admitted right now ("" when it could).
+  std::string ReasonNow(WlIdx w) const;
+};
+
+}  // namespace allot::sched
