@@ -157,6 +157,7 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
           if (!pool->Find(req, &tmp, &why)) {
             o.mode = Mode::kPreempt;
             o.placement_short = true;
+            a.short_flavors.push_back(f);
             o.reason = "quota is available in flavor " + flavors[f].name + " but " + why;
           }
         }
@@ -206,6 +207,11 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       a.mode = Mode::kPreempt;
       a.placement_short = true;
       a.reason = "quota is available but " + why;
+      for (const auto& per_set : a.flavors) {
+        for (int32_t f : per_set) {
+          if (f >= 0) a.short_flavors.push_back(f);
+        }
+      }
     }
   }
   return a;

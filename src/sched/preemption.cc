@@ -82,12 +82,34 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   for (const auto& [fr, val] : a->usage) {
     if (val > quota->Available(cq.node, fr)) need.push_back(fr);
   }
-  if (need.empty()) {
-    for (const auto& [fr, val] : a->usage) need.push_back(fr);
+  // Only nodes are short: victims must hold devices of the flavors the
+  // workload would run on (CPU and memory for a pod without devices), and
+  // another ClusterQueue counts as borrowing only in those.
+  for (bool devices : {true, false}) {
+    if (!need.empty()) break;
+    for (const auto& [fr, val] : a->usage) {
+      const std::string& res = resources[FrResource(fr)];
+      bool device = core::IsGpuResource(res);
+      bool node_res = res == core::kCpuResource || res == core::kMemoryResource;
+      if (devices ? device : node_res) need.push_back(fr);
+    }
   }
-  auto borrowing = [&](int32_t c) {
+  // Kueue looks for victims only in subtrees that borrow: every node from
+  // the candidate's ClusterQueue up to (not including) the lowest common
+  // ancestor with the preemptor must be above its own quota in a needed
+  // flavor-resource.
+  auto node_borrows = [&](int32_t node) {
     for (int32_t fr : need) {
-      if (quota->Usage(cqs[c].node, fr) > quota->Subtree(cqs[c].node, fr)) return true;
+      if (quota->Usage(node, fr) > quota->Subtree(node, fr)) return true;
+    }
+    return false;
+  };
+  std::vector<int32_t> own_path;
+  for (int32_t n = cq.node; n >= 0; n = quota->Parent(n)) own_path.push_back(n);
+  auto borrowing = [&](int32_t c) {
+    for (int32_t n = cqs[c].node; n >= 0; n = quota->Parent(n)) {
+      if (std::find(own_path.begin(), own_path.end(), n) != own_path.end()) return true;
+      if (!node_borrows(n)) return false;
     }
     return false;
   };
@@ -101,7 +123,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       bool newer_equal =
           pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
           vw.spec.priority == prio &&
-          std::pair(vw.spec.creation_unix_ms, vw.seq) > std::pair(wl.spec.creation_unix_ms, wl.seq);
+          vw.spec.creation_unix_ms > wl.spec.creation_unix_ms;  // Strictly newer, as Kueue.
       if (lower || newer_equal) cands.push_back({v, wl.cq, false, false, false});
     }
   }
@@ -186,6 +208,20 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     return fill_back_and_restore(std::move(taken), allow_borrowing);
   };
 
+  // Allot rule (fair sharing): priority inside a ClusterQueue may replace
+  // its own workloads but not raise its borrowed share; otherwise chains
+  // like "b1 takes a's borrowed share, a2 reclaims a's nominal quota, a1
+  // evicts a2 to borrow again" repeat for ever.
+  auto OwnShareGrows = [&](const Victims& v) {
+    bool in_cq = false;
+    for (const auto& [x, reason] : v) in_cq = in_cq || reason == PreemptionReason::kInClusterQueue;
+    if (!in_cq) return false;
+    int64_t before = Drs(wl.cq, nullptr, 0);
+    for (const auto& [x, reason] : v) take(x);
+    int64_t after = Drs(wl.cq, a, +1);
+    for (auto it = v.rbegin(); it != v.rend(); ++it) give_back(it->first);
+    return after > before;
+  };
   if (fair) {
     for (core::FairSharingStrategy strategy : config.preemption_strategies) {
       std::map<int32_t, std::vector<Candidate>> by_cq;
@@ -218,7 +254,11 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
                                                : PreemptionReason::kInClusterQueue);
         fits = Fits(w, a, /*allow_borrowing=*/true);
       }
-      if (fits) return fill_back_and_restore(std::move(taken), true);
+      if (fits) {
+        Victims v = fill_back_and_restore(std::move(taken), true);
+        if (!OwnShareGrows(v)) return v;
+        return {};
+      }
       for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
     }
     return {};

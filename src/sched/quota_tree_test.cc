@@ -22,8 +22,11 @@ struct NodeSpec {
   NodeSpec(std::string n, std::string p, int64_t nom,
            std::optional<int64_t> bl = std::nullopt,
            std::optional<int64_t> ll = std::nullopt)
-      : name(std::move(n)), parent(std::move(p)), nominal(nom),
-        borrowing_limit(bl), lending_limit(ll) {}
+      : name(std::move(n)),
+        parent(std::move(p)),
+        nominal(nom),
+        borrowing_limit(bl),
+        lending_limit(ll) {}
   std::string name;
   std::string parent;  // "" for a root; must be declared earlier.
   int64_t nominal = 0;
@@ -68,21 +71,29 @@ void Check(const Built& b, const Expect& e) {
   SCOPED_TRACE("node " + e.node);
   int32_t n = b.idx.at(e.node);
   // value_or(actual) turns an unchecked field into a trivially true check.
-  EXPECT_EQ(b.tree.Subtree(n, 0), e.subtree.value_or(b.tree.Subtree(n, 0))) << "subtree";
-  EXPECT_EQ(b.tree.Guaranteed(n, 0), e.guaranteed.value_or(b.tree.Guaranteed(n, 0)))
+  EXPECT_EQ(b.tree.Subtree(n, 0), e.subtree.value_or(b.tree.Subtree(n, 0)))
+      << "subtree";
+  EXPECT_EQ(b.tree.Guaranteed(n, 0),
+            e.guaranteed.value_or(b.tree.Guaranteed(n, 0)))
       << "guaranteed";
-  EXPECT_EQ(b.tree.Usage(n, 0), e.usage.value_or(b.tree.Usage(n, 0))) << "usage";
-  EXPECT_EQ(b.tree.Available(n, 0), e.available.value_or(b.tree.Available(n, 0)))
+  EXPECT_EQ(b.tree.Usage(n, 0), e.usage.value_or(b.tree.Usage(n, 0)))
+      << "usage";
+  EXPECT_EQ(b.tree.Available(n, 0),
+            e.available.value_or(b.tree.Available(n, 0)))
       << "available";
   EXPECT_EQ(b.tree.PotentialAvailable(n, 0),
             e.potential.value_or(b.tree.PotentialAvailable(n, 0)))
       << "potential";
-  EXPECT_EQ(b.tree.Borrowed(n, 0), e.borrowed.value_or(b.tree.Borrowed(n, 0))) << "borrowed";
+  EXPECT_EQ(b.tree.Borrowed(n, 0), e.borrowed.value_or(b.tree.Borrowed(n, 0)))
+      << "borrowed";
 }
 
 constexpr std::nullopt_t _ = std::nullopt;
 
 TEST(QuotaTreeTest, Scenarios) {
+  // Nodes: {name, parent, nominal, borrowingLimit, lendingLimit}.
+  // Expectations: {node, subtree, guaranteed, usage, available, potential,
+  // borrowed}; _ is not checked.
   const std::vector<Case> cases = {
       // Kueue docs, "Borrowing example": team-a (9) and team-b (12) share
       // cohort team-ab. With team-b idle, team-a can admit up to 12+9=21;
@@ -114,8 +125,7 @@ TEST(QuotaTreeTest, Scenarios) {
         {"team-a", "team-ab", 9},
         {"team-b", "team-ab", 12}},
        {{"team-a", 11}},
-       {{"team-a", _, _, 11, 10, _, 2},
-        {"team-b", _, _, 0, 10, _, 0}}},
+       {{"team-a", _, _, 11, 10, _, 2}, {"team-b", _, _, 0, 10, _, 0}}},
       // Kueue docs, "BorrowingLimit": team-a has nominal 9 and
       // borrowingLimit 1, so with team-b idle it can use 9+1=10; team-b
       // (no limit) can use 12+9=21.
@@ -124,8 +134,7 @@ TEST(QuotaTreeTest, Scenarios) {
         {"team-a", "team-ab", 9, 1},
         {"team-b", "team-ab", 12}},
        {},
-       {{"team-a", _, _, _, 10, 10, _},
-        {"team-b", _, _, _, 21, 21, _}}},
+       {{"team-a", _, _, _, 10, 10, _}, {"team-b", _, _, _, 21, 21, _}}},
       // borrowingLimit after usage: team-a already uses 5 of its 9 and may
       // still borrow 1, so 4+1=5 are available, although the cohort has
       // 21-5=16 unused.
@@ -194,15 +203,12 @@ TEST(QuotaTreeTest, Scenarios) {
         {"team-a", "team-ab", 9},
         {"team-b", "team-ab", 12, _, 20}},
        {},
-       {{"team-ab", 21, _, _, _, _, _},
-        {"team-b", _, 0, _, 21, 21, _}}},
+       {{"team-ab", 21, _, _, _, _, _}, {"team-b", _, 0, _, 21, 21, _}}},
       // Both limits: nominal 8, lendingLimit 2 (6 guaranteed), borrowingLimit
       // 3. With team-y (10) idle it can use 8+3=11 (not 6+12=18): the cap
       // counts the 2 it stored in the cohort plus the 3 it may borrow.
       {"lendingLimit and borrowingLimit together, idle",
-       {{"c", "", 0},
-        {"x", "c", 8, 3, 2},
-        {"y", "c", 10}},
+       {{"c", "", 0}, {"x", "c", 8, 3, 2}, {"y", "c", 10}},
        {},
        {{"c", 12, _, _, 12, _, _},
         {"x", 8, 6, _, 11, 11, _},
@@ -210,9 +216,7 @@ TEST(QuotaTreeTest, Scenarios) {
       // x uses 9: 6 guaranteed + 3 from the cohort. It may hold 11, so 2
       // remain; the cohort has 12-3=9 unused, which y can take.
       {"lendingLimit and borrowingLimit together, in use",
-       {{"c", "", 0},
-        {"x", "c", 8, 3, 2},
-        {"y", "c", 10}},
+       {{"c", "", 0}, {"x", "c", 8, 3, 2}, {"y", "c", 10}},
        {{"x", 9}},
        {{"c", _, _, 3, 9, _, _},
         {"x", _, _, 9, 2, 11, 1},
@@ -318,9 +322,7 @@ TEST(QuotaTreeTest, Scenarios) {
       // still run on the cohort's 16 (Kueue: cohort quota is lent to its
       // subtree), but nothing is theirs: Borrowed counts all their usage.
       {"quota only on the cohort",
-       {{"pool", "", 16},
-        {"a", "pool", 0},
-        {"b", "pool", 0}},
+       {{"pool", "", 16}, {"a", "pool", 0}, {"b", "pool", 0}},
        {{"a", 10}},
        {{"pool", 16, _, 10, 6, 16, _},
         {"a", 0, 0, 10, 6, 16, 10},
@@ -340,7 +342,8 @@ TEST(QuotaTreeTest, Scenarios) {
     SCOPED_TRACE(c.name);
     Built b;
     Build(c.nodes, &b);
-    for (const auto& [node, val] : c.usage) b.tree.AddUsage(b.idx.at(node), 0, val);
+    for (const auto& [node, val] : c.usage)
+      b.tree.AddUsage(b.idx.at(node), 0, val);
     for (const Expect& e : c.expect) Check(b, e);
   }
 }
@@ -393,7 +396,8 @@ TEST(QuotaTreeTest, AddRemoveUsageSymmetry) {
   for (const auto& [n, v] : adds) b.tree.AddUsage(n, 0, v);
   for (const auto& [n, v] : adds) {
     b.tree.RemoveUsage(n, 0, v);
-    int64_t research = std::max<int64_t>(0, b.tree.Usage(a, 0) - 5) + b.tree.Usage(bb, 0);
+    int64_t research =
+        std::max<int64_t>(0, b.tree.Usage(a, 0) - 5) + b.tree.Usage(bb, 0);
     EXPECT_EQ(b.tree.Usage(b.idx.at("research"), 0), research);
     int64_t org = std::max<int64_t>(0, research - 5) + b.tree.Usage(c, 0);
     EXPECT_EQ(b.tree.Usage(b.idx.at("org"), 0), org);

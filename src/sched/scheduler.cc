@@ -452,7 +452,9 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
       return true;
     }
   }
-  // Partial admission: the largest scale t in [0, T) whose counts fit now.
+  // Partial admission: the largest scale t in [0, T) whose counts can be
+  // admitted now, by fitting or by preempting (as Kueue's
+  // getInitialAssignments accepts a reduced count in either mode).
   int32_t T = 0;
   for (const auto& ps : wl.spec.pod_sets) {
     if (ps.min_count && *ps.min_count < ps.count) T = std::max(T, ps.count - *ps.min_count);
@@ -466,32 +468,42 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
       }
       return c;
     };
-    Assignment best = Assign(w, counts_at(0), false);
-    if (best.mode == Mode::kFit) {
+    struct Option {
+      Assignment a;
+      std::vector<std::pair<WlIdx, PreemptionReason>> victims;
+    };
+    auto admissible = [&](int32_t t, Option* out) {
+      out->a = Assign(w, counts_at(t), false);
+      out->victims.clear();
+      if (out->a.mode == Mode::kFit) return true;
+      if (out->a.mode != Mode::kPreempt) return false;
+      out->victims = FindVictims(w, &out->a);
+      return !out->victims.empty();
+    };
+    Option best;
+    if (admissible(0, &best)) {
       int32_t lo = 0, hi = T - 1;
       while (lo < hi) {
         int32_t mid = (lo + hi + 1) / 2;
-        Assignment m = Assign(w, counts_at(mid), false);
-        if (m.mode == Mode::kFit) {
+        Option o;
+        if (admissible(mid, &o)) {
           lo = mid;
-          best = std::move(m);
+          best = std::move(o);
         } else {
           hi = mid - 1;
         }
       }
-      Admit(w, std::move(best));
+      for (const auto& [v, reason] : best.victims) Evict(v, w, reason);
+      best.a.mode = Mode::kFit;
+      Admit(w, std::move(best.a));
+      if (!best.victims.empty()) RequeueTree(cq.root);
       return true;
     }
   }
   wl.reason = a.reason + PreemptionNote(wl.cq, a.mode);
-  wl.placement_short = a.placement_short;
-  if (a.placement_short) {
-    for (const auto& per_set : a.flavors) {
-      for (int32_t f : per_set) {
-        if (f < 0) continue;
-        if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);
-      }
-    }
+  wl.placement_short = !a.short_flavors.empty();
+  for (int32_t f : a.short_flavors) {
+    if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);
   }
   return false;
 }

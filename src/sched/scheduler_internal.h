@@ -70,6 +70,9 @@ struct Assignment {
   Mode mode = Mode::kNoFit;
   bool borrows = false;
   bool placement_short = false;  // Quota fits; nodes do not (yet).
+  // Flavors whose quota fit but whose nodes were short: freeing devices of
+  // these may make the workload admissible.
+  std::vector<int32_t> short_flavors;
   std::string reason;            // Why not Fit, for users.
 };
 
