@@ -40,18 +40,22 @@ bool UsesAny(const Assignment& a, const std::vector<int32_t>& frs) {
 }  // namespace
 
 int64_t Scheduler::Impl::Drs(int32_t cq_idx, const Assignment* delta, int sign) const {
-  const CQ& cq = cqs[cq_idx];
-  if (!quota->HasParent(cq.node)) return 0;
+  return DrsNode(cqs[cq_idx].node, delta, sign);
+}
+
+int64_t Scheduler::Impl::DrsNode(int32_t node, const Assignment* delta, int sign) const {
+  if (!quota->HasParent(node)) return 0;
+  const int32_t parent = quota->Parent(node);
   const int32_t nres = int32_t(resources.size());
   std::vector<int64_t> borrowed(nres, 0);
-  for (int32_t fr : cq.frs) {
-    int64_t usage = quota->Usage(cq.node, fr);
+  for (int32_t fr = 0; fr < num_fr(); ++fr) {
+    int64_t usage = quota->Usage(node, fr);
     if (delta != nullptr) {
       for (const auto& [dfr, val] : delta->usage) {
         if (dfr == fr) usage += sign * val;
       }
     }
-    int64_t b = usage - quota->Subtree(cq.node, fr);
+    int64_t b = usage - quota->Subtree(node, fr);
     if (b > 0) borrowed[FrResource(fr)] += b;
   }
   int64_t drs = 0;
@@ -59,15 +63,64 @@ int64_t Scheduler::Impl::Drs(int32_t cq_idx, const Assignment* delta, int sign) 
     if (borrowed[r] == 0) continue;
     int64_t lendable = 0;
     for (int32_t f = 0; f < int32_t(flavors.size()); ++f) {
-      lendable += quota->Subtree(cq.root, Fr(f, r));
+      lendable += quota->Subtree(parent, Fr(f, r));
     }
     if (lendable <= 0) continue;
     drs = std::max(drs, int64_t((__int128)borrowed[r] * 1000 / lendable));
   }
-  if (cq.spec.fair_weight_milli <= 0) {
-    return drs > 0 ? std::numeric_limits<int64_t>::max() / 4 : 0;
+  int64_t weight = node_weight[node];
+  if (weight <= 0) return drs > 0 ? std::numeric_limits<int64_t>::max() / 4 : 0;
+  return drs * 1000 / weight;
+}
+
+WlIdx Scheduler::Impl::NextFairHead(const std::map<int32_t, WlIdx>& heads) const {
+  using Key = std::tuple<int64_t, int32_t, int64_t, int64_t>;
+  auto order = [&](WlIdx w, int64_t share) {
+    const Wl& wl = wls[w];
+    return Key{share, -wl.spec.priority, wl.spec.creation_unix_ms, wl.seq};
+  };
+  std::map<WlIdx, Assignment> nominated;
+  auto usage_of = [&](WlIdx w) -> const Assignment& {
+    auto it = nominated.find(w);
+    if (it != nominated.end()) return it->second;
+    std::vector<int32_t> counts;
+    for (const auto& ps : wls[w].spec.pod_sets) counts.push_back(ps.count);
+    return nominated.emplace(w, Assign(w, counts, /*quota_only=*/true)).first->second;
+  };
+  // Best head in the subtree of `node`, or -1.
+  auto best = [&](auto&& self, int32_t node) -> WlIdx {
+    if (node_cq[node] >= 0) {
+      auto it = heads.find(node_cq[node]);
+      return it == heads.end() ? -1 : it->second;
+    }
+    WlIdx pick = -1;
+    Key pick_key{};
+    for (int32_t child : quota->Children(node)) {
+      WlIdx w = self(self, child);
+      if (w < 0) continue;
+      Key k = order(w, DrsNode(child, &usage_of(w), +1));
+      if (pick < 0 || k < pick_key) {
+        pick = w;
+        pick_key = k;
+      }
+    }
+    return pick;
+  };
+  // Independent trees compete by priority and age only.
+  std::set<int32_t> roots;
+  for (const auto& [c, w] : heads) roots.insert(cqs[c].root);
+  WlIdx pick = -1;
+  Key pick_key{};
+  for (int32_t root : roots) {
+    WlIdx w = best(best, root);
+    if (w < 0) continue;
+    Key k = order(w, 0);
+    if (pick < 0 || k < pick_key) {
+      pick = w;
+      pick_key = k;
+    }
   }
-  return drs * 1000 / cq.spec.fair_weight_milli;
+  return pick;
 }
 
 std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(

@@ -43,6 +43,8 @@ class QuotaTree {
   int32_t Parent(int32_t node) const { return nodes_[node].parent; }
   int32_t Root(int32_t node) const;
   bool HasParent(int32_t node) const { return nodes_[node].parent >= 0; }
+  const std::vector<int32_t>& Children(int32_t node) const { return nodes_[node].children; }
+  int32_t NodeCount() const { return int32_t(nodes_.size()); }
 
   int64_t Nominal(int32_t node, int32_t fr) const { return At(node, fr).nominal; }
   int64_t Subtree(int32_t node, int32_t fr) const { return At(node, fr).subtree; }

@@ -48,6 +48,9 @@ struct RandomClusterOptions {
   bool ample_nodes = false;
   // Every ClusterQueue in one cohort tree.
   bool single_tree = false;
+  // Preemption everywhere: policies rarely Never, priorities spread out,
+  // small single-pod-set workloads.
+  bool preemption_heavy = false;
   int32_t min_nodes = 3;
   int32_t max_nodes = 10;
   int32_t max_cluster_queues = 6;
@@ -102,21 +105,22 @@ class RandomCluster {
         if (s.name == lq.cluster_queue) shape = s;
       }
     }
-    w.priority = Pick(std::vector<int32_t>{-1, 0, 0, 0, 5, 10, 10, 100});
+    w.priority = opt_.preemption_heavy ? Uniform(0, 9) * 10
+                                       : Pick(std::vector<int32_t>{-1, 0, 0, 0, 5, 10, 10, 100});
     w.creation_unix_ms = now_ms + Uniform(-50, 50);
-    int32_t nps = Coin(0.7) ? 1 : (Coin(0.8) ? 2 : 3);
+    int32_t nps = opt_.preemption_heavy ? (Coin(0.9) ? 1 : 2) : Coin(0.7) ? 1 : (Coin(0.8) ? 2 : 3);
     for (int32_t p = 0; p < nps; ++p) {
       core::PodSet ps;
       ps.name = "ps" + std::to_string(p);
-      ps.count = Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 3, 4});
+      ps.count = opt_.preemption_heavy ? Uniform(1, 2) : Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 3, 4});
       if (ps.count > 1 && Coin(0.3)) ps.min_count = Uniform(1, ps.count - 1);
       bool mig = has_mig_ && (shape.covers_mig ? Coin(0.35) : Coin(0.05));
       bool no_device = has_cpu_ && shape.covers_cpu && Coin(0.06);
       if (mig) {
         ps.requests[core::MigResourceName(kMig1g)] = Quantity::FromUnits(Uniform(1, 2));
       } else if (!no_device) {
-        ps.requests[core::kGpuResource] =
-            Quantity::FromUnits(Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 4, 8}));
+        ps.requests[core::kGpuResource] = Quantity::FromUnits(
+            opt_.preemption_heavy ? Uniform(1, 4) : Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 4, 8}));
       }
       if (has_cpu_ && (no_device || (shape.covers_cpu ? Coin(0.7) : Coin(0.08)))) {
         ps.requests[core::kCpuResource] = Quantity::FromUnits(Uniform(1, 16));
@@ -308,15 +312,19 @@ class RandomCluster {
       }
       q.queueing_strategy = !opt_.quota_free && Coin(0.3) ? core::QueueingStrategy::kStrictFIFO
                                                         : core::QueueingStrategy::kBestEffortFIFO;
+      const bool heavy = opt_.preemption_heavy && Coin(0.85);
       q.preemption.within_cluster_queue = Pick(std::vector<core::WithinClusterQueue>{
-          core::WithinClusterQueue::kNever, core::WithinClusterQueue::kLowerPriority,
-          core::WithinClusterQueue::kLowerOrNewerEqualPriority});
+          heavy ? core::WithinClusterQueue::kLowerPriority : core::WithinClusterQueue::kNever,
+          core::WithinClusterQueue::kLowerPriority, core::WithinClusterQueue::kLowerOrNewerEqualPriority});
       q.preemption.reclaim_within_cohort = Pick(std::vector<core::ReclaimWithinCohort>{
-          core::ReclaimWithinCohort::kNever, core::ReclaimWithinCohort::kLowerPriority,
-          core::ReclaimWithinCohort::kAny});
-      q.preemption.borrow_within_cohort = Coin(0.4) ? core::BorrowWithinCohortPolicy::kLowerPriority
-                                                    : core::BorrowWithinCohortPolicy::kNever;
-      if (Coin(0.3)) q.preemption.max_priority_threshold = Pick(std::vector<int32_t>{0, 5, 10});
+          heavy ? core::ReclaimWithinCohort::kAny : core::ReclaimWithinCohort::kNever,
+          core::ReclaimWithinCohort::kLowerPriority, core::ReclaimWithinCohort::kAny});
+      q.preemption.borrow_within_cohort = Coin(heavy ? 0.6 : 0.4) ? core::BorrowWithinCohortPolicy::kLowerPriority
+                                                                  : core::BorrowWithinCohortPolicy::kNever;
+      if (Coin(0.3)) {
+        q.preemption.max_priority_threshold =
+            opt_.preemption_heavy ? Uniform(0, 9) * 10 : Pick(std::vector<int32_t>{0, 5, 10});
+      }
       q.flavor_fungibility.when_can_borrow =
           Coin(0.5) ? core::FungibilityPolicy::kMayStopSearch : core::FungibilityPolicy::kTryNextFlavor;
       q.flavor_fungibility.when_can_preempt =

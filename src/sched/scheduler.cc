@@ -75,6 +75,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config)
   for (const auto& n : cohort_names) {
     m.cohort_node[n] = m.quota->AddNode(-1);
     m.node_cohort_name.push_back(n);
+    m.node_cq.push_back(-1);
+    m.node_weight.push_back(declared.count(n) ? declared[n]->fair_weight_milli : 1000);
   }
   for (const auto& [n, c] : declared) {
     if (!c->parent.empty()) m.quota->SetParent(m.cohort_node[n], m.cohort_node[c->parent]);
@@ -119,6 +121,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config)
     cq.cohort_name = spec.cohort;
     cq.node = m.quota->AddNode(spec.cohort.empty() ? -1 : m.cohort_node[spec.cohort]);
     m.node_cohort_name.push_back("");
+    m.node_cq.push_back(int32_t(m.cqs.size()));
+    m.node_weight.push_back(spec.fair_weight_milli);
     ALLOT_RETURN_IF_ERROR(set_quotas(cq.node, spec.resource_groups, spec.source, spec.name, &cq.groups));
     cq.res_group.assign(m.resources.size(), -1);
     for (size_t gi = 0; gi < cq.groups.size(); ++gi) {
@@ -566,44 +570,56 @@ CycleResult Scheduler::RunCycle() {
     WlIdx w = cq.queue.begin()->wl;
     heads.push_back({{0, -m.wls[w].spec.priority, m.wls[w].spec.creation_unix_ms, m.wls[w].seq}, w});
   }
-  // 2. Order: non-borrowing (classical) or lowest share (fair sharing) first.
-  if (heads.size() > 1) {
-    for (Head& h : heads) {
-      const Wl& wl = m.wls[h.w];
-      if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
-      std::vector<int32_t> counts;
-      for (const auto& ps : wl.spec.pod_sets) counts.push_back(ps.count);
-      Assignment a = m.Assign(h.w, counts, /*quota_only=*/true);
-      std::get<0>(h.order) = m.config.fair_sharing ? m.Drs(wl.cq, &a, +1) : (a.borrows ? 1 : 0);
-    }
-    std::sort(heads.begin(), heads.end(),
-              [](const Head& a, const Head& b) { return a.order < b.order; });
-  }
-  // 3-5. Try each head: admit, preempt and admit, or set aside.
-  for (const Head& h : heads) {
-    Wl& wl = m.wls[h.w];
-    if (wl.state != Wl::State::kPending || wl.parked) continue;
+  // 3-5. Try a head: admit, preempt and admit, or set aside.
+  auto try_head = [&](WlIdx w) {
+    Wl& wl = m.wls[w];
+    if (wl.state != Wl::State::kPending || wl.parked) return;
     CQ& cq = m.cqs[wl.cq];
     ++r.attempts;
     size_t before = m.preemptions.size();
-    cq.queue.erase(wl.QKey(h.w));
+    cq.queue.erase(wl.QKey(w));
     --m.pending_count;
-    m.StopWaiting(h.w);
-    if (m.TryAdmit(h.w)) {
+    m.StopWaiting(w);
+    if (m.TryAdmit(w)) {
       r.admitted.push_back(wl.key);
     } else {
       ++m.pending_count;
       if (cq.spec.queueing_strategy == core::QueueingStrategy::kStrictFIFO) {
-        cq.queue.insert(wl.QKey(h.w));
+        cq.queue.insert(wl.QKey(w));
         // Only a workload still at the head blocks: a preemption in this
         // cycle may have returned an earlier one to this queue.
-        if (cq.queue.begin()->wl == h.w) cq.blocked = true;
+        if (cq.queue.begin()->wl == w) cq.blocked = true;
       } else {
         wl.parked = true;
-        cq.parked.insert(h.w);
+        cq.parked.insert(w);
       }
     }
     for (size_t i = before; i < m.preemptions.size(); ++i) r.preempted.push_back(m.preemptions[i]);
+  };
+  // 2. Order. Fair sharing: a tournament down each cohort tree, against the
+  // usage left by the heads admitted before. Classical: non-borrowing
+  // first, then priority, then age.
+  if (m.config.fair_sharing) {
+    std::map<int32_t, WlIdx> pending_heads;
+    for (const Head& h : heads) pending_heads[m.wls[h.w].cq] = h.w;
+    while (!pending_heads.empty()) {
+      WlIdx w = m.NextFairHead(pending_heads);
+      pending_heads.erase(m.wls[w].cq);
+      try_head(w);
+    }
+  } else {
+    if (heads.size() > 1) {
+      for (Head& h : heads) {
+        const Wl& wl = m.wls[h.w];
+        if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
+        std::vector<int32_t> counts;
+        for (const auto& ps : wl.spec.pod_sets) counts.push_back(ps.count);
+        std::get<0>(h.order) = m.Assign(h.w, counts, /*quota_only=*/true).borrows ? 1 : 0;
+      }
+      std::sort(heads.begin(), heads.end(),
+                [](const Head& a, const Head& b) { return a.order < b.order; });
+    }
+    for (const Head& h : heads) try_head(h.w);
   }
   for (auto it = m.active_cqs.begin(); it != m.active_cqs.end();) {
     const CQ& cq = m.cqs[*it];

@@ -252,8 +252,7 @@ TEST(SchedulerFairTest, FinalShareStrategyTriesEveryCandidateOfATarget) {
        {{"team-b/small2", ""}}});
 }
 
-// BUG (for the lead to decide: is hierarchical fair sharing in scope?):
-// Cohort fairSharing weights are parsed but ignored. Kueue's concepts/cohort
+// Hierarchical fair sharing honours Cohort fairSharing weights. Kueue's concepts/cohort
 // example gives important-org weight 0.75 and regular-org 0.25 under one
 // root, so that "the important org will trend towards using 75% of common
 // resources". Kueue orders heads by a tournament (pkg/scheduler/
@@ -262,11 +261,9 @@ TEST(SchedulerFairTest, FinalShareStrategyTriesEveryCandidateOfATarget) {
 // DRS divided by its own weight. Here the root holds 16; imp-cq (under
 // important-org) uses 8 and reg-cq (under regular-org) uses 4; both want 4
 // more and 4 are left. important-org would borrow 12 of 16 (750) / 0.75 =
-// 1000; regular-org 8 of 16 (500) / 0.25 = 2000: imp-cq/w wins. Allot
-// compares ClusterQueue shares only (750 vs 500, weights 1) and admits
-// reg-cq/w.
+// 1000; regular-org 8 of 16 (500) / 0.25 = 2000: imp-cq/w wins (comparing
+// ClusterQueue shares alone, 750 vs 500, would wrongly pick reg-cq/w).
 TEST(SchedulerFairTest, CohortWeightsOrderHierarchicalAdmission) {
-  GTEST_SKIP() << "BUG for the lead: Cohort fairSharing weights are ignored";
   const std::string tree = R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: Cohort
 metadata: {name: root-cohort}

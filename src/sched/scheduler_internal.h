@@ -109,6 +109,8 @@ struct Scheduler::Impl {
   std::map<std::string, int32_t> cq_idx;
   std::map<std::string, int32_t> cohort_node;     // Cohort name -> tree node.
   std::vector<std::string> node_cohort_name;      // Tree node -> cohort name ("" for CQs).
+  std::vector<int32_t> node_cq;                   // Tree node -> CQ index, or -1.
+  std::vector<int64_t> node_weight;               // Tree node -> fairSharing.weight (milli).
   std::map<int32_t, std::vector<int32_t>> tree_cqs;  // Root node -> its CQs.
   std::map<std::pair<std::string, std::string>, std::string> local_queues;
   std::map<std::string, core::Labels> namespaces;
@@ -176,6 +178,13 @@ struct Scheduler::Impl {
   // Weighted dominant resource share of a CQ (x1000), optionally with a
   // workload's usage added (+1) or removed (-1).
   int64_t Drs(int32_t cq, const Assignment* delta, int sign) const;
+  // The same for any node of the cohort tree, against its parent's quota;
+  // `delta` counts in full at every level.
+  int64_t DrsNode(int32_t node, const Assignment* delta, int sign) const;
+  // Fair sharing's tournament: the head to try next among `heads` (CQ ->
+  // head), walking each cohort tree from its root and taking at every
+  // cohort the child with the lowest share after admitting its nominee.
+  WlIdx NextFairHead(const std::map<int32_t, WlIdx>& heads) const;
 
   // reasons.cc
   std::string QuotaShortReason(int32_t cq, int32_t fr, int64_t need) const;

@@ -48,6 +48,8 @@
 //             and the restored scheduler keeps every invariant;
 //  [order]    at most one admission per ClusterQueue per cycle; a StrictFIFO
 //             queue admits its first workload or nothing;
+//  [minimal]  after a cycle with a single head that preempted, every victim
+//             was needed: with it back as it was, something would not fit;
 //  [policy]   (also) a lone head that fits as is preempts nobody, and
 //             victims in other ClusterQueues come from borrowing ones;
 //  [determinism] replaying the same calls on a second Scheduler gives the
@@ -88,7 +90,7 @@ std::string FrName(const FR& fr) { return fr.first + "/" + fr.second; }
 // Coverage counters, printed with ALLOT_PROP_STATS=1.
 struct Stats {
   int64_t checks = 0, admitted = 0, pending = 0, partial = 0, borrowing = 0, preemptions = 0;
-  int64_t liveness_candidates = 0, mig_pods = 0, same_cycle_churn = 0;
+  int64_t liveness_candidates = 0, mig_pods = 0, same_cycle_churn = 0, victims_checked = 0;
   std::map<std::string, int64_t> reasons;
 };
 Stats& stats() {
@@ -295,6 +297,12 @@ class Oracle {
   // eligible flavor, free healthy devices on eligible nodes) in the state of
   // the last CheckState; nullopt when it does not or the check does not apply.
   std::optional<std::string> FitsNow(const core::Workload& w, bool allow_borrowing) const;
+  // After a cycle with a single head that preempted (and CheckState on the
+  // new state): every victim was needed, i.e. putting it back as it was
+  // (same placement, same quota) next to the preemptor would break quota or
+  // share a device or exceed a node.
+  void CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_before, const CycleResult& cycle,
+                          std::vector<std::string>* errors) const;
   std::vector<core::Workload> LiveInArrivalOrder() const {
     std::vector<core::Workload> out;
     for (const auto& [k, w] : live_) out.push_back(w);
@@ -407,6 +415,8 @@ class Oracle {
   // From the last CheckState.
   Usage usage_;
   std::set<std::string> used_devices_;
+  std::map<std::string, std::map<FR, int64_t>> cq_usage_;
+  std::map<std::string, std::pair<int64_t, int64_t>> node_use_;
 };
 
 int Oracle::CohortNode(const std::string& name) {
@@ -813,6 +823,8 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
   }
   CheckQuota(cq_usage, errors);
   usage_ = TreeUsage(cq_usage);
+  cq_usage_ = std::move(cq_usage);
+  node_use_ = std::move(node_use);
 }
 
 bool Oracle::PolicyAllows(const PreemptionEvent& e, std::string* why) const {
@@ -1034,6 +1046,63 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, bool allow_b
          " take all its pods";
 }
 
+void Oracle::CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_before, const CycleResult& cycle,
+                                std::vector<std::string>* errors) const {
+  if (cycle.attempts != 1 || cycle.preempted.empty() || cycle.admitted.size() != 1) return;
+  const std::string& preemptor = cycle.admitted[0];
+  auto pit = live_.find(preemptor);
+  if (pit == live_.end()) return;
+  const std::string pcq = CqOf(pit->second);
+  for (const auto& e : cycle.preempted) {
+    auto vit = live_.find(e.workload);
+    if (vit == live_.end()) continue;
+    const AdmittedWorkload* old = nullptr;
+    for (const auto& a : admitted_before) {
+      if (a.workload == e.workload) old = &a;
+    }
+    if (!old) continue;
+    const core::Workload& v = vit->second;
+    ++stats().victims_checked;
+    // Its devices must still be free, its pods must still fit the nodes.
+    bool fits = true;
+    std::map<std::string, std::pair<int64_t, int64_t>> node_use = node_use_;
+    std::map<std::string, std::map<FR, int64_t>> cq_usage = cq_usage_;
+    for (size_t i = 0; i < old->admission.pod_set_assignments.size() && i < v.pod_sets.size(); ++i) {
+      const auto& psa = old->admission.pod_set_assignments[i];
+      const auto& ps = v.pod_sets[i];
+      for (const auto& [r, q] : ps.requests) {
+        auto f = psa.flavors.find(r);
+        if (f != psa.flavors.end()) cq_usage[old->admission.cluster_queue][{f->second, r}] += q.milli() * psa.count;
+      }
+      for (const auto& pp : psa.placements) {
+        for (const auto& uuid : pp.gpus) fits = fits && !used_devices_.count(uuid);
+        auto cpu = ps.requests.find(core::kCpuResource);
+        auto mem = ps.requests.find(core::kMemoryResource);
+        if (cpu != ps.requests.end()) node_use[pp.node].first += cpu->second.milli();
+        if (mem != ps.requests.end()) node_use[pp.node].second += mem->second.milli();
+      }
+    }
+    for (const auto& [name, use] : node_use) {
+      const core::Node& node = *nodes_.at(name);
+      fits = fits && use.first <= node.cpu.milli() && use.second <= node.memory.milli();
+    }
+    if (!fits) continue;
+    std::vector<std::string> quota_errors;
+    CheckQuota(cq_usage, &quota_errors);
+    if (!quota_errors.empty()) continue;
+    if (old->admission.cluster_queue == pcq) {
+      // In its own ClusterQueue a victim may be needed to keep the
+      // preemptor from borrowing: only flag it when nothing would borrow.
+      const int n = cq_node_.at(pcq);
+      bool borrows = false;
+      for (const auto& [fr, val] : cq_usage[pcq]) borrows = borrows || val > Nominal(n, fr);
+      if (borrows) continue;
+    }
+    errors->push_back("[minimal] " + EventText(e) + ": the victim was not needed; with it back as it was (" +
+                      AdmissionText(old->admission) + ") every device, node and quota would still fit");
+  }
+}
+
 void Oracle::CheckLiveness(const Scheduler& s, std::vector<std::string>* errors) const {
   for (const auto& p : s.Pending()) {
     auto wit = live_.find(p.workload);
@@ -1190,9 +1259,11 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
     switch (op.kind) {
       case Op::kCycle: {
         std::set<std::string> before;
+        std::vector<AdmittedWorkload> admitted_before;
         std::vector<PendingWorkload> pending_before;
         if (check) {
-          for (const auto& a : s.Admitted()) before.insert(a.workload);
+          admitted_before = s.Admitted();
+          for (const auto& a : admitted_before) before.insert(a.workload);
           pending_before = s.Pending();
         }
         CycleResult cr = s.RunCycle();
@@ -1200,6 +1271,7 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
         if (check) {
           oracle.CheckNewPreemptions(s, &before, &pending_before, &cr, &errors);
           oracle.CheckState(s, &errors);
+          if (errors.empty()) oracle.CheckVictimsNeeded(admitted_before, cr, &errors);
         }
         break;
       }
@@ -1407,10 +1479,10 @@ void RunSeeds(const char* suite, int seeds, int32_t steps, RandomClusterOptions 
   if (EnvInt("ALLOT_PROP_STATS", 0)) {
     Stats& st = stats();
     std::printf("%s: checks=%lld admitted=%lld pending=%lld partial=%lld borrowing=%lld preemptions=%lld "
-                "liveness_candidates=%lld mig_devices=%lld admitted_and_preempted_in_one_cycle=%lld\n",
+                "liveness_candidates=%lld mig_devices=%lld admitted_and_preempted_in_one_cycle=%lld victims_checked=%lld\n",
                 suite, (long long)st.checks, (long long)st.admitted, (long long)st.pending, (long long)st.partial,
                 (long long)st.borrowing, (long long)st.preemptions, (long long)st.liveness_candidates,
-                (long long)st.mig_pods, (long long)st.same_cycle_churn);
+                (long long)st.mig_pods, (long long)st.same_cycle_churn, (long long)st.victims_checked);
     for (const auto& [r, n] : st.reasons) std::printf("  %s: %lld\n", r.c_str(), (long long)n);
     st = Stats{};
   }
@@ -1735,6 +1807,16 @@ TEST(SchedulerPropertyRepro, FairSharingPreemptionLoop) {
                                        EventText(s.Preemptions()[s.Preemptions().size() - 2]) + "\n" +
                                        EventText(s.Preemptions().back())
                                  : StateText(s));
+}
+
+// Preemption everywhere: spread priorities, permissive policies, small
+// workloads on plenty of whole GPUs.
+TEST(SchedulerProperty, PreemptionHeavyClusters) {
+  RandomClusterOptions o;
+  o.ample_nodes = true;
+  o.preemption_heavy = true;
+  o.initial_workloads = 10;
+  RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 50, o);
 }
 
 // The generator itself: configs are valid for Create, and deterministic.
