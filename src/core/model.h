@@ -109,13 +109,18 @@ struct ResourceGroup {
 };
 
 enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
-enum class WithinClusterQueue { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class WithinClusterQueue {
+  kNever,
+  kLowerPriority,
+  kLowerOrNewerEqualPriority
+};
 enum class ReclaimWithinCohort { kNever, kLowerPriority, kAny };
 enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
 struct PreemptionPolicy {
   WithinClusterQueue within_cluster_queue = WithinClusterQueue::kNever;
   ReclaimWithinCohort reclaim_within_cohort = ReclaimWithinCohort::kNever;
-  BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
+  BorrowWithinCohortPolicy borrow_within_cohort =
+      BorrowWithinCohortPolicy::kNever;
   // Only workloads with priority <= this may be preempted while borrowing.
   std::optional<int32_t> max_priority_threshold;
 };
@@ -235,7 +240,10 @@ struct Node {
   SourceRef source;
 };
 
-enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+enum class FairSharingStrategy {
+  kLessThanOrEqualToFinalShare,
+  kLessThanInitialShare
+};
 // allot.dev/v1 SchedulerConfig.
 struct SchedulerConfig {
   bool fair_sharing = false;

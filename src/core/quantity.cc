@@ -45,8 +45,9 @@ Result<Quantity> Quantity::Parse(std::string_view s) {
     }
   }
   if (!seen_digit) {
-    return Status::InvalidArgument("malformed quantity " + quoted +
-                                   ": expected a number such as 8, 500m or 64Gi");
+    return Status::InvalidArgument(
+        "malformed quantity " + quoted +
+        ": expected a number such as 8, 500m or 64Gi");
   }
   std::string_view suffix = s.substr(i);
   // Scale as numerator/denominator relative to milli-units.
@@ -73,15 +74,28 @@ Result<Quantity> Quantity::Parse(std::string_view s) {
   } else if (suffix.size() == 2 && suffix[1] == 'i') {
     int shift;
     switch (suffix[0]) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      case 'P': shift = 50; break;
-      case 'E': shift = 60; break;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      case 'P':
+        shift = 50;
+        break;
+      case 'E':
+        shift = 60;
+        break;
       default:
         return Status::InvalidArgument("malformed quantity " + quoted +
-                                       ": unknown suffix \"" + std::string(suffix) + "\"");
+                                       ": unknown suffix \"" +
+                                       std::string(suffix) + "\"");
     }
     num = (__int128)1000 << shift;
   } else if ((suffix[0] == 'e' || suffix[0] == 'E') && suffix.size() > 1) {
@@ -107,7 +121,8 @@ Result<Quantity> Quantity::Parse(std::string_view s) {
     }
   } else {
     return Status::InvalidArgument("malformed quantity " + quoted +
-                                   ": unknown suffix \"" + std::string(suffix) + "\"");
+                                   ": unknown suffix \"" + std::string(suffix) +
+                                   "\"");
   }
   for (int k = 0; k < frac_digits; ++k) den *= 10;
   __int128 v = mantissa;
@@ -115,7 +130,8 @@ Result<Quantity> Quantity::Parse(std::string_view s) {
     return Status::InvalidArgument("quantity " + quoted + " is too large");
   }
   v = (v + den - 1) / den;  // Round up sub-milli precision.
-  if (v > kMax) return Status::InvalidArgument("quantity " + quoted + " is too large");
+  if (v > kMax)
+    return Status::InvalidArgument("quantity " + quoted + " is too large");
   int64_t m = static_cast<int64_t>(v);
   return Quantity::FromMilli(neg ? -m : m);
 }

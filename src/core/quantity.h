@@ -39,11 +39,21 @@ class Quantity {
   // Canonical text: "500m", "8", "64Gi" (binary suffix when exact).
   std::string ToString() const;
 
-  constexpr Quantity operator+(Quantity o) const { return Quantity(milli_ + o.milli_); }
-  constexpr Quantity operator-(Quantity o) const { return Quantity(milli_ - o.milli_); }
+  constexpr Quantity operator+(Quantity o) const {
+    return Quantity(milli_ + o.milli_);
+  }
+  constexpr Quantity operator-(Quantity o) const {
+    return Quantity(milli_ - o.milli_);
+  }
   constexpr Quantity operator*(int64_t k) const { return Quantity(milli_ * k); }
-  constexpr Quantity& operator+=(Quantity o) { milli_ += o.milli_; return *this; }
-  constexpr Quantity& operator-=(Quantity o) { milli_ -= o.milli_; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    milli_ += o.milli_;
+    return *this;
+  }
+  constexpr Quantity& operator-=(Quantity o) {
+    milli_ -= o.milli_;
+    return *this;
+  }
   constexpr auto operator<=>(const Quantity&) const = default;
 
   // False on signed overflow (the result is then unspecified).

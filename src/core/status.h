@@ -30,7 +30,8 @@ class [[nodiscard]] Status {
   Status() = default;
   static Status Ok() { return Status(); }
   static Status InvalidArgument(std::string msg, std::string field = "") {
-    return Status(StatusCode::kInvalidArgument, std::move(msg), std::move(field));
+    return Status(StatusCode::kInvalidArgument, std::move(msg),
+                  std::move(field));
   }
   static Status NotFound(std::string msg, std::string field = "") {
     return Status(StatusCode::kNotFound, std::move(msg), std::move(field));
@@ -57,7 +58,8 @@ class [[nodiscard]] Status {
     if (s.field_.empty()) {
       s.field_ = prefix;
     } else if (!prefix.empty()) {
-      s.field_ = s.field_[0] == '[' ? prefix + s.field_ : prefix + "." + s.field_;
+      s.field_ =
+          s.field_[0] == '[' ? prefix + s.field_ : prefix + "." + s.field_;
     }
     return s;
   }
@@ -112,20 +114,20 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
-#define ALLOT_RETURN_IF_ERROR(expr)      \
-  do {                                   \
-    ::allot::Status _st = (expr);        \
-    if (!_st.ok()) return _st;           \
+#define ALLOT_RETURN_IF_ERROR(expr) \
+  do {                              \
+    ::allot::Status _st = (expr);   \
+    if (!_st.ok()) return _st;      \
   } while (0)
 
 // CHECK for programmer errors (never for user input): aborts with a message.
-#define ALLOT_CHECK(cond)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define ALLOT_CHECK(cond)                                                   \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
       std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                 \
-      std::abort();                                                        \
-    }                                                                      \
+                   #cond);                                                  \
+      std::abort();                                                         \
+    }                                                                       \
   } while (0)
 
 }  // namespace allot

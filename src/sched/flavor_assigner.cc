@@ -49,7 +49,8 @@ std::vector<PodSetRequest> Scheduler::Impl::Requests(
       }
     }
     for (int32_t f : chosen[p]) {
-      if (f >= 0 && std::find(r.flavors.begin(), r.flavors.end(), f) == r.flavors.end()) {
+      if (f >= 0 &&
+          std::find(r.flavors.begin(), r.flavors.end(), f) == r.flavors.end()) {
         r.flavors.push_back(f);
       }
     }
@@ -87,11 +88,13 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       int32_t g = cq.res_group[r];
       if (g < 0) {
         a.mode = Mode::kNoFit;
-        a.reason = "ClusterQueue " + cq.spec.name + " does not cover resource " +
-                   resources[r] + " requested by pod set " + ps.name;
+        a.reason = "ClusterQueue " + cq.spec.name +
+                   " does not cover resource " + resources[r] +
+                   " requested by pod set " + ps.name;
         return a;
       }
-      if (std::find(used_groups.begin(), used_groups.end(), g) == used_groups.end()) {
+      if (std::find(used_groups.begin(), used_groups.end(), g) ==
+          used_groups.end()) {
         used_groups.push_back(g);
       }
     }
@@ -100,7 +103,10 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
     // the pod's GPUs, else the one covering its CPU.
     int32_t place_group = -1;
     for (const auto& [r, per] : needs.per_pod) {
-      if (core::IsGpuResource(resources[r])) { place_group = cq.res_group[r]; break; }
+      if (core::IsGpuResource(resources[r])) {
+        place_group = cq.res_group[r];
+        break;
+      }
     }
     if (place_group < 0) {
       for (const auto& [r, per] : needs.per_pod) {
@@ -129,7 +135,8 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
             int32_t fr = Fr(f, r);
             int64_t val = per * counts[p] + acc[fr];
             if (val <= quota->Available(node, fr)) {
-              if (quota->Usage(node, fr) + val > quota->Subtree(node, fr)) o.borrows = true;
+              if (quota->Usage(node, fr) + val > quota->Subtree(node, fr))
+                o.borrows = true;
             } else if (val <= quota->PotentialAvailable(node, fr)) {
               if (o.mode == Mode::kFit) {
                 o.mode = Mode::kPreempt;
@@ -137,16 +144,19 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
               }
             } else {
               o.mode = Mode::kNoFit;
-              o.reason = QuotaShortReason(wl.cq, fr, val) +
-                         "; that is more than it can ever hold (" +
-                         Describe(resources[r], quota->PotentialAvailable(node, fr)) + ")";
+              o.reason =
+                  QuotaShortReason(wl.cq, fr, val) +
+                  "; that is more than it can ever hold (" +
+                  Describe(resources[r], quota->PotentialAvailable(node, fr)) +
+                  ")";
               break;
             }
           }
         }
         if (o.mode == Mode::kFit && !quota_only && g == place_group) {
-          std::vector<std::vector<int32_t>> chosen(wl.spec.pod_sets.size(),
-                                                   std::vector<int32_t>(cq.groups.size(), -1));
+          std::vector<std::vector<int32_t>> chosen(
+              wl.spec.pod_sets.size(),
+              std::vector<int32_t>(cq.groups.size(), -1));
           chosen[p] = a.flavors[p];
           chosen[p][g] = f;
           std::vector<int32_t> one(counts.size(), 0);
@@ -158,13 +168,15 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
             o.mode = Mode::kPreempt;
             o.placement_short = true;
             a.short_flavors.push_back(f);
-            o.reason = "quota is available in flavor " + flavors[f].name + " but " + why;
+            o.reason = "quota is available in flavor " + flavors[f].name +
+                       " but " + why;
           }
         }
         // Kueue's preemption oracle: when the group offers other flavors, a
         // flavor that needs preemption but has no victims is no fit, so the
         // search may go on to the next flavor.
-        if (o.mode == Mode::kPreempt && !quota_only && cq.groups[g].flavors.size() > 1 &&
+        if (o.mode == Mode::kPreempt && !quota_only &&
+            cq.groups[g].flavors.size() > 1 &&
             !PreemptionPossible(w, p, g, f, counts, acc, a.flavors[p])) {
           o.mode = Mode::kNoFit;
           o.reason += "; no workload can be preempted for it";
@@ -173,15 +185,22 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
           reasons += (reasons.empty() ? "" : "; ") + o.reason;
         }
         bool better = o.mode > best.mode ||
-                      (o.mode == best.mode && o.mode == Mode::kFit && best.borrows && !o.borrows);
+                      (o.mode == best.mode && o.mode == Mode::kFit &&
+                       best.borrows && !o.borrows);
         if (better) best = o;
         if (o.mode == Mode::kFit && !o.borrows) break;
-        if (o.mode == Mode::kFit && fung.when_can_borrow == core::FungibilityPolicy::kMayStopSearch) break;
-        if (o.mode == Mode::kPreempt && fung.when_can_preempt == core::FungibilityPolicy::kMayStopSearch) break;
+        if (o.mode == Mode::kFit &&
+            fung.when_can_borrow == core::FungibilityPolicy::kMayStopSearch)
+          break;
+        if (o.mode == Mode::kPreempt &&
+            fung.when_can_preempt == core::FungibilityPolicy::kMayStopSearch)
+          break;
       }
       if (best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
-        a.reason = reasons.empty() ? "no flavor of ClusterQueue " + cq.spec.name + " fits" : reasons;
+        a.reason = reasons.empty()
+                       ? "no flavor of ClusterQueue " + cq.spec.name + " fits"
+                       : reasons;
         return a;
       }
       a.flavors[p][g] = best.flavor;
@@ -217,19 +236,20 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
   return a;
 }
 
-bool Scheduler::Impl::PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
-                                         const std::vector<int32_t>& counts,
-                                         const std::vector<int64_t>& acc,
-                                         const std::vector<int32_t>& chosen_so_far) const {
+bool Scheduler::Impl::PreemptionPossible(
+    WlIdx w, size_t p, int32_t g, int32_t f, const std::vector<int32_t>& counts,
+    const std::vector<int64_t>& acc,
+    const std::vector<int32_t>& chosen_so_far) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   Assignment trial;
   for (const auto& [r, per] : wl.needs[p].per_pod) {
-    if (cq.res_group[r] == g) trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);
+    if (cq.res_group[r] == g)
+      trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);
   }
   std::sort(trial.usage.begin(), trial.usage.end());
-  std::vector<std::vector<int32_t>> chosen(wl.spec.pod_sets.size(),
-                                           std::vector<int32_t>(cq.groups.size(), -1));
+  std::vector<std::vector<int32_t>> chosen(
+      wl.spec.pod_sets.size(), std::vector<int32_t>(cq.groups.size(), -1));
   chosen[p] = chosen_so_far;
   chosen[p][g] = f;
   std::vector<int32_t> one(counts.size(), 0);
@@ -243,7 +263,8 @@ bool Scheduler::Impl::Fits(WlIdx w, Assignment* a, bool allow_borrowing) const {
   const int32_t node = cqs[wls[w].cq].node;
   for (const auto& [fr, val] : a->usage) {
     if (val > quota->Available(node, fr)) return false;
-    if (!allow_borrowing && quota->Usage(node, fr) + val > quota->Subtree(node, fr)) {
+    if (!allow_borrowing &&
+        quota->Usage(node, fr) + val > quota->Subtree(node, fr)) {
       return false;
     }
   }
@@ -255,7 +276,8 @@ void Scheduler::Impl::AddUsage(int32_t cq, const Assignment& a) {
 }
 
 void Scheduler::Impl::RemoveUsage(int32_t cq, const Assignment& a) {
-  for (const auto& [fr, val] : a.usage) quota->RemoveUsage(cqs[cq].node, fr, val);
+  for (const auto& [fr, val] : a.usage)
+    quota->RemoveUsage(cqs[cq].node, fr, val);
 }
 
 }  // namespace allot::sched

@@ -51,7 +51,7 @@ struct PodSetRequest {
   // (nodeLabels) and tolerate its nodeTaints with the flavor's tolerations
   // plus `tolerations`.
   std::vector<int32_t> flavors;
-  const core::Labels* node_selector = nullptr;             // May be null.
+  const core::Labels* node_selector = nullptr;                 // May be null.
   const std::vector<core::Toleration>* tolerations = nullptr;  // May be null.
 };
 

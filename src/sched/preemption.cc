@@ -25,9 +25,9 @@ namespace {
 struct Candidate {
   WlIdx wl;
   int32_t cq;
-  bool other;      // In another ClusterQueue.
-  bool reclaim;    // Allowed by reclaimWithinCohort.
-  bool borrow;     // Allowed by borrowWithinCohort.
+  bool other;    // In another ClusterQueue.
+  bool reclaim;  // Allowed by reclaimWithinCohort.
+  bool borrow;   // Allowed by borrowWithinCohort.
 };
 
 bool UsesAny(const Assignment& a, const std::vector<int32_t>& frs) {
@@ -39,11 +39,13 @@ bool UsesAny(const Assignment& a, const std::vector<int32_t>& frs) {
 
 }  // namespace
 
-int64_t Scheduler::Impl::Drs(int32_t cq_idx, const Assignment* delta, int sign) const {
+int64_t Scheduler::Impl::Drs(int32_t cq_idx, const Assignment* delta,
+                             int sign) const {
   return DrsNode(cqs[cq_idx].node, delta, sign);
 }
 
-int64_t Scheduler::Impl::DrsNode(int32_t node, const Assignment* delta, int sign) const {
+int64_t Scheduler::Impl::DrsNode(int32_t node, const Assignment* delta,
+                                 int sign) const {
   if (!quota->HasParent(node)) return 0;
   const int32_t parent = quota->Parent(node);
   const int32_t nres = int32_t(resources.size());
@@ -73,7 +75,8 @@ int64_t Scheduler::Impl::DrsNode(int32_t node, const Assignment* delta, int sign
   return drs * 1000 / weight;
 }
 
-WlIdx Scheduler::Impl::NextFairHead(const std::map<int32_t, WlIdx>& heads) const {
+WlIdx Scheduler::Impl::NextFairHead(
+    const std::map<int32_t, WlIdx>& heads) const {
   using Key = std::tuple<int64_t, int32_t, int64_t, int64_t>;
   auto order = [&](WlIdx w, int64_t share) {
     const Wl& wl = wls[w];
@@ -85,7 +88,8 @@ WlIdx Scheduler::Impl::NextFairHead(const std::map<int32_t, WlIdx>& heads) const
     if (it != nominated.end()) return it->second;
     std::vector<int32_t> counts;
     for (const auto& ps : wls[w].spec.pod_sets) counts.push_back(ps.count);
-    return nominated.emplace(w, Assign(w, counts, /*quota_only=*/true)).first->second;
+    return nominated.emplace(w, Assign(w, counts, /*quota_only=*/true))
+        .first->second;
   };
   // Best head in the subtree of `node`, or -1.
   auto best = [&](auto&& self, int32_t node) -> WlIdx {
@@ -121,6 +125,23 @@ WlIdx Scheduler::Impl::NextFairHead(const std::map<int32_t, WlIdx>& heads) const
     }
   }
   return pick;
+}
+
+bool Scheduler::Impl::EvictionChainReaches(WlIdx from, WlIdx to) const {
+  if (evicted_by.empty()) return false;
+  std::vector<WlIdx> stack = {from};
+  std::set<WlIdx> seen = {from};
+  while (!stack.empty()) {
+    WlIdx x = stack.back();
+    stack.pop_back();
+    auto it = evicted_by.find(x);
+    if (it == evicted_by.end()) continue;
+    for (WlIdx v : it->second) {
+      if (v == to) return true;
+      if (seen.insert(v).second) stack.push_back(v);
+    }
+  }
+  return false;
 }
 
 std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
@@ -161,7 +182,8 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   for (int32_t n = cq.node; n >= 0; n = quota->Parent(n)) own_path.push_back(n);
   auto borrowing = [&](int32_t c) {
     for (int32_t n = cqs[c].node; n >= 0; n = quota->Parent(n)) {
-      if (std::find(own_path.begin(), own_path.end(), n) != own_path.end()) return true;
+      if (std::find(own_path.begin(), own_path.end(), n) != own_path.end())
+        return true;
       if (!node_borrows(n)) return false;
     }
     return false;
@@ -174,10 +196,13 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       if (!UsesAny(vw.adm, need)) continue;
       bool lower = vw.spec.priority < prio;
       bool newer_equal =
-          pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
+          pol.within_cluster_queue ==
+              core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
           vw.spec.priority == prio &&
-          vw.spec.creation_unix_ms > wl.spec.creation_unix_ms;  // Strictly newer, as Kueue.
-      if (lower || newer_equal) cands.push_back({v, wl.cq, false, false, false});
+          vw.spec.creation_unix_ms >
+              wl.spec.creation_unix_ms;  // Strictly newer, as Kueue.
+      if (lower || newer_equal)
+        cands.push_back({v, wl.cq, false, false, false});
     }
   }
   const bool fair = config.fair_sharing;
@@ -190,26 +215,40 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
         const Wl& vw = wls[v];
         if (!UsesAny(vw.adm, need)) continue;
         int32_t vp = vw.spec.priority;
-        bool reclaim = pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
-                       (pol.reclaim_within_cohort == core::ReclaimWithinCohort::kLowerPriority &&
-                        vp < prio);
-        bool borrow = !fair &&
-                      pol.borrow_within_cohort == core::BorrowWithinCohortPolicy::kLowerPriority &&
-                      vp < prio &&
-                      (!pol.max_priority_threshold || vp <= *pol.max_priority_threshold);
+        bool reclaim =
+            pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
+            (pol.reclaim_within_cohort ==
+                 core::ReclaimWithinCohort::kLowerPriority &&
+             vp < prio);
+        bool borrow =
+            !fair &&
+            pol.borrow_within_cohort ==
+                core::BorrowWithinCohortPolicy::kLowerPriority &&
+            vp < prio &&
+            (!pol.max_priority_threshold || vp <= *pol.max_priority_threshold);
         if (reclaim || borrow) cands.push_back({v, c, true, reclaim, borrow});
       }
     }
   }
+  // Allot rule: no preemption loops. A candidate that evicted this
+  // preemptor, directly or through a chain of evictions in the current busy
+  // period (see Impl::evicted_by), is spared,
+  // otherwise steps that each policy allows on its own ("b3 reclaims from
+  // a1, b2 evicts b3 by priority and borrows, a1 evicts b2 while
+  // borrowing") repeat for ever.
+  std::erase_if(cands, [&](const Candidate& c) { return EvictionChainReaches(c.wl, w); });
   if (cands.empty()) return {};
-  std::sort(cands.begin(), cands.end(), [&](const Candidate& x, const Candidate& y) {
-    const Wl& a1 = wls[x.wl];
-    const Wl& b1 = wls[y.wl];
-    if (x.other != y.other) return x.other;
-    if (a1.spec.priority != b1.spec.priority) return a1.spec.priority < b1.spec.priority;
-    if (a1.admit_seq != b1.admit_seq) return a1.admit_seq > b1.admit_seq;
-    return a1.key < b1.key;
-  });
+  std::sort(cands.begin(), cands.end(),
+            [&](const Candidate& x, const Candidate& y) {
+              const Wl& a1 = wls[x.wl];
+              const Wl& b1 = wls[y.wl];
+              if (x.other != y.other) return x.other;
+              if (a1.spec.priority != b1.spec.priority)
+                return a1.spec.priority < b1.spec.priority;
+              if (a1.admit_seq != b1.admit_seq)
+                return a1.admit_seq > b1.admit_seq;
+              return a1.key < b1.key;
+            });
 
   auto take = [&](WlIdx v) {
     RemoveUsage(wls[v].cq, wls[v].adm);
@@ -233,7 +272,8 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     }
     bool ok = Fits(w, a, allow_borrowing);  // Placement for the final set.
     ALLOT_CHECK(ok);
-    for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it)
+      give_back(it->first);
     return taken;
   };
 
@@ -245,9 +285,10 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     for (const Candidate& c : list) {
       if (c.other && !borrowing(c.cq)) continue;
       take(c.wl);
-      PreemptionReason reason = !c.other ? PreemptionReason::kInClusterQueue
-                                : while_borrowing ? PreemptionReason::kInCohortReclaimWhileBorrowing
-                                                  : PreemptionReason::kInCohortReclamation;
+      PreemptionReason reason =
+          !c.other          ? PreemptionReason::kInClusterQueue
+          : while_borrowing ? PreemptionReason::kInCohortReclaimWhileBorrowing
+                            : PreemptionReason::kInCohortReclamation;
       taken.emplace_back(c.wl, reason);
       if (Fits(w, a, allow_borrowing)) {
         fits = true;
@@ -255,26 +296,13 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       }
     }
     if (!fits) {
-      for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
+      for (auto it = taken.rbegin(); it != taken.rend(); ++it)
+        give_back(it->first);
       return {};
     }
     return fill_back_and_restore(std::move(taken), allow_borrowing);
   };
 
-  // Allot rule (fair sharing): priority inside a ClusterQueue may replace
-  // its own workloads but not raise its borrowed share; otherwise chains
-  // like "b1 takes a's borrowed share, a2 reclaims a's nominal quota, a1
-  // evicts a2 to borrow again" repeat for ever.
-  auto OwnShareGrows = [&](const Victims& v) {
-    bool in_cq = false;
-    for (const auto& [x, reason] : v) in_cq = in_cq || reason == PreemptionReason::kInClusterQueue;
-    if (!in_cq) return false;
-    int64_t before = Drs(wl.cq, nullptr, 0);
-    for (const auto& [x, reason] : v) take(x);
-    int64_t after = Drs(wl.cq, a, +1);
-    for (auto it = v.rbegin(); it != v.rend(); ++it) give_back(it->first);
-    return after > before;
-  };
   if (fair) {
     for (core::FairSharingStrategy strategy : config.preemption_strategies) {
       std::map<int32_t, std::vector<Candidate>> by_cq;
@@ -288,31 +316,40 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
         for (const auto& [c, list] : by_cq) {
           if (next[c] >= list.size()) continue;
           int64_t share = Drs(c, nullptr, 0);
-          if (share > best) { best = share; target = c; }
+          if (share > best) {
+            best = share;
+            target = c;
+          }
         }
         if (target < 0) break;
         const Candidate cand = by_cq[target][next[target]++];
         if (cand.other) {
-          if (!borrowing(target)) { next[target] = by_cq[target].size(); continue; }
+          if (!borrowing(target)) {
+            next[target] = by_cq[target].size();
+            continue;
+          }
           int64_t preemptor_new = Drs(wl.cq, a, +1);
-          bool ok = strategy == core::FairSharingStrategy::kLessThanOrEqualToFinalShare
-                        ? preemptor_new <= Drs(target, &wls[cand.wl].adm, -1)
-                        : preemptor_new < Drs(target, nullptr, 0);
+          bool ok =
+              strategy ==
+                      core::FairSharingStrategy::kLessThanOrEqualToFinalShare
+                  ? preemptor_new <= Drs(target, &wls[cand.wl].adm, -1)
+                  : preemptor_new < Drs(target, nullptr, 0);
           // Kueue skips a workload that fails the strategy and tries the
           // next one of the same ClusterQueue (smaller ones may pass).
           if (!ok) continue;
         }
         take(cand.wl);
-        taken.emplace_back(cand.wl, cand.other ? PreemptionReason::kInCohortFairSharing
-                                               : PreemptionReason::kInClusterQueue);
+        taken.emplace_back(cand.wl, cand.other
+                                        ? PreemptionReason::kInCohortFairSharing
+                                        : PreemptionReason::kInClusterQueue);
         fits = Fits(w, a, /*allow_borrowing=*/true);
       }
       if (fits) {
         Victims v = fill_back_and_restore(std::move(taken), true);
-        if (!OwnShareGrows(v)) return v;
-        return {};
+        return v;
       }
-      for (auto it = taken.rbegin(); it != taken.rend(); ++it) give_back(it->first);
+      for (auto it = taken.rbegin(); it != taken.rend(); ++it)
+        give_back(it->first);
     }
     return {};
   }

@@ -61,7 +61,8 @@ int64_t QuotaTree::Guaranteed(int32_t node, int32_t fr) const {
   return std::max<int64_t>(0, c.subtree - c.lending_limit);
 }
 
-std::optional<int64_t> QuotaTree::BorrowingLimit(int32_t node, int32_t fr) const {
+std::optional<int64_t> QuotaTree::BorrowingLimit(int32_t node,
+                                                 int32_t fr) const {
   const Cell& c = At(node, fr);
   if (c.borrowing_limit < 0) return std::nullopt;
   return c.borrowing_limit;
@@ -96,8 +97,10 @@ int64_t QuotaTree::Available(int32_t node, int32_t fr) const {
 int64_t QuotaTree::PotentialAvailable(int32_t node, int32_t fr) const {
   const Cell& c = At(node, fr);
   if (nodes_[node].parent < 0) return c.subtree;
-  int64_t avail = Guaranteed(node, fr) + PotentialAvailable(nodes_[node].parent, fr);
-  if (c.borrowing_limit >= 0) avail = std::min(avail, c.subtree + c.borrowing_limit);
+  int64_t avail =
+      Guaranteed(node, fr) + PotentialAvailable(nodes_[node].parent, fr);
+  if (c.borrowing_limit >= 0)
+    avail = std::min(avail, c.subtree + c.borrowing_limit);
   return avail;
 }
 

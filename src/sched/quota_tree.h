@@ -43,11 +43,17 @@ class QuotaTree {
   int32_t Parent(int32_t node) const { return nodes_[node].parent; }
   int32_t Root(int32_t node) const;
   bool HasParent(int32_t node) const { return nodes_[node].parent >= 0; }
-  const std::vector<int32_t>& Children(int32_t node) const { return nodes_[node].children; }
+  const std::vector<int32_t>& Children(int32_t node) const {
+    return nodes_[node].children;
+  }
   int32_t NodeCount() const { return int32_t(nodes_.size()); }
 
-  int64_t Nominal(int32_t node, int32_t fr) const { return At(node, fr).nominal; }
-  int64_t Subtree(int32_t node, int32_t fr) const { return At(node, fr).subtree; }
+  int64_t Nominal(int32_t node, int32_t fr) const {
+    return At(node, fr).nominal;
+  }
+  int64_t Subtree(int32_t node, int32_t fr) const {
+    return At(node, fr).subtree;
+  }
   int64_t Usage(int32_t node, int32_t fr) const { return At(node, fr).usage; }
   int64_t Guaranteed(int32_t node, int32_t fr) const;
   std::optional<int64_t> BorrowingLimit(int32_t node, int32_t fr) const;
@@ -73,7 +79,9 @@ class QuotaTree {
     int32_t parent = -1;
     std::vector<int32_t> children;
   };
-  Cell& At(int32_t node, int32_t fr) { return cells_[size_t(node) * num_fr_ + fr]; }
+  Cell& At(int32_t node, int32_t fr) {
+    return cells_[size_t(node) * num_fr_ + fr];
+  }
   const Cell& At(int32_t node, int32_t fr) const {
     return cells_[size_t(node) * num_fr_ + fr];
   }

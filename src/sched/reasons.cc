@@ -5,7 +5,8 @@
 
 namespace allot::sched {
 
-std::string Scheduler::Impl::Describe(const std::string& resource, int64_t milli) const {
+std::string Scheduler::Impl::Describe(const std::string& resource,
+                                      int64_t milli) const {
   Quantity q = Quantity::FromMilli(milli);
   if (resource == core::kCpuResource || resource == core::kMemoryResource ||
       milli % 1000 != 0) {
@@ -16,21 +17,25 @@ std::string Scheduler::Impl::Describe(const std::string& resource, int64_t milli
 
 // "needs 8 nvidia.com/gpu of flavor h100; ClusterQueue team-a has 2 unused
 // and may borrow 0 more (cohort research has 0 unused)"
-std::string Scheduler::Impl::QuotaShortReason(int32_t cq_idx, int32_t fr, int64_t need) const {
+std::string Scheduler::Impl::QuotaShortReason(int32_t cq_idx, int32_t fr,
+                                              int64_t need) const {
   const CQ& cq = cqs[cq_idx];
   const std::string& res = resources[FrResource(fr)];
   auto amount = [&](int64_t m) {
     std::string s = Describe(res, m);
     return s.substr(0, s.rfind(' '));  // Just the number.
   };
-  int64_t unused = std::max<int64_t>(0, quota->Subtree(cq.node, fr) - quota->Usage(cq.node, fr));
+  int64_t unused = std::max<int64_t>(
+      0, quota->Subtree(cq.node, fr) - quota->Usage(cq.node, fr));
   int64_t avail = quota->Available(cq.node, fr);
-  std::string s = "needs " + Describe(res, need) + " of flavor " + flavors[FrFlavor(fr)].name +
-                  "; ClusterQueue " + cq.spec.name + " has " + amount(unused) + " unused";
+  std::string s = "needs " + Describe(res, need) + " of flavor " +
+                  flavors[FrFlavor(fr)].name + "; ClusterQueue " +
+                  cq.spec.name + " has " + amount(unused) + " unused";
   if (quota->HasParent(cq.node)) {
     int32_t parent = quota->Parent(cq.node);
-    s += " and may borrow " + amount(std::max<int64_t>(0, avail - unused)) + " more (cohort " +
-         node_cohort_name[parent] + " has " + amount(quota->Available(parent, fr)) + " unused)";
+    s += " and may borrow " + amount(std::max<int64_t>(0, avail - unused)) +
+         " more (cohort " + node_cohort_name[parent] + " has " +
+         amount(quota->Available(parent, fr)) + " unused)";
   }
   return s;
 }
@@ -39,10 +44,12 @@ std::string Scheduler::Impl::PreemptionNote(int32_t cq_idx, Mode mode) const {
   if (mode != Mode::kPreempt) return "";
   const CQ& cq = cqs[cq_idx];
   const auto& pol = cq.spec.preemption;
-  bool can_preempt = pol.within_cluster_queue != core::WithinClusterQueue::kNever ||
-                     pol.reclaim_within_cohort != core::ReclaimWithinCohort::kNever ||
-                     pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever;
-  if (!can_preempt) return "; ClusterQueue " + cq.spec.name + " does not preempt";
+  bool can_preempt =
+      pol.within_cluster_queue != core::WithinClusterQueue::kNever ||
+      pol.reclaim_within_cohort != core::ReclaimWithinCohort::kNever ||
+      pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever;
+  if (!can_preempt)
+    return "; ClusterQueue " + cq.spec.name + " does not preempt";
   return "; no set of workloads that ClusterQueue " + cq.spec.name +
          "'s preemption policy allows it to preempt would make room";
 }

@@ -31,10 +31,14 @@ Status Located(const core::SourceRef& src, const std::string& name,
 
 const char* ToString(PreemptionReason r) {
   switch (r) {
-    case PreemptionReason::kInClusterQueue: return "InClusterQueue";
-    case PreemptionReason::kInCohortReclamation: return "InCohortReclamation";
-    case PreemptionReason::kInCohortFairSharing: return "InCohortFairSharing";
-    case PreemptionReason::kInCohortReclaimWhileBorrowing: return "InCohortReclaimWhileBorrowing";
+    case PreemptionReason::kInClusterQueue:
+      return "InClusterQueue";
+    case PreemptionReason::kInCohortReclamation:
+      return "InCohortReclamation";
+    case PreemptionReason::kInCohortFairSharing:
+      return "InCohortFairSharing";
+    case PreemptionReason::kInCohortReclaimWhileBorrowing:
+      return "InCohortReclaimWhileBorrowing";
   }
   return "Unknown";
 }
@@ -42,19 +46,23 @@ const char* ToString(PreemptionReason r) {
 Scheduler::Scheduler() : impl_(std::make_unique<Impl>()) {}
 Scheduler::~Scheduler() = default;
 
-Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config) {
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(
+    const core::Config& config) {
   std::unique_ptr<Scheduler> s(new Scheduler());
   Impl& m = *s->impl_;
   m.config = config.scheduler;
   m.flavors = config.flavors;
-  for (size_t i = 0; i < m.flavors.size(); ++i) m.flavor_idx[m.flavors[i].name] = int32_t(i);
+  for (size_t i = 0; i < m.flavors.size(); ++i)
+    m.flavor_idx[m.flavors[i].name] = int32_t(i);
 
   // Resources: every name covered by a resource group, sorted.
   std::set<std::string> names;
   for (const auto& cq : config.cluster_queues)
-    for (const auto& g : cq.resource_groups) names.insert(g.covered_resources.begin(), g.covered_resources.end());
+    for (const auto& g : cq.resource_groups)
+      names.insert(g.covered_resources.begin(), g.covered_resources.end());
   for (const auto& c : config.cohorts)
-    for (const auto& g : c.resource_groups) names.insert(g.covered_resources.begin(), g.covered_resources.end());
+    for (const auto& g : c.resource_groups)
+      names.insert(g.covered_resources.begin(), g.covered_resources.end());
   for (const auto& n : names) {
     m.resource_idx[n] = int32_t(m.resources.size());
     m.resources.push_back(n);
@@ -76,30 +84,35 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config)
     m.cohort_node[n] = m.quota->AddNode(-1);
     m.node_cohort_name.push_back(n);
     m.node_cq.push_back(-1);
-    m.node_weight.push_back(declared.count(n) ? declared[n]->fair_weight_milli : 1000);
+    m.node_weight.push_back(declared.count(n) ? declared[n]->fair_weight_milli
+                                              : 1000);
   }
   for (const auto& [n, c] : declared) {
-    if (!c->parent.empty()) m.quota->SetParent(m.cohort_node[n], m.cohort_node[c->parent]);
+    if (!c->parent.empty())
+      m.quota->SetParent(m.cohort_node[n], m.cohort_node[c->parent]);
   }
 
-  auto set_quotas = [&](int32_t node, const std::vector<core::ResourceGroup>& groups,
+  auto set_quotas = [&](int32_t node,
+                        const std::vector<core::ResourceGroup>& groups,
                         const core::SourceRef& src, const std::string& name,
                         std::vector<Group>* out) -> Status {
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       Group g;
-      for (const auto& r : groups[gi].covered_resources) g.resources.push_back(m.resource_idx[r]);
+      for (const auto& r : groups[gi].covered_resources)
+        g.resources.push_back(m.resource_idx[r]);
       for (size_t fi = 0; fi < groups[gi].flavors.size(); ++fi) {
         const auto& fq = groups[gi].flavors[fi];
         auto it = m.flavor_idx.find(fq.name);
         if (it == m.flavor_idx.end()) {
           return Located(src, name,
-                         "spec.resourceGroups[" + std::to_string(gi) + "].flavors[" +
-                             std::to_string(fi) + "].name",
+                         "spec.resourceGroups[" + std::to_string(gi) +
+                             "].flavors[" + std::to_string(fi) + "].name",
                          "ResourceFlavor " + fq.name + " does not exist");
         }
         g.flavors.push_back(it->second);
         for (const auto& rq : fq.resources) {
-          auto opt = [](const std::optional<Quantity>& q) -> std::optional<int64_t> {
+          auto opt =
+              [](const std::optional<Quantity>& q) -> std::optional<int64_t> {
             if (!q) return std::nullopt;
             return q->milli();
           };
@@ -113,17 +126,20 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config)
     return Status::Ok();
   };
   for (const auto& [n, c] : declared) {
-    ALLOT_RETURN_IF_ERROR(set_quotas(m.cohort_node[n], c->resource_groups, c->source, n, nullptr));
+    ALLOT_RETURN_IF_ERROR(set_quotas(m.cohort_node[n], c->resource_groups,
+                                     c->source, n, nullptr));
   }
   for (const auto& spec : config.cluster_queues) {
     CQ cq;
     cq.spec = spec;
     cq.cohort_name = spec.cohort;
-    cq.node = m.quota->AddNode(spec.cohort.empty() ? -1 : m.cohort_node[spec.cohort]);
+    cq.node =
+        m.quota->AddNode(spec.cohort.empty() ? -1 : m.cohort_node[spec.cohort]);
     m.node_cohort_name.push_back("");
     m.node_cq.push_back(int32_t(m.cqs.size()));
     m.node_weight.push_back(spec.fair_weight_milli);
-    ALLOT_RETURN_IF_ERROR(set_quotas(cq.node, spec.resource_groups, spec.source, spec.name, &cq.groups));
+    ALLOT_RETURN_IF_ERROR(set_quotas(cq.node, spec.resource_groups, spec.source,
+                                     spec.name, &cq.groups));
     cq.res_group.assign(m.resources.size(), -1);
     for (size_t gi = 0; gi < cq.groups.size(); ++gi) {
       for (int32_t r : cq.groups[gi].resources) cq.res_group[r] = int32_t(gi);
@@ -139,7 +155,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config)
     m.cqs[i].root = m.quota->Root(m.cqs[i].node);
     m.tree_cqs[m.cqs[i].root].push_back(i);
   }
-  for (const auto& lq : config.local_queues) m.local_queues[{lq.ns, lq.name}] = lq.cluster_queue;
+  for (const auto& lq : config.local_queues)
+    m.local_queues[{lq.ns, lq.name}] = lq.cluster_queue;
   for (const auto& ns : config.namespaces) m.namespaces[ns.name] = ns.labels;
 
   m.pool = std::make_unique<NodePool>(m.flavors);
@@ -169,7 +186,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(const core::Config& config)
 
 Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
   if (by_key.count(w.Key())) {
-    return Located(w.source, w.Key(), "metadata.name", "workload " + w.Key() + " already exists");
+    return Located(w.source, w.Key(), "metadata.name",
+                   "workload " + w.Key() + " already exists");
   }
   WlIdx idx = WlIdx(wls.size());
   wls.push_back(Wl{});
@@ -197,8 +215,9 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     if (it == cq_idx.end()) {
       by_key.erase(wl.key);
       wls.pop_back();
-      return Located(w.source, w.Key(), "status.admission.clusterQueue",
-                     "ClusterQueue " + w.admission->cluster_queue + " does not exist");
+      return Located(
+          w.source, w.Key(), "status.admission.clusterQueue",
+          "ClusterQueue " + w.admission->cluster_queue + " does not exist");
     }
     wl.cq = it->second;
     return Status::Ok();  // Admitted by AdmitExisting.
@@ -210,16 +229,17 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     wl.cq_name = lq->second;
     auto it = cq_idx.find(lq->second);
     if (it == cq_idx.end()) {
-      wl.reason = "ClusterQueue " + lq->second + " (from LocalQueue " + w.ns + "/" +
-                  w.queue_name + ") does not exist";
+      wl.reason = "ClusterQueue " + lq->second + " (from LocalQueue " + w.ns +
+                  "/" + w.queue_name + ") does not exist";
     } else {
       const core::ClusterQueue& spec = cqs[it->second].spec;
       static const core::Labels kNone;
       auto ns = namespaces.find(w.ns);
       const core::Labels& labels = ns == namespaces.end() ? kNone : ns->second;
-      if (!spec.namespace_selector || !spec.namespace_selector->Matches(labels)) {
-        wl.reason = "namespace " + w.ns + " is not selected by ClusterQueue " + spec.name +
-                    "'s namespaceSelector";
+      if (!spec.namespace_selector ||
+          !spec.namespace_selector->Matches(labels)) {
+        wl.reason = "namespace " + w.ns + " is not selected by ClusterQueue " +
+                    spec.name + "'s namespaceSelector";
       } else {
         wl.cq = it->second;
       }
@@ -242,11 +262,13 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
   bool explicit_placement = false;
   for (size_t i = 0; i < adm.pod_set_assignments.size(); ++i) {
     const auto& psa = adm.pod_set_assignments[i];
-    std::string field = "status.admission.podSetAssignments[" + std::to_string(i) + "]";
+    std::string field =
+        "status.admission.podSetAssignments[" + std::to_string(i) + "]";
     size_t p = 0;
     while (p < sets.size() && sets[p].name != psa.name) ++p;
     if (p == sets.size()) {
-      return Located(wl.spec.source, wl.key, field + ".name", "no pod set named " + psa.name);
+      return Located(wl.spec.source, wl.key, field + ".name",
+                     "no pod set named " + psa.name);
     }
     a.counts[p] = psa.count;
     for (const auto& [r, per] : wl.needs[p].per_pod) {
@@ -255,7 +277,8 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
       int32_t g = cq.res_group[r];
       if (g < 0) {
         return Located(wl.spec.source, wl.key, field,
-                       "ClusterQueue " + cq.spec.name + " does not cover resource " + rname);
+                       "ClusterQueue " + cq.spec.name +
+                           " does not cover resource " + rname);
       }
       if (fit == psa.flavors.end()) {
         return Located(wl.spec.source, wl.key, field + ".flavors",
@@ -263,25 +286,28 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
       }
       auto f = flavor_idx.find(fit->second);
       const auto& gf = cq.groups[g].flavors;
-      if (f == flavor_idx.end() || std::find(gf.begin(), gf.end(), f->second) == gf.end()) {
+      if (f == flavor_idx.end() ||
+          std::find(gf.begin(), gf.end(), f->second) == gf.end()) {
         return Located(wl.spec.source, wl.key, field + ".flavors." + rname,
-                       "flavor " + fit->second + " is not listed in ClusterQueue " +
-                           cq.spec.name + "'s resource group for " + rname);
+                       "flavor " + fit->second +
+                           " is not listed in ClusterQueue " + cq.spec.name +
+                           "'s resource group for " + rname);
       }
       a.flavors[p][g] = f->second;
       acc[Fr(f->second, r)] += per * psa.count;
     }
     if (!wl.needs[p].unknown.empty()) {
       return Located(wl.spec.source, wl.key, field,
-                     "ClusterQueue " + cq.spec.name + " does not cover resource " +
-                         wl.needs[p].unknown[0]);
+                     "ClusterQueue " + cq.spec.name +
+                         " does not cover resource " + wl.needs[p].unknown[0]);
     }
     if (!psa.placements.empty()) {
       explicit_placement = true;
       if (int32_t(psa.placements.size()) != psa.count) {
         return Located(wl.spec.source, wl.key, field + ".placements",
                        "has " + std::to_string(psa.placements.size()) +
-                           " entries for " + std::to_string(psa.count) + " pods");
+                           " entries for " + std::to_string(psa.count) +
+                           " pods");
       }
       for (size_t k = 0; k < psa.placements.size(); ++k) {
         const auto& pp = psa.placements[k];
@@ -312,20 +338,22 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
   if (explicit_placement) {
     for (size_t p = 0; p < sets.size(); ++p) {
       if (a.counts[p] > 0 && a.placement[p].empty()) {
-        return Located(wl.spec.source, wl.key, "status.admission.podSetAssignments",
-                       "pod set " + sets[p].name + " has no placements while others do");
+        return Located(
+            wl.spec.source, wl.key, "status.admission.podSetAssignments",
+            "pod set " + sets[p].name + " has no placements while others do");
       }
     }
     Status st = pool->Validate(a.requests, a.placement);
     if (!st.ok()) {
-      return Located(wl.spec.source, wl.key, "status.admission.podSetAssignments",
-                     st.message());
+      return Located(wl.spec.source, wl.key,
+                     "status.admission.podSetAssignments", st.message());
     }
   } else {
     std::string why;
     if (!pool->Find(a.requests, &a.placement, &why)) {
-      return Located(wl.spec.source, wl.key, "status.admission",
-                     "the admitted workload cannot be placed on the nodes: " + why);
+      return Located(
+          wl.spec.source, wl.key, "status.admission",
+          "the admitted workload cannot be placed on the nodes: " + why);
     }
   }
   a.mode = Mode::kFit;
@@ -357,6 +385,24 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   ++admitted_count;
 }
 
+void Scheduler::Impl::ForgetEvictions(WlIdx w, bool all) {
+  if (auto it = evictors.find(w); it != evictors.end()) {
+    for (WlIdx p : it->second) {
+      evicted_by[p].erase(w);
+      if (evicted_by[p].empty()) evicted_by.erase(p);
+    }
+    evictors.erase(it);
+  }
+  if (!all) return;
+  if (auto it = evicted_by.find(w); it != evicted_by.end()) {
+    for (WlIdx v : it->second) {
+      evictors[v].erase(w);
+      if (evictors[v].empty()) evictors.erase(v);
+    }
+    evicted_by.erase(it);
+  }
+}
+
 void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
   pool->Release(wl.adm.requests, wl.adm.placement);
@@ -370,16 +416,20 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   --admitted_count;
 }
 
-void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason) {
+void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,
+                            PreemptionReason reason) {
   Assignment freed = wls[victim].adm;
   ReleaseAdmission(victim);
   WakePlacementWaiters(freed);
   Wl& v = wls[victim];
   // An admitted workload from input loses its recorded admission too.
   v.spec.admission.reset();
-  v.reason = std::string("preempted by ") + wls[preemptor].key + " (" + ToString(reason) + ")";
+  v.reason = std::string("preempted by ") + wls[preemptor].key + " (" +
+             ToString(reason) + ")";
   Enqueue(victim);
   preemptions.push_back({v.key, wls[preemptor].key, reason});
+  evicted_by[preemptor].insert(victim);
+  evictors[victim].insert(preemptor);
 }
 
 void Scheduler::Impl::RequeueTree(int32_t root) {
@@ -424,7 +474,8 @@ void Scheduler::Impl::WakePlacementWaiters(const Assignment& freed) {
     for (int32_t f : per_set) {
       if (f < 0) continue;
       auto it = placement_waiters.find(f);
-      if (it != placement_waiters.end()) wake.insert(it->second.begin(), it->second.end());
+      if (it != placement_waiters.end())
+        wake.insert(it->second.begin(), it->second.end());
     }
   }
   for (WlIdx w : wake) Unpark(w);
@@ -435,8 +486,11 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
   if (wl.cq < 0) return false;
   const CQ& cq = cqs[wl.cq];
   if (cq.spec.stop_policy != core::StopPolicy::kNone) {
-    wl.reason = "ClusterQueue " + cq.spec.name + " is stopped (stopPolicy " +
-                (cq.spec.stop_policy == core::StopPolicy::kHold ? "Hold" : "HoldAndDrain") + ")";
+    wl.reason =
+        "ClusterQueue " + cq.spec.name + " is stopped (stopPolicy " +
+        (cq.spec.stop_policy == core::StopPolicy::kHold ? "Hold"
+                                                        : "HoldAndDrain") +
+        ")";
     return false;
   }
   std::vector<int32_t> counts;
@@ -461,13 +515,15 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
   // getInitialAssignments accepts a reduced count in either mode).
   int32_t T = 0;
   for (const auto& ps : wl.spec.pod_sets) {
-    if (ps.min_count && *ps.min_count < ps.count) T = std::max(T, ps.count - *ps.min_count);
+    if (ps.min_count && *ps.min_count < ps.count)
+      T = std::max(T, ps.count - *ps.min_count);
   }
   if (T > 0) {
     auto counts_at = [&](int32_t t) {
       std::vector<int32_t> c;
       for (const auto& ps : wl.spec.pod_sets) {
-        int32_t lo = ps.min_count ? std::min(*ps.min_count, ps.count) : ps.count;
+        int32_t lo =
+            ps.min_count ? std::min(*ps.min_count, ps.count) : ps.count;
         c.push_back(lo + int32_t(int64_t(ps.count - lo) * t / T));
       }
       return c;
@@ -528,7 +584,8 @@ Status Scheduler::AddWorkload(const core::Workload& w) {
 Status Scheduler::RemoveWorkload(const std::string& key) {
   Impl& m = *impl_;
   auto it = m.by_key.find(key);
-  if (it == m.by_key.end()) return Status::NotFound("workload " + key + " does not exist");
+  if (it == m.by_key.end())
+    return Status::NotFound("workload " + key + " does not exist");
   WlIdx w = it->second;
   Wl& wl = m.wls[w];
   if (wl.state == Wl::State::kAdmitted) {
@@ -550,6 +607,7 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
       }
     }
   }
+  m.ForgetEvictions(w, /*all=*/true);
   wl.state = Wl::State::kGone;
   m.by_key.erase(it);
   return Status::Ok();
@@ -568,7 +626,9 @@ CycleResult Scheduler::RunCycle() {
     const CQ& cq = m.cqs[c];
     if (cq.queue.empty() || cq.blocked) continue;
     WlIdx w = cq.queue.begin()->wl;
-    heads.push_back({{0, -m.wls[w].spec.priority, m.wls[w].spec.creation_unix_ms, m.wls[w].seq}, w});
+    heads.push_back({{0, -m.wls[w].spec.priority,
+                      m.wls[w].spec.creation_unix_ms, m.wls[w].seq},
+                     w});
   }
   // 3-5. Try a head: admit, preempt and admit, or set aside.
   auto try_head = [&](WlIdx w) {
@@ -594,7 +654,8 @@ CycleResult Scheduler::RunCycle() {
         cq.parked.insert(w);
       }
     }
-    for (size_t i = before; i < m.preemptions.size(); ++i) r.preempted.push_back(m.preemptions[i]);
+    for (size_t i = before; i < m.preemptions.size(); ++i)
+      r.preempted.push_back(m.preemptions[i]);
   };
   // 2. Order. Fair sharing: a tournament down each cohort tree, against the
   // usage left by the heads admitted before. Classical: non-borrowing
@@ -614,7 +675,8 @@ CycleResult Scheduler::RunCycle() {
         if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
         std::vector<int32_t> counts;
         for (const auto& ps : wl.spec.pod_sets) counts.push_back(ps.count);
-        std::get<0>(h.order) = m.Assign(h.w, counts, /*quota_only=*/true).borrows ? 1 : 0;
+        std::get<0>(h.order) =
+            m.Assign(h.w, counts, /*quota_only=*/true).borrows ? 1 : 0;
       }
       std::sort(heads.begin(), heads.end(),
                 [](const Head& a, const Head& b) { return a.order < b.order; });
@@ -628,6 +690,12 @@ CycleResult Scheduler::RunCycle() {
     } else {
       ++it;
     }
+  }
+  // Idle: no queue has a head to try. The eviction history that guards
+  // against preemption loops only needs to cover one busy period.
+  if (m.active_cqs.empty()) {
+    m.evicted_by.clear();
+    m.evictors.clear();
   }
   return r;
 }
@@ -661,7 +729,8 @@ std::vector<AdmittedWorkload> Scheduler::Admitted() const {
       for (const PodAssignment& pa : wl.adm.placement[p]) {
         core::PodPlacement pp;
         pp.node = m.pool->NodeName(pa.node);
-        for (int32_t d : pa.devices) pp.gpus.push_back(m.pool->DeviceUuid(pa.node, d));
+        for (int32_t d : pa.devices)
+          pp.gpus.push_back(m.pool->DeviceUuid(pa.node, d));
         psa.placements.push_back(std::move(pp));
       }
       aw.admission.pod_set_assignments.push_back(std::move(psa));
@@ -669,7 +738,9 @@ std::vector<AdmittedWorkload> Scheduler::Admitted() const {
     out.push_back(std::move(aw));
   }
   std::sort(out.begin(), out.end(),
-            [](const AdmittedWorkload& a, const AdmittedWorkload& b) { return a.workload < b.workload; });
+            [](const AdmittedWorkload& a, const AdmittedWorkload& b) {
+              return a.workload < b.workload;
+            });
   return out;
 }
 
@@ -692,8 +763,9 @@ std::vector<PendingWorkload> Scheduler::Pending() const {
         p.reason = m.ReasonNow(keys[i].wl);
         if (p.reason.empty()) p.reason = wl.reason;
       } else if (cq.blocked && i > 0) {
-        p.reason = "waiting behind " + m.wls[keys[0].wl].key + ": StrictFIFO ClusterQueue " +
-                   cq.spec.name + " admits in order and its head cannot be admitted";
+        p.reason = "waiting behind " + m.wls[keys[0].wl].key +
+                   ": StrictFIFO ClusterQueue " + cq.spec.name +
+                   " admits in order and its head cannot be admitted";
       } else {
         p.reason = "waiting for a scheduling cycle";
       }
@@ -707,11 +779,15 @@ std::vector<PendingWorkload> Scheduler::Pending() const {
     }
   }
   std::sort(out.begin(), out.end(),
-            [](const PendingWorkload& a, const PendingWorkload& b) { return a.workload < b.workload; });
+            [](const PendingWorkload& a, const PendingWorkload& b) {
+              return a.workload < b.workload;
+            });
   return out;
 }
 
-const std::vector<PreemptionEvent>& Scheduler::Preemptions() const { return impl_->preemptions; }
+const std::vector<PreemptionEvent>& Scheduler::Preemptions() const {
+  return impl_->preemptions;
+}
 size_t Scheduler::PendingCount() const { return impl_->pending_count; }
 size_t Scheduler::AdmittedCount() const { return impl_->admitted_count; }
 

@@ -39,16 +39,16 @@ struct Group {
 
 struct CQ {
   core::ClusterQueue spec;
-  int32_t node = -1;     // QuotaTree node.
-  int32_t root = -1;     // QuotaTree root of its cohort tree.
+  int32_t node = -1;  // QuotaTree node.
+  int32_t root = -1;  // QuotaTree root of its cohort tree.
   std::string cohort_name;
   std::vector<Group> groups;
   std::vector<int32_t> res_group;  // Resource index -> group, or -1.
   std::vector<int32_t> frs;        // Every fr this CQ has a quota cell for.
   std::set<QueueKey> queue;        // Pending and eligible for heads.
   std::set<WlIdx> parked;          // BestEffortFIFO: set aside until a change.
-  bool blocked = false;            // StrictFIFO: the head could not be admitted.
-  std::vector<WlIdx> admitted;     // Unordered.
+  bool blocked = false;         // StrictFIFO: the head could not be admitted.
+  std::vector<WlIdx> admitted;  // Unordered.
 };
 
 enum class Mode { kNoFit = 0, kPreempt = 1, kFit = 2 };
@@ -62,10 +62,11 @@ struct PodSetNeeds {
 
 // A candidate or final admission of one workload.
 struct Assignment {
-  std::vector<int32_t> counts;                // Per pod set.
-  std::vector<std::vector<int32_t>> flavors;  // Per pod set, per CQ group (-1: unused).
+  std::vector<int32_t> counts;  // Per pod set.
+  std::vector<std::vector<int32_t>>
+      flavors;  // Per pod set, per CQ group (-1: unused).
   std::vector<std::pair<int32_t, int64_t>> usage;  // (fr, milli), sorted by fr.
-  std::vector<PodSetRequest> requests;        // For the NodePool.
+  std::vector<PodSetRequest> requests;             // For the NodePool.
   Placement placement;
   Mode mode = Mode::kNoFit;
   bool borrows = false;
@@ -73,15 +74,15 @@ struct Assignment {
   // Flavors whose quota fit but whose nodes were short: freeing devices of
   // these may make the workload admissible.
   std::vector<int32_t> short_flavors;
-  std::string reason;            // Why not Fit, for users.
+  std::string reason;  // Why not Fit, for users.
 };
 
 struct Wl {
   enum class State { kPending, kAdmitted, kGone };
   core::Workload spec;
   std::string key;
-  int32_t cq = -1;       // -1: no usable ClusterQueue (see reason).
-  std::string cq_name;   // For output, even when cq is -1.
+  int32_t cq = -1;      // -1: no usable ClusterQueue (see reason).
+  std::string cq_name;  // For output, even when cq is -1.
   int64_t seq = 0;
   State state = State::kPending;
   bool parked = false;
@@ -93,7 +94,7 @@ struct Wl {
   std::vector<PodSetNeeds> needs;  // Per pod set.
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
-  std::string reason;              // Why pending (set when tried).
+  std::string reason;  // Why pending (set when tried).
   QueueKey QKey(WlIdx idx) const {
     return QueueKey{-spec.priority, spec.creation_unix_ms, seq, idx};
   }
@@ -107,10 +108,11 @@ struct Scheduler::Impl {
   std::map<std::string, int32_t> resource_idx;
   std::vector<CQ> cqs;
   std::map<std::string, int32_t> cq_idx;
-  std::map<std::string, int32_t> cohort_node;     // Cohort name -> tree node.
-  std::vector<std::string> node_cohort_name;      // Tree node -> cohort name ("" for CQs).
-  std::vector<int32_t> node_cq;                   // Tree node -> CQ index, or -1.
-  std::vector<int64_t> node_weight;               // Tree node -> fairSharing.weight (milli).
+  std::map<std::string, int32_t> cohort_node;  // Cohort name -> tree node.
+  std::vector<std::string>
+      node_cohort_name;              // Tree node -> cohort name ("" for CQs).
+  std::vector<int32_t> node_cq;      // Tree node -> CQ index, or -1.
+  std::vector<int64_t> node_weight;  // Tree node -> fairSharing.weight (milli).
   std::map<int32_t, std::vector<int32_t>> tree_cqs;  // Root node -> its CQs.
   std::map<std::pair<std::string, std::string>, std::string> local_queues;
   std::map<std::string, core::Labels> namespaces;
@@ -123,6 +125,11 @@ struct Scheduler::Impl {
   std::unordered_map<std::string, WlIdx> by_key;
   std::set<int32_t> active_cqs;  // CQs whose queue has a head to try.
   std::map<int32_t, std::set<WlIdx>> placement_waiters;  // Flavor -> workloads.
+  // Preemptor -> its victims during the current busy period (edges of the
+  // eviction graph; cleared when the scheduler goes idle; an edge also goes
+  // when either end is removed), and the reverse.
+  std::map<WlIdx, std::set<WlIdx>> evicted_by;
+  std::map<WlIdx, std::set<WlIdx>> evictors;
   std::vector<PreemptionEvent> preemptions;
   int64_t next_seq = 0;
   int64_t next_admit_seq = 0;
@@ -134,7 +141,9 @@ struct Scheduler::Impl {
     return flavor * int32_t(resources.size()) + resource;
   }
   int32_t FrFlavor(int32_t fr) const { return fr / int32_t(resources.size()); }
-  int32_t FrResource(int32_t fr) const { return fr % int32_t(resources.size()); }
+  int32_t FrResource(int32_t fr) const {
+    return fr % int32_t(resources.size());
+  }
 
   // scheduler.cc
   Status AddWorkloadInternal(const core::Workload& w);
@@ -163,10 +172,12 @@ struct Scheduler::Impl {
   // Whether preempting could make room for pod set `p` in flavor `f` of
   // group `g` (Kueue's preemption oracle). Changes nothing.
   bool PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
-                          const std::vector<int32_t>& counts, const std::vector<int64_t>& acc,
+                          const std::vector<int32_t>& counts,
+                          const std::vector<int64_t>& acc,
                           const std::vector<int32_t>& chosen_so_far) const;
-  std::vector<PodSetRequest> Requests(WlIdx w, const std::vector<int32_t>& counts,
-                                      const std::vector<std::vector<int32_t>>& flavors) const;
+  std::vector<PodSetRequest> Requests(
+      WlIdx w, const std::vector<int32_t>& counts,
+      const std::vector<std::vector<int32_t>>& flavors) const;
   void AddUsage(int32_t cq, const Assignment& a);
   void RemoveUsage(int32_t cq, const Assignment& a);
 
@@ -174,7 +185,12 @@ struct Scheduler::Impl {
   // Finds the smallest set of admitted workloads whose eviction lets `a`
   // be admitted, per the ClusterQueue's policy; empty when none. On success
   // `a->placement` holds the placement valid after the evictions.
-  std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w, Assignment* a);
+  std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w,
+                                                              Assignment* a);
+  // Whether `from` evicted `to`, directly or through a chain of evictions.
+  bool EvictionChainReaches(WlIdx from, WlIdx to) const;
+  // Drops the eviction-graph edges into `w` (and out of it when `all`).
+  void ForgetEvictions(WlIdx w, bool all);
   // Weighted dominant resource share of a CQ (x1000), optionally with a
   // workload's usage added (+1) or removed (-1).
   int64_t Drs(int32_t cq, const Assignment* delta, int sign) const;

@@ -851,10 +851,9 @@ bool Oracle::PolicyAllows(const PreemptionEvent& e, std::string* why) const {
                           (pol.reclaim_within_cohort == core::ReclaimWithinCohort::kLowerPriority && lower);
   switch (e.reason) {
     case PreemptionReason::kInClusterQueue: {
+      // Kueue: newer means a strictly later creation time.
       bool newer_equal = pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
-                         v.priority == p.priority &&
-                         std::pair(v.creation_unix_ms, arrival_.at(v.Key())) >
-                             std::pair(p.creation_unix_ms, arrival_.at(p.Key()));
+                         v.priority == p.priority && v.creation_unix_ms > p.creation_unix_ms;
       if (!same_cq) *why = "victim is in another ClusterQueue";
       else if (pol.within_cluster_queue == core::WithinClusterQueue::kNever) *why = "withinClusterQueue is Never";
       else if (!lower && !newer_equal) *why = "victim is not lower priority (nor newer at equal priority)";
@@ -1817,6 +1816,56 @@ TEST(SchedulerProperty, PreemptionHeavyClusters) {
   o.preemption_heavy = true;
   o.initial_workloads = 10;
   RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 50, o);
+}
+
+// BUG (found by PreemptionHeavyClusters seed 352 once the liveness bugs
+// above are patched out locally; no fair sharing, quota only - the nodes
+// have room for everything): [api] RunUntilQuiescent never settles; three
+// workloads of b and one of a evict each other in a loop, each step allowed
+// by its ClusterQueue's policy on its own. Quota of GPUs: a 5, b 12 (17 in
+// the cohort); b1 (b, 8 GPUs, priority 80) stays admitted throughout.
+//  {b1, a1}  a1 (a, 6 GPUs, priority 90) borrows 1. b3 (b, 4 GPUs,
+//            priority 60) fits b's nominal quota: it reclaims a1
+//            (reclaimWithinCohort Any).
+//  {b1, b3}  b2 (b, 6 GPUs, priority 80) evicts b3 (withinClusterQueue
+//            LowerPriority) and borrows 2.
+//  {b1, b2}  a1 evicts b2 (borrowWithinCohort LowerPriority: b borrows and
+//            b2 has lower priority) and borrows 1: back to {b1, a1}.
+TEST(SchedulerPropertyRepro, ClassicalPreemptionLoop) {
+  core::Config c;
+  c.flavors = {Flavor("f")};
+  c.nodes = {GpuNode("n0", 8), GpuNode("n1", 8), GpuNode("n2", 8)};
+  c.cohorts = {core::Cohort{"co", "", {}, 1000, {}}};
+  c.cluster_queues = {GpuQueue("a", "co", 5, core::QueueingStrategy::kBestEffortFIFO),
+                      GpuQueue("b", "co", 12, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[0].preemption.borrow_within_cohort = core::BorrowWithinCohortPolicy::kLowerPriority;
+  c.cluster_queues[1].preemption.within_cluster_queue = core::WithinClusterQueue::kLowerPriority;
+  c.cluster_queues[1].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
+  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  auto created = Scheduler::Create(c);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Scheduler& s = **created;
+  core::Workload b1 = GpuWorkload("b1", "qb", 0, 4, 80);
+  b1.pod_sets[0].count = 2;  // 8 GPUs.
+  ASSERT_TRUE(s.AddWorkload(b1).ok());
+  core::Workload a1 = GpuWorkload("a1", "qa", 1, 3, 90);
+  a1.pod_sets[0].count = 2;  // 6 GPUs.
+  ASSERT_TRUE(s.AddWorkload(a1).ok());
+  s.RunUntilQuiescent();
+  ASSERT_TRUE(IsAdmitted(s, "team/b1"));
+  ASSERT_TRUE(IsAdmitted(s, "team/a1"));
+  core::Workload b2 = GpuWorkload("b2", "qb", 2, 3, 80);
+  b2.pod_sets[0].count = 2;  // 6 GPUs.
+  ASSERT_TRUE(s.AddWorkload(b2).ok());
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b3", "qb", 3, 4, 60)).ok());
+  int32_t cycles = s.RunUntilQuiescent(300);
+  EXPECT_LT(cycles, 300) << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
+                         << " preemptions so far, the last three:\n"
+                         << (s.Preemptions().size() >= 3
+                                 ? EventText(s.Preemptions()[s.Preemptions().size() - 3]) + "\n" +
+                                       EventText(s.Preemptions()[s.Preemptions().size() - 2]) + "\n" +
+                                       EventText(s.Preemptions().back())
+                                 : StateText(s));
 }
 
 // The generator itself: configs are valid for Create, and deterministic.
