@@ -49,6 +49,7 @@ run: build
 	$(BUILD)/allot schedule --dry-run -f $(EXAMPLE)
 
 bench: build
+	$(BUILD)/allot_bench all --scale 1
 	$(BUILD)/allot_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 
 format:

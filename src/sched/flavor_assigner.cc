@@ -61,7 +61,7 @@ std::vector<PodSetRequest> Scheduler::Impl::Requests(
 }
 
 Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
-                                   bool quota_only) const {
+                                   bool quota_only, bool explain) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   const int32_t node = cq.node;
@@ -128,6 +128,7 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
         o.flavor = f;
         o.mode = Mode::kFit;
         if (!FlavorEligible(ps, flavors[f], &o.reason)) {
+          if (!explain) o.reason.clear();
           o.mode = Mode::kNoFit;
         } else {
           for (const auto& [r, per] : needs.per_pod) {
@@ -140,15 +141,15 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
             } else if (val <= quota->PotentialAvailable(node, fr)) {
               if (o.mode == Mode::kFit) {
                 o.mode = Mode::kPreempt;
-                o.reason = QuotaShortReason(wl.cq, fr, val);
+                if (explain) o.reason = QuotaShortReason(wl.cq, fr, val);
               }
             } else {
               o.mode = Mode::kNoFit;
-              o.reason =
-                  QuotaShortReason(wl.cq, fr, val) +
-                  "; that is more than it can ever hold (" +
-                  Describe(resources[r], quota->PotentialAvailable(node, fr)) +
-                  ")";
+              if (explain) {
+                o.reason = QuotaShortReason(wl.cq, fr, val) +
+                           "; that is more than it can ever hold (" +
+                           Describe(resources[r], quota->PotentialAvailable(node, fr)) + ")";
+              }
               break;
             }
           }
@@ -164,12 +165,13 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
           auto req = Requests(w, one, chosen);
           Placement tmp;
           std::string why;
-          if (!pool->Find(req, &tmp, &why)) {
+          if (!pool->Find(req, &tmp, explain ? &why : nullptr)) {
             o.mode = Mode::kPreempt;
             o.placement_short = true;
             a.short_flavors.push_back(f);
-            o.reason = "quota is available in flavor " + flavors[f].name +
-                       " but " + why;
+            if (explain) {
+              o.reason = "quota is available in flavor " + flavors[f].name + " but " + why;
+            }
           }
         }
         // Kueue's preemption oracle: when the group offers other flavors, a
@@ -179,7 +181,7 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
             cq.groups[g].flavors.size() > 1 &&
             !PreemptionPossible(w, p, g, f, counts, acc, a.flavors[p])) {
           o.mode = Mode::kNoFit;
-          o.reason += "; no workload can be preempted for it";
+          if (explain) o.reason += "; no workload can be preempted for it";
         }
         if (o.mode != Mode::kFit && !o.reason.empty()) {
           reasons += (reasons.empty() ? "" : "; ") + o.reason;
@@ -198,16 +200,17 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       }
       if (best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
-        a.reason = reasons.empty()
-                       ? "no flavor of ClusterQueue " + cq.spec.name + " fits"
-                       : reasons;
+        if (explain) {
+          a.reason = reasons.empty() ? "no flavor of ClusterQueue " + cq.spec.name + " fits"
+                                     : reasons;
+        }
         return a;
       }
       a.flavors[p][g] = best.flavor;
       if (best.mode < a.mode) a.mode = best.mode;
-      if (best.mode == Mode::kPreempt && a.reason.empty()) {
-        a.reason = best.reason;
-        a.placement_short = best.placement_short;
+      if (best.mode == Mode::kPreempt) {
+        if (a.reason.empty()) a.reason = best.reason;
+        a.placement_short = a.placement_short || best.placement_short;
       }
       a.borrows = a.borrows || best.borrows;
       for (const auto& [r, per] : needs.per_pod) {
@@ -222,10 +225,10 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
   a.requests = Requests(w, counts, a.flavors);
   if (a.mode == Mode::kFit) {
     std::string why;
-    if (!pool->Find(a.requests, &a.placement, &why)) {
+    if (!pool->Find(a.requests, &a.placement, explain ? &why : nullptr)) {
       a.mode = Mode::kPreempt;
       a.placement_short = true;
-      a.reason = "quota is available but " + why;
+      if (explain) a.reason = "quota is available but " + why;
       for (const auto& per_set : a.flavors) {
         for (int32_t f : per_set) {
           if (f >= 0) a.short_flavors.push_back(f);

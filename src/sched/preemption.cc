@@ -127,21 +127,19 @@ WlIdx Scheduler::Impl::NextFairHead(
   return pick;
 }
 
-bool Scheduler::Impl::EvictionChainReaches(WlIdx from, WlIdx to) const {
-  if (evicted_by.empty()) return false;
-  std::vector<WlIdx> stack = {from};
-  std::set<WlIdx> seen = {from};
+std::set<WlIdx> Scheduler::Impl::TransitiveEvictors(WlIdx w) const {
+  std::set<WlIdx> seen;
+  std::vector<WlIdx> stack = {w};
   while (!stack.empty()) {
     WlIdx x = stack.back();
     stack.pop_back();
-    auto it = evicted_by.find(x);
-    if (it == evicted_by.end()) continue;
-    for (WlIdx v : it->second) {
-      if (v == to) return true;
-      if (seen.insert(v).second) stack.push_back(v);
+    auto it = evictors.find(x);
+    if (it == evictors.end()) continue;
+    for (WlIdx p : it->second) {
+      if (seen.insert(p).second) stack.push_back(p);
     }
   }
-  return false;
+  return seen;
 }
 
 std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
@@ -156,6 +154,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   for (const auto& [fr, val] : a->usage) {
     if (val > quota->Available(cq.node, fr)) need.push_back(fr);
   }
+  const bool quota_short = !need.empty();
   // Only nodes are short: victims must hold devices of the flavors the
   // workload would run on (CPU and memory for a pod without devices), and
   // another ClusterQueue counts as borrowing only in those.
@@ -193,7 +192,6 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   if (pol.within_cluster_queue != core::WithinClusterQueue::kNever) {
     for (WlIdx v : cq.admitted) {
       const Wl& vw = wls[v];
-      if (!UsesAny(vw.adm, need)) continue;
       bool lower = vw.spec.priority < prio;
       bool newer_equal =
           pol.within_cluster_queue ==
@@ -201,7 +199,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
           vw.spec.priority == prio &&
           vw.spec.creation_unix_ms >
               wl.spec.creation_unix_ms;  // Strictly newer, as Kueue.
-      if (lower || newer_equal)
+      if ((lower || newer_equal) && UsesAny(vw.adm, need))
         cands.push_back({v, wl.cq, false, false, false});
     }
   }
@@ -211,10 +209,14 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
        pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever)) {
     for (int32_t c : tree_cqs.at(cq.root)) {
       if (c == wl.cq || !borrowing(c)) continue;
+      bool uses_need = false;
+      for (int32_t fr : need) uses_need = uses_need || quota->Usage(cqs[c].node, fr) > 0;
+      if (!uses_need) continue;
       for (WlIdx v : cqs[c].admitted) {
         const Wl& vw = wls[v];
-        if (!UsesAny(vw.adm, need)) continue;
         int32_t vp = vw.spec.priority;
+        if (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kAny && vp >= prio) continue;
+        if (!UsesAny(vw.adm, need)) continue;
         bool reclaim =
             pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
             (pol.reclaim_within_cohort ==
@@ -236,8 +238,29 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   // otherwise steps that each policy allows on its own ("b3 reclaims from
   // a1, b2 evicts b3 by priority and borrows, a1 evicts b2 while
   // borrowing") repeat for ever.
-  std::erase_if(cands, [&](const Candidate& c) { return EvictionChainReaches(c.wl, w); });
+  if (!evicted_by.empty()) {
+    std::set<WlIdx> evictors_of_w = TransitiveEvictors(w);
+    std::erase_if(cands, [&](const Candidate& c) { return evictors_of_w.count(c.wl) > 0; });
+  }
   if (cands.empty()) return {};
+  // A cheap bound before the search: when quota is short, evicting every
+  // candidate frees at most their usage; if even that cannot cover the
+  // shortfall, no victim set exists.
+  if (quota_short) {
+    for (int32_t fr : need) {
+      int64_t val = 0;
+      for (const auto& [ufr, uval] : a->usage) {
+        if (ufr == fr) val = uval;
+      }
+      int64_t freeable = quota->Available(cq.node, fr);
+      for (const Candidate& c : cands) {
+        for (const auto& [cfr, cval] : wls[c.wl].adm.usage) {
+          if (cfr == fr) freeable += cval;
+        }
+      }
+      if (freeable < val) return {};
+    }
+  }
   std::sort(cands.begin(), cands.end(),
             [&](const Candidate& x, const Candidate& y) {
               const Wl& a1 = wls[x.wl];
@@ -277,27 +300,66 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     return taken;
   };
 
-  // Kueue's minimalPreemptions over `list`.
+  // Kueue's minimalPreemptions over `list`. Candidates leave the quota
+  // first; their devices are released only once quota fits, so a search
+  // that fails on quota never touches the node pool.
+  auto quota_fits = [&](bool allow_borrowing) {
+    for (const auto& [fr, val] : a->usage) {
+      if (val > quota->Available(cq.node, fr)) return false;
+      if (!allow_borrowing && quota->Usage(cq.node, fr) + val > quota->Subtree(cq.node, fr)) {
+        return false;
+      }
+    }
+    return true;
+  };
   auto minimal = [&](const std::vector<Candidate>& list, bool allow_borrowing,
                      bool while_borrowing) -> Victims {
+    // Hopeless passes end before touching any state: evicting the whole
+    // list cannot cover a quota shortfall, or (without borrowing) the
+    // preemptor's own queue stays above its quota.
+    for (const auto& [fr, val] : a->usage) {
+      int64_t freeable = 0, own = 0;
+      for (const Candidate& c : list) {
+        for (const auto& [cfr, cval] : wls[c.wl].adm.usage) {
+          if (cfr != fr) continue;
+          freeable += cval;
+          if (!c.other) own += cval;
+        }
+      }
+      if (quota->Available(cq.node, fr) + freeable < val) return {};
+      if (!allow_borrowing && quota->Usage(cq.node, fr) - own + val > quota->Subtree(cq.node, fr)) {
+        return {};
+      }
+    }
     Victims taken;
+    size_t released = 0;  // taken[0, released) also left the node pool.
+    bool quota_ok = false;
     bool fits = false;
     for (const Candidate& c : list) {
       if (c.other && !borrowing(c.cq)) continue;
-      take(c.wl);
+      RemoveUsage(wls[c.wl].cq, wls[c.wl].adm);
       PreemptionReason reason =
           !c.other          ? PreemptionReason::kInClusterQueue
           : while_borrowing ? PreemptionReason::kInCohortReclaimWhileBorrowing
                             : PreemptionReason::kInCohortReclamation;
       taken.emplace_back(c.wl, reason);
-      if (Fits(w, a, allow_borrowing)) {
+      quota_ok = quota_ok || quota_fits(allow_borrowing);
+      if (!quota_ok) continue;
+      for (; released < taken.size(); ++released) {
+        const Wl& v = wls[taken[released].first];
+        pool->Release(v.adm.requests, v.adm.placement);
+      }
+      if (pool->Find(a->requests, &a->placement, /*why=*/nullptr)) {
         fits = true;
         break;
       }
     }
     if (!fits) {
-      for (auto it = taken.rbegin(); it != taken.rend(); ++it)
-        give_back(it->first);
+      for (size_t i = taken.size(); i-- > 0;) {
+        const Wl& v = wls[taken[i].first];
+        if (i < released) pool->Commit(v.adm.requests, v.adm.placement);
+        AddUsage(v.cq, v.adm);
+      }
       return {};
     }
     return fill_back_and_restore(std::move(taken), allow_borrowing);

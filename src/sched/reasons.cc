@@ -61,7 +61,7 @@ std::string Scheduler::Impl::ReasonNow(WlIdx w) const {
   if (cq.spec.stop_policy != core::StopPolicy::kNone) return wl.reason;
   std::vector<int32_t> counts;
   for (const auto& ps : wl.spec.pod_sets) counts.push_back(ps.count);
-  Assignment a = Assign(w, counts, /*quota_only=*/false);
+  Assignment a = Assign(w, counts, /*quota_only=*/false, /*explain=*/true);
   if (a.mode == Mode::kFit) return "";
   return a.reason + PreemptionNote(wl.cq, a.mode);
 }

@@ -207,6 +207,11 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
       }
     }
     wl.needs.push_back(std::move(needs));
+    int32_t devices = 0;
+    for (const auto& [name, q] : ps.requests) {
+      if (core::IsGpuResource(name)) devices += int32_t(q.UnitsCeil());
+    }
+    if (ps.count > 0) wl.min_pod_devices = std::min(wl.min_pod_devices, devices);
   }
   by_key[wl.key] = idx;
   if (w.admission) {
@@ -381,6 +386,7 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   wl.state = Wl::State::kAdmitted;
   wl.admit_seq = next_admit_seq++;
   wl.reason.clear();
+  wl.tried = false;
   cqs[wl.cq].admitted.push_back(w);
   ++admitted_count;
 }
@@ -418,12 +424,11 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
 
 void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,
                             PreemptionReason reason) {
-  Assignment freed = wls[victim].adm;
   ReleaseAdmission(victim);
-  WakePlacementWaiters(freed);
   Wl& v = wls[victim];
   // An admitted workload from input loses its recorded admission too.
   v.spec.admission.reset();
+  v.tried = false;
   v.reason = std::string("preempted by ") + wls[preemptor].key + " (" +
              ToString(reason) + ")";
   Enqueue(victim);
@@ -432,11 +437,51 @@ void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,
   evictors[victim].insert(preemptor);
 }
 
-void Scheduler::Impl::RequeueTree(int32_t root) {
+void Scheduler::Impl::AdmitByPreempting(
+    WlIdx w, Assignment a, const std::vector<std::pair<WlIdx, PreemptionReason>>& victims) {
+  // What the victims free beyond what the preemptor takes may admit others:
+  // only then are set-aside workloads retried (retrying the whole cohort
+  // tree after every preemption would make quiescence quadratic).
+  std::map<int32_t, int64_t> left;
+  Assignment freed;  // Flavors and nodes of the victims, for placement waiters.
+  for (const auto& [v, reason] : victims) {
+    for (const auto& [fr, val] : wls[v].adm.usage) {
+      left[fr] += val;
+      freed.usage.emplace_back(fr, val);
+    }
+    freed.flavors.insert(freed.flavors.end(), wls[v].adm.flavors.begin(),
+                         wls[v].adm.flavors.end());
+    freed.placement.insert(freed.placement.end(), wls[v].adm.placement.begin(),
+                           wls[v].adm.placement.end());
+    Evict(v, w, reason);
+  }
+  for (const auto& [fr, val] : a.usage) left[fr] -= val;
+  int32_t root = cqs[wls[w].cq].root;
+  a.mode = Mode::kFit;
+  Admit(w, std::move(a));
+  for (const auto& [fr, val] : left) {
+    if (val > 0) {
+      RequeueTree(root, freed);
+      WakePlacementWaiters(freed);
+      break;
+    }
+  }
+}
+
+void Scheduler::Impl::RequeueTree(int32_t root, const Assignment& freed) {
   auto it = tree_cqs.find(root);
   if (it == tree_cqs.end()) return;
+  std::vector<int32_t> freed_flavors;
+  for (const auto& [fr, val] : freed.usage) freed_flavors.push_back(FrFlavor(fr));
   for (int32_t c : it->second) {
     CQ& cq = cqs[c];
+    // Quota of other flavors did not change: their workloads stay aside.
+    bool shares = false;
+    for (int32_t fr : cq.frs) {
+      shares = shares || std::find(freed_flavors.begin(), freed_flavors.end(), FrFlavor(fr)) !=
+                             freed_flavors.end();
+    }
+    if (!shares) continue;
     for (WlIdx w : cq.parked) {
       wls[w].parked = false;
       StopWaiting(w);
@@ -469,13 +514,25 @@ void Scheduler::Impl::Unpark(WlIdx w) {
 }
 
 void Scheduler::Impl::WakePlacementWaiters(const Assignment& freed) {
+  // The most free devices now on any node the freed placement used: a
+  // waiter none of whose pods needs that few cannot use the freed nodes.
+  int32_t max_free = 0;
+  for (const auto& per_set : freed.placement) {
+    for (const PodAssignment& pa : per_set) {
+      int32_t n = 0;
+      for (int32_t d = 0; d < pool->DeviceCount(pa.node); ++d) n += pool->DeviceFree(pa.node, d);
+      max_free = std::max(max_free, n);
+    }
+  }
   std::set<WlIdx> wake;
   for (const auto& per_set : freed.flavors) {
     for (int32_t f : per_set) {
       if (f < 0) continue;
       auto it = placement_waiters.find(f);
-      if (it != placement_waiters.end())
-        wake.insert(it->second.begin(), it->second.end());
+      if (it == placement_waiters.end()) continue;
+      for (WlIdx w : it->second) {
+        if (wls[w].min_pod_devices <= max_free) wake.insert(w);
+      }
     }
   }
   for (WlIdx w : wake) Unpark(w);
@@ -503,10 +560,7 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
   if (a.mode == Mode::kPreempt) {
     auto victims = FindVictims(w, &a);
     if (!victims.empty()) {
-      for (const auto& [v, reason] : victims) Evict(v, w, reason);
-      a.mode = Mode::kFit;
-      Admit(w, std::move(a));
-      RequeueTree(cq.root);
+      AdmitByPreempting(w, std::move(a), victims);
       return true;
     }
   }
@@ -553,14 +607,15 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
           hi = mid - 1;
         }
       }
-      for (const auto& [v, reason] : best.victims) Evict(v, w, reason);
-      best.a.mode = Mode::kFit;
-      Admit(w, std::move(best.a));
-      if (!best.victims.empty()) RequeueTree(cq.root);
+      if (best.victims.empty()) {
+        Admit(w, std::move(best.a));
+      } else {
+        AdmitByPreempting(w, std::move(best.a), best.victims);
+      }
       return true;
     }
   }
-  wl.reason = a.reason + PreemptionNote(wl.cq, a.mode);
+  wl.tried = true;  // Pending() explains it against the state then.
   wl.placement_short = !a.short_flavors.empty();
   for (int32_t f : a.short_flavors) {
     if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);
@@ -591,7 +646,7 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
   if (wl.state == Wl::State::kAdmitted) {
     Assignment freed = wl.adm;
     m.ReleaseAdmission(w);
-    m.RequeueTree(m.cqs[wl.cq].root);
+    m.RequeueTree(m.cqs[wl.cq].root, freed);
     m.WakePlacementWaiters(freed);
   } else {
     --m.pending_count;
@@ -757,11 +812,13 @@ std::vector<PendingWorkload> Scheduler::Pending() const {
       p.workload = wl.key;
       p.cluster_queue = cq.spec.name;
       p.position = int32_t(i + 1);
-      if (!wl.reason.empty() && !(cq.blocked && i > 0)) {
-        // Recomputed against the state now: numbers may have changed since
+      if (wl.tried && !(cq.blocked && i > 0)) {
+        // Computed against the state now: numbers may have changed since
         // the workload was last tried.
         p.reason = m.ReasonNow(keys[i].wl);
-        if (p.reason.empty()) p.reason = wl.reason;
+        if (p.reason.empty()) p.reason = "fits now; waiting for the next scheduling cycle";
+      } else if (!wl.reason.empty() && !(cq.blocked && i > 0)) {
+        p.reason = wl.reason;
       } else if (cq.blocked && i > 0) {
         p.reason = "waiting behind " + m.wls[keys[0].wl].key +
                    ": StrictFIFO ClusterQueue " + cq.spec.name +

@@ -91,10 +91,13 @@ struct Wl {
   // so that devices freed by any cohort tree wake it.
   bool placement_short = false;
   std::vector<int32_t> waiting_flavors;
+  // Fewest devices any one of its pods needs (0 for CPU-only pods).
+  int32_t min_pod_devices = 1 << 30;
   std::vector<PodSetNeeds> needs;  // Per pod set.
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
-  std::string reason;  // Why pending (set when tried).
+  std::string reason;  // Why pending, when not recomputable.
+  bool tried = false;  // Tried and not admitted since.
   QueueKey QKey(WlIdx idx) const {
     return QueueKey{-spec.priority, spec.creation_unix_ms, seq, idx};
   }
@@ -151,8 +154,13 @@ struct Scheduler::Impl {
   void Enqueue(WlIdx w);
   void Admit(WlIdx w, Assignment a);
   void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);
+  void AdmitByPreempting(WlIdx w, Assignment a,
+                         const std::vector<std::pair<WlIdx, PreemptionReason>>& victims);
   void ReleaseAdmission(WlIdx w);
-  void RequeueTree(int32_t root);
+  // Quota of `freed`'s flavors came free in the tree under `root`: set-aside
+  // workloads of the ClusterQueues with quota in those flavors go back to
+  // their queues, and StrictFIFO queues unblock.
+  void RequeueTree(int32_t root, const Assignment& freed);
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);
@@ -164,8 +172,10 @@ struct Scheduler::Impl {
   // Assigns flavors for `counts` pods per pod set against the current state
   // and decides the mode (Fit with an exact placement, Preempt, NoFit).
   // With `quota_only`, skips placement (used to order heads).
-  Assignment Assign(WlIdx w, const std::vector<int32_t>& counts,
-                    bool quota_only) const;
+  // With `explain`, also writes a.reason for users (slower: builds strings
+  // and scans nodes for the largest free block).
+  Assignment Assign(WlIdx w, const std::vector<int32_t>& counts, bool quota_only,
+                    bool explain = false) const;
   // True when `a` fits now: quota (borrowing only if allowed) and, unless
   // quota_only, an exact placement (stored in a->placement).
   bool Fits(WlIdx w, Assignment* a, bool allow_borrowing) const;
@@ -187,8 +197,9 @@ struct Scheduler::Impl {
   // `a->placement` holds the placement valid after the evictions.
   std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w,
                                                               Assignment* a);
-  // Whether `from` evicted `to`, directly or through a chain of evictions.
-  bool EvictionChainReaches(WlIdx from, WlIdx to) const;
+  // Every workload that evicted `w`, directly or through a chain of
+  // evictions in the current busy period.
+  std::set<WlIdx> TransitiveEvictors(WlIdx w) const;
   // Drops the eviction-graph edges into `w` (and out of it when `all`).
   void ForgetEvictions(WlIdx w, bool all);
   // Weighted dominant resource share of a CQ (x1000), optionally with a

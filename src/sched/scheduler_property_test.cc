@@ -41,8 +41,10 @@
 //  [liveness] after RunUntilQuiescent, no pending single-pod-set workload
 //             requesting only devices (BestEffortFIFO, or the head of a
 //             StrictFIFO queue) whose first eligible flavor has the quota
-//             without borrowing and whose pods the free healthy devices of
-//             that flavor's eligible nodes take;
+//             (Kueue's available()) and whose pods (all, or minCount) the
+//             free healthy devices of that flavor's eligible nodes take -
+//             also after preempting everything withinClusterQueue lets it
+//             preempt there;
 //  [roundtrip] Create() from the final state (admitted workloads with their
 //             admissions and placements) restores every admission exactly,
 //             and the restored scheduler keeps every invariant;
@@ -52,6 +54,8 @@
 //             was needed: with it back as it was, something would not fit;
 //  [policy]   (also) a lone head that fits as is preempts nobody, and
 //             victims in other ClusterQueues come from borrowing ones;
+//  [drain]    removing every workload leaves no trace: the drained
+//             scheduler then decides like a fresh one on new workloads;
 //  [determinism] replaying the same calls on a second Scheduler gives the
 //             same cycle results and the same final state, byte for byte.
 //
@@ -296,7 +300,12 @@ class Oracle {
   // saying why it fits as is (quota by Kueue's arithmetic in its first
   // eligible flavor, free healthy devices on eligible nodes) in the state of
   // the last CheckState; nullopt when it does not or the check does not apply.
-  std::optional<std::string> FitsNow(const core::Workload& w, bool allow_borrowing) const;
+  struct FitQuery {
+    bool allow_borrowing = true;
+    bool at_min_count = false;       // Its pod set's minCount pods only.
+    bool evict_lower_in_cq = false;  // Without what it may preempt in its ClusterQueue.
+  };
+  std::optional<std::string> FitsNow(const core::Workload& w, const FitQuery& query) const;
   // After a cycle with a single head that preempted (and CheckState on the
   // new state): every victim was needed, i.e. putting it back as it was
   // (same placement, same quota) next to the preemptor would break quota or
@@ -417,6 +426,8 @@ class Oracle {
   std::set<std::string> used_devices_;
   std::map<std::string, std::map<FR, int64_t>> cq_usage_;
   std::map<std::string, std::pair<int64_t, int64_t>> node_use_;
+  std::vector<AdmittedWorkload> admitted_;
+  std::set<std::string> ever_preempted_;
 };
 
 int Oracle::CohortNode(const std::string& name) {
@@ -662,6 +673,22 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
       }
     }
   }
+  {
+    // "waiting behind K" names the head of the same queue.
+    std::map<std::string, std::string> heads;
+    for (const auto& p : pending) {
+      if (p.position == 1) heads[p.cluster_queue] = p.workload;
+    }
+    for (const auto& p : pending) {
+      const std::string prefix = "waiting behind ";
+      if (p.reason.rfind(prefix, 0) != 0) continue;
+      std::string named = p.reason.substr(prefix.size(), p.reason.find(':') - prefix.size());
+      if (p.position == 1 || heads[p.cluster_queue] != named) {
+        err("pending", p.workload + " at position " + std::to_string(p.position) + " says '" + p.reason +
+                           "' but the head of " + p.cluster_queue + " is " + heads[p.cluster_queue]);
+      }
+    }
+  }
   for (auto& [cq, pos] : positions) {
     std::sort(pos.begin(), pos.end());
     for (size_t i = 0; i < pos.size(); ++i) {
@@ -825,6 +852,7 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
   usage_ = TreeUsage(cq_usage);
   cq_usage_ = std::move(cq_usage);
   node_use_ = std::move(node_use);
+  admitted_ = admitted;
 }
 
 bool Oracle::PolicyAllows(const PreemptionEvent& e, std::string* why) const {
@@ -955,7 +983,7 @@ void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>
       const std::string& preemptor = fresh[0].preemptor;
       auto pit = live_.find(preemptor);
       if (pit != live_.end()) {
-        if (auto fits = FitsNow(pit->second, /*allow_borrowing=*/true)) {
+        if (auto fits = FitsNow(pit->second, FitQuery{})) {
           err("the only head " + preemptor + " preempted " + std::to_string(fresh.size()) +
               " workloads although before the cycle " + *fits);
         }
@@ -973,13 +1001,14 @@ void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>
   for (const auto& e : fresh) {
     std::string why;
     ++stats().preemptions;
+    ever_preempted_.insert(e.workload);
     ++stats().reasons[ToString(e.reason)];
     if (!PolicyAllows(e, &why)) err("preemption " + EventText(e) + " breaks the policy: " + why);
     events_.push_back(EventText(e));
   }
 }
 
-std::optional<std::string> Oracle::FitsNow(const core::Workload& w, bool allow_borrowing) const {
+std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQuery& query) const {
   if (w.pod_sets.size() != 1) return std::nullopt;
   const core::PodSet& ps = w.pod_sets[0];
   std::string res;
@@ -1007,11 +1036,58 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, bool allow_b
   }
   if (!f) return std::nullopt;
   const FR fr{f->name, res};
+  int32_t count = ps.count;
+  if (query.at_min_count) {
+    if (!ps.min_count || *ps.min_count >= ps.count) return std::nullopt;
+    count = *ps.min_count;
+  }
+  // Optionally without the workloads its ClusterQueue's policy lets it
+  // preempt there (lower priority, or newer at equal priority).
+  const Usage* usage = &usage_;
+  Usage reduced;
+  const std::set<std::string>* used = &used_devices_;
+  std::set<std::string> freed_used;
+  std::string evicted;
+  if (query.evict_lower_in_cq) {
+    const auto& pol = cq->preemption;
+    if (pol.within_cluster_queue == core::WithinClusterQueue::kNever) return std::nullopt;
+    std::map<std::string, std::map<FR, int64_t>> cq_usage = cq_usage_;
+    freed_used = used_devices_;
+    for (const auto& a : admitted_) {
+      if (a.admission.cluster_queue != cqn || !live_.count(a.workload)) continue;
+      const core::Workload& v = live_.at(a.workload);
+      bool lower = v.priority < w.priority;
+      bool newer_equal = pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
+                         v.priority == w.priority && v.creation_unix_ms > w.creation_unix_ms;
+      if (!lower && !newer_equal) continue;
+      bool uses = false;
+      for (const auto& psa : a.admission.pod_set_assignments) {
+        auto it = psa.flavors.find(res);
+        uses = uses || (it != psa.flavors.end() && it->second == f->name);
+      }
+      if (!uses) continue;
+      evicted += " " + a.workload;
+      for (size_t i = 0; i < a.admission.pod_set_assignments.size() && i < v.pod_sets.size(); ++i) {
+        const auto& psa = a.admission.pod_set_assignments[i];
+        for (const auto& [r, q] : v.pod_sets[i].requests) {
+          auto it = psa.flavors.find(r);
+          if (it != psa.flavors.end()) cq_usage[cqn][{it->second, r}] -= q.milli() * psa.count;
+        }
+        for (const auto& pp : psa.placements) {
+          for (const auto& uuid : pp.gpus) freed_used.erase(uuid);
+        }
+      }
+    }
+    if (evicted.empty()) return std::nullopt;
+    reduced = TreeUsage(cq_usage);
+    usage = &reduced;
+    used = &freed_used;
+  }
   const int n = cq_node_.at(cqn);
-  const int64_t need = per_pod * ps.count;
-  const bool borrows = Get(usage_[size_t(n)], fr) + need > Nominal(n, fr);
-  if (borrows && !allow_borrowing) return std::nullopt;
-  if (need > Available(n, fr, usage_)) return std::nullopt;
+  const int64_t need = per_pod * count;
+  const bool borrows = Get((*usage)[size_t(n)], fr) + need > Nominal(n, fr);
+  if (borrows && !query.allow_borrowing) return std::nullopt;
+  if (need > Available(n, fr, *usage)) return std::nullopt;
   const int32_t per_pod_devices = int32_t(Quantity::FromMilli(per_pod).UnitsCeil());
   ++stats().liveness_candidates;
   // Pods that the eligible nodes' free healthy devices take (no CPU or
@@ -1028,9 +1104,9 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, bool allow_b
     for (const auto& gpu : node.gpus) {
       if (!gpu.healthy) continue;
       if (res == core::kGpuResource) {
-        free += gpu.mig.empty() && !used_devices_.count(gpu.uuid);
+        free += gpu.mig.empty() && !used->count(gpu.uuid);
       } else {
-        for (const auto& m : gpu.mig) free += core::MigResourceName(m.profile) == res && !used_devices_.count(m.uuid);
+        for (const auto& m : gpu.mig) free += core::MigResourceName(m.profile) == res && !used->count(m.uuid);
       }
     }
     if (free >= per_pod_devices) {
@@ -1038,11 +1114,12 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, bool allow_b
       nodes += " " + node.name + "(" + std::to_string(free) + " free)";
     }
   }
-  if (fit < ps.count) return std::nullopt;
-  return w.Key() + " (" + std::to_string(ps.count) + " pods x " + res + "=" + Quantity::FromMilli(per_pod).ToString() +
+  if (fit < count) return std::nullopt;
+  return w.Key() + " (" + std::to_string(count) + (query.at_min_count ? " (minCount)" : "") + " pods x " + res + "=" + Quantity::FromMilli(per_pod).ToString() +
          ", ClusterQueue " + cqn + ") fits: its first eligible flavor " + f->name + " has the quota" +
          (borrows ? " (borrowing)" : " without borrowing") + " and the free devices of nodes" + nodes +
-         " take all its pods";
+         " take all its pods" +
+         (evicted.empty() ? "" : " once the lower-priority workloads of its ClusterQueue are preempted:" + evicted);
 }
 
 void Oracle::CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_before, const CycleResult& cycle,
@@ -1106,9 +1183,15 @@ void Oracle::CheckLiveness(const Scheduler& s, std::vector<std::string>* errors)
   for (const auto& p : s.Pending()) {
     auto wit = live_.find(p.workload);
     if (wit == live_.end()) continue;
-    const core::ClusterQueue* cq = FindCq(CqOf(wit->second));
+    const core::Workload& w = wit->second;
+    const core::ClusterQueue* cq = FindCq(CqOf(w));
     if (cq && cq->queueing_strategy == core::QueueingStrategy::kStrictFIFO && p.position != 1) continue;
-    if (auto fits = FitsNow(wit->second, /*allow_borrowing=*/true)) {
+    std::optional<std::string> fits = FitsNow(w, FitQuery{});
+    if (!fits) fits = FitsNow(w, FitQuery{true, /*at_min_count=*/true, false});
+    // A workload that was ever preempted may be spared from preempting back
+    // (Allot's anti-loop rule), so only ones never preempted are checked.
+    if (!fits && !ever_preempted_.count(w.Key())) fits = FitsNow(w, FitQuery{true, false, /*evict_lower_in_cq=*/true});
+    if (fits) {
       errors->push_back("[liveness] pending after RunUntilQuiescent although " + *fits + "; reason: " + p.reason);
     }
   }
@@ -1230,6 +1313,56 @@ void RoundTrip(const core::Config& config, const Oracle& oracle, const Scheduler
 // RunOps then prints the state after every call.
 bool g_trace = false;
 
+// Removing every workload must leave no trace: the drained scheduler then
+// decides exactly like a fresh one on the same new workloads (the ones the
+// run added last, renamed).
+void DrainAndCompare(const core::Config& config, const Oracle& oracle, Scheduler& s,
+                     std::vector<std::string>* errors) {
+  std::vector<core::Workload> live = oracle.LiveInArrivalOrder();
+  for (const auto& w : live) {
+    Status st = s.RemoveWorkload(w.Key());
+    if (!st.ok()) errors->push_back("[drain] RemoveWorkload(" + w.Key() + ") failed: " + st.ToString());
+  }
+  if (s.AdmittedCount() != 0 || s.PendingCount() != 0 || !s.Admitted().empty() || !s.Pending().empty()) {
+    errors->push_back("[drain] workloads left after removing all:\n" + StateText(s));
+    return;
+  }
+  core::Config empty = config;
+  empty.workloads.clear();
+  auto created = Scheduler::Create(empty);
+  if (!created.ok()) return;
+  Scheduler& fresh = **created;
+  const size_t drained_events = s.Preemptions().size();
+  std::vector<core::Workload> probes;
+  for (size_t i = live.size() > 8 ? live.size() - 8 : 0; i < live.size(); ++i) {
+    core::Workload w = live[i];
+    w.name = "probe-" + w.name;
+    w.admission.reset();
+    probes.push_back(w);
+  }
+  std::string a, b;
+  for (const auto& w : probes) {
+    a += s.AddWorkload(w).ToString() + "\n";
+    b += fresh.AddWorkload(w).ToString() + "\n";
+  }
+  for (int round = 0; round < 3; ++round) {
+    a += CycleText(s.RunCycle()) + "\n";
+    b += CycleText(fresh.RunCycle()) + "\n";
+  }
+  a += std::to_string(s.RunUntilQuiescent(kMaxCycles)) + "\n";
+  b += std::to_string(fresh.RunUntilQuiescent(kMaxCycles)) + "\n";
+  for (const auto& x : s.Admitted()) a += "A " + x.workload + " " + AdmissionText(x.admission) + "\n";
+  for (const auto& x : fresh.Admitted()) b += "A " + x.workload + " " + AdmissionText(x.admission) + "\n";
+  for (const auto& x : s.Pending()) a += "P " + x.workload + " #" + std::to_string(x.position) + " " + x.reason + "\n";
+  for (const auto& x : fresh.Pending()) b += "P " + x.workload + " #" + std::to_string(x.position) + " " + x.reason + "\n";
+  for (size_t i = drained_events; i < s.Preemptions().size(); ++i) a += "E " + EventText(s.Preemptions()[i]) + "\n";
+  for (const auto& e : fresh.Preemptions()) b += "E " + EventText(e) + "\n";
+  if (a != b) {
+    errors->push_back("[drain] after removing every workload, the scheduler decides differently from a fresh one "
+                      "on the same new workloads:\n--- drained ---\n" + a + "--- fresh ---\n" + b);
+  }
+}
+
 RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool check) {
   RunResult out;
   auto created = Scheduler::Create(config);
@@ -1326,6 +1459,8 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
   if (check) RoundTrip(config, oracle, s, &errors);
   if (failed(int(ops.size()))) return out;
   out.final_state = StateText(s);
+  if (check) DrainAndCompare(config, oracle, s, &errors);
+  if (failed(int(ops.size()))) return out;
   return out;
 }
 
@@ -1520,8 +1655,9 @@ TEST(SchedulerProperty, QuotaBoundClusters) {
 }
 
 // ---------------------------------------------------------------------------
-// Minimal reproductions of bugs the random runs found. Each keeps failing
-// until the bug is fixed; the comment says which invariant breaks.
+// Minimal reproductions of bugs the random runs found (seeds refer to the
+// scheduler as it was then), kept as regression tests; each comment says
+// which invariant broke and how.
 
 core::ResourceFlavor Flavor(const std::string& name) {
   core::ResourceFlavor f;
@@ -1580,18 +1716,18 @@ bool IsAdmitted(const Scheduler& s, const std::string& key) {
   return false;
 }
 
-// BUG (found by RandomClusters seed 179, QuotaFreeClusters seed 29,
+// Bug (found by RandomClusters seed 179, QuotaFreeClusters seed 29,
 // ContendedClusters seed 106, QuotaBoundClusters seed 99): [liveness].
 // Nodes are shared by every cohort tree, so devices freed in one tree must
 // wake the workloads of other trees (or of ClusterQueues without a cohort)
-// that were set aside because no node had room. Originally nothing woke
-// them (RemoveWorkload only requeued its own tree); since placement waiters
-// (WakePlacementWaiters) the one-flavor case passes, but a ClusterQueue
-// whose resource group lists several flavors still gets stuck: every
-// flavor is placement-short with no victims, the preemption oracle turns
-// each into NoFit, the assignment is NoFit with placement_short unset, the
-// workload is never registered as a placement waiter, and it stays pending
-// for ever although a node is free and its quota untouched.
+// that were set aside because no node had room. At first nothing woke them
+// (RemoveWorkload only requeued its own tree). With placement waiters
+// (WakePlacementWaiters) the one-flavor case passed, but a ClusterQueue
+// whose resource group lists several flavors still got stuck: every flavor
+// placement-short with no victims, the preemption oracle turned each into
+// NoFit, the assignment was NoFit with placement_short unset, so the
+// workload was never registered as a placement waiter and stayed pending
+// for ever although a node was free and its quota untouched.
 TEST(SchedulerPropertyRepro, FreedDevicesRequeueOtherCohortTrees) {
   for (auto strategy : {core::QueueingStrategy::kBestEffortFIFO, core::QueueingStrategy::kStrictFIFO}) {
     for (bool two_flavors : {false, true}) {
@@ -1630,7 +1766,7 @@ TEST(SchedulerPropertyRepro, FreedDevicesRequeueOtherCohortTrees) {
   }
 }
 
-// BUG (found with every ClusterQueue in one cohort tree, RandomClusters
+// Bug (found with every ClusterQueue in one cohort tree, RandomClusters
 // seed 307 under ALLOT_PROP_SINGLE_TREE=1): [liveness]. In one cycle, the
 // head b1 of ClusterQueue b preempts a1 of StrictFIFO ClusterQueue a;
 // a1 goes back to a's queue AHEAD of a's head a2 (earlier creation). a2 is
@@ -1672,7 +1808,7 @@ TEST(SchedulerPropertyRepro, StrictFifoBlockedByStaleHeadAfterPreemption) {
   EXPECT_TRUE(IsAdmitted(s, "team/a1")) << "a1 stays pending behind a blocked StrictFIFO queue:\n" << StateText(s);
 }
 
-// BUG (found by RandomClusters seed 818 once the liveness bugs above are
+// Bug (found by RandomClusters seed 818 once the liveness bugs above are
 // patched out locally; QuotaBoundClusters seed 624 too): [api]
 // RunUntilQuiescent never settles: two workloads of two ClusterQueues
 // preempt each other in turn, every cycle, for ever.
@@ -1740,7 +1876,7 @@ TEST(SchedulerPropertyRepro, PlacementPreemptionPingPong) {
   EXPECT_TRUE(IsAdmitted(s, "team/a1")) << StateText(s);
 }
 
-// BUG (found by QuotaBoundClusters seed 624 once the liveness bugs above are
+// Bug (found by QuotaBoundClusters seed 624 once the liveness bugs above are
 // patched out locally): [api] RunUntilQuiescent never settles under fair
 // sharing (LessThanInitialShare): three workloads evict each other in a
 // loop, each step allowed on its own:
@@ -1818,7 +1954,7 @@ TEST(SchedulerProperty, PreemptionHeavyClusters) {
   RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 50, o);
 }
 
-// BUG (found by PreemptionHeavyClusters seed 352 once the liveness bugs
+// Bug (found by PreemptionHeavyClusters seed 352 once the liveness bugs
 // above are patched out locally; no fair sharing, quota only - the nodes
 // have room for everything): [api] RunUntilQuiescent never settles; three
 // workloads of b and one of a evict each other in a loop, each step allowed
