@@ -148,7 +148,9 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
               if (explain) {
                 o.reason = QuotaShortReason(wl.cq, fr, val) +
                            "; that is more than it can ever hold (" +
-                           Describe(resources[r], quota->PotentialAvailable(node, fr)) + ")";
+                           Describe(resources[r],
+                                    quota->PotentialAvailable(node, fr)) +
+                           ")";
               }
               break;
             }
@@ -170,7 +172,8 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
             o.placement_short = true;
             a.short_flavors.push_back(f);
             if (explain) {
-              o.reason = "quota is available in flavor " + flavors[f].name + " but " + why;
+              o.reason = "quota is available in flavor " + flavors[f].name +
+                         " but " + why;
             }
           }
         }
@@ -201,8 +204,9 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       if (best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
         if (explain) {
-          a.reason = reasons.empty() ? "no flavor of ClusterQueue " + cq.spec.name + " fits"
-                                     : reasons;
+          a.reason = reasons.empty()
+                         ? "no flavor of ClusterQueue " + cq.spec.name + " fits"
+                         : reasons;
         }
         return a;
       }

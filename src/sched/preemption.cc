@@ -210,12 +210,15 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     for (int32_t c : tree_cqs.at(cq.root)) {
       if (c == wl.cq || !borrowing(c)) continue;
       bool uses_need = false;
-      for (int32_t fr : need) uses_need = uses_need || quota->Usage(cqs[c].node, fr) > 0;
+      for (int32_t fr : need)
+        uses_need = uses_need || quota->Usage(cqs[c].node, fr) > 0;
       if (!uses_need) continue;
       for (WlIdx v : cqs[c].admitted) {
         const Wl& vw = wls[v];
         int32_t vp = vw.spec.priority;
-        if (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kAny && vp >= prio) continue;
+        if (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kAny &&
+            vp >= prio)
+          continue;
         if (!UsesAny(vw.adm, need)) continue;
         bool reclaim =
             pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
@@ -240,7 +243,9 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   // borrowing") repeat for ever.
   if (!evicted_by.empty()) {
     std::set<WlIdx> evictors_of_w = TransitiveEvictors(w);
-    std::erase_if(cands, [&](const Candidate& c) { return evictors_of_w.count(c.wl) > 0; });
+    std::erase_if(cands, [&](const Candidate& c) {
+      return evictors_of_w.count(c.wl) > 0;
+    });
   }
   if (cands.empty()) return {};
   // A cheap bound before the search: when quota is short, evicting every
@@ -306,7 +311,8 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   auto quota_fits = [&](bool allow_borrowing) {
     for (const auto& [fr, val] : a->usage) {
       if (val > quota->Available(cq.node, fr)) return false;
-      if (!allow_borrowing && quota->Usage(cq.node, fr) + val > quota->Subtree(cq.node, fr)) {
+      if (!allow_borrowing &&
+          quota->Usage(cq.node, fr) + val > quota->Subtree(cq.node, fr)) {
         return false;
       }
     }
@@ -327,7 +333,8 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
         }
       }
       if (quota->Available(cq.node, fr) + freeable < val) return {};
-      if (!allow_borrowing && quota->Usage(cq.node, fr) - own + val > quota->Subtree(cq.node, fr)) {
+      if (!allow_borrowing &&
+          quota->Usage(cq.node, fr) - own + val > quota->Subtree(cq.node, fr)) {
         return {};
       }
     }

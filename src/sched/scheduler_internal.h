@@ -154,8 +154,9 @@ struct Scheduler::Impl {
   void Enqueue(WlIdx w);
   void Admit(WlIdx w, Assignment a);
   void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);
-  void AdmitByPreempting(WlIdx w, Assignment a,
-                         const std::vector<std::pair<WlIdx, PreemptionReason>>& victims);
+  void AdmitByPreempting(
+      WlIdx w, Assignment a,
+      const std::vector<std::pair<WlIdx, PreemptionReason>>& victims);
   void ReleaseAdmission(WlIdx w);
   // Quota of `freed`'s flavors came free in the tree under `root`: set-aside
   // workloads of the ClusterQueues with quota in those flavors go back to
@@ -174,8 +175,8 @@ struct Scheduler::Impl {
   // With `quota_only`, skips placement (used to order heads).
   // With `explain`, also writes a.reason for users (slower: builds strings
   // and scans nodes for the largest free block).
-  Assignment Assign(WlIdx w, const std::vector<int32_t>& counts, bool quota_only,
-                    bool explain = false) const;
+  Assignment Assign(WlIdx w, const std::vector<int32_t>& counts,
+                    bool quota_only, bool explain = false) const;
   // True when `a` fits now: quota (borrowing only if allowed) and, unless
   // quota_only, an exact placement (stored in a->placement).
   bool Fits(WlIdx w, Assignment* a, bool allow_borrowing) const;
