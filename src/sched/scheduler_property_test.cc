@@ -27,8 +27,9 @@
 //             usage <= total nominal quota, total usage plus every lender's
 //             unused guaranteed part <= total nominal quota, and no
 //             ClusterQueue borrows more than the others could lend;
-//  [pending]  every pending workload has a reason, its ClusterQueue, and the
-//             positions per ClusterQueue are 1..n;
+//  [pending]  every pending workload has a reason and its ClusterQueue;
+//             positions per ClusterQueue are 1..n in queue order (priority,
+//             creation time, arrival); "waiting behind K" names the head;
 //  [count]    admitted + pending == the workloads added, no key twice;
 //  [policy]   every preemption matches the preemptor's ClusterQueue policy
 //             (withinClusterQueue, reclaimWithinCohort, borrowWithinCohort
@@ -60,8 +61,12 @@
 //             same cycle results and the same final state, byte for byte.
 //
 // A failure reports the seed, the step, the invariant and a shrunk
-// reproduction (config and calls). ALLOT_PROP_SEEDS overrides the number of
-// seeds, ALLOT_PROP_SEED runs a single seed.
+// reproduction (config and calls). Environment knobs: ALLOT_PROP_SEEDS (the
+// number of seeds, default 200 for RandomClusters and 2/5 of it for the
+// other suites), ALLOT_PROP_SEED (run that one seed), ALLOT_PROP_TRACE (print
+// the state after every call of the shrunk reproduction),
+// ALLOT_PROP_SINGLE_TREE (every ClusterQueue in one cohort tree),
+// ALLOT_PROP_STATS (print coverage counters).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1632,7 +1637,7 @@ TEST(SchedulerProperty, RandomClusters) {
 TEST(SchedulerProperty, QuotaFreeClusters) {
   RandomClusterOptions o;
   o.quota_free = true;
-  RunSeeds("QuotaFreeClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 40, o);
+  RunSeeds("QuotaFreeClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 40, o);
 }
 
 // Small clusters with many workloads: heavy contention and preemption.
@@ -1642,7 +1647,7 @@ TEST(SchedulerProperty, ContendedClusters) {
   o.max_nodes = 4;
   o.max_cluster_queues = 4;
   o.initial_workloads = 12;
-  RunSeeds("ContendedClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 60, o);
+  RunSeeds("ContendedClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 50, o);
 }
 
 // Plenty of whole GPUs: quota binds, so borrowing, lending limits,
@@ -1651,7 +1656,7 @@ TEST(SchedulerProperty, QuotaBoundClusters) {
   RandomClusterOptions o;
   o.ample_nodes = true;
   o.initial_workloads = 10;
-  RunSeeds("QuotaBoundClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 50, o);
+  RunSeeds("QuotaBoundClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 50, o);
 }
 
 // ---------------------------------------------------------------------------
@@ -1951,7 +1956,7 @@ TEST(SchedulerProperty, PreemptionHeavyClusters) {
   o.ample_nodes = true;
   o.preemption_heavy = true;
   o.initial_workloads = 10;
-  RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) / 2, 50, o);
+  RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 50, o);
 }
 
 // Bug (found by PreemptionHeavyClusters seed 352 once the liveness bugs
