@@ -351,6 +351,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
                             : PreemptionReason::kInCohortReclamation;
       taken.emplace_back(c.wl, reason);
       quota_ok = quota_ok || quota_fits(allow_borrowing);
+      if (quota_ok) a->victims_short_of_nodes = true;
       if (!quota_ok) continue;
       for (; released < taken.size(); ++released) {
         const Wl& v = wls[taken[released].first];
@@ -412,6 +413,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
                                         ? PreemptionReason::kInCohortFairSharing
                                         : PreemptionReason::kInClusterQueue);
         fits = Fits(w, a, /*allow_borrowing=*/true);
+        if (!fits && quota_fits(true)) a->victims_short_of_nodes = true;
       }
       if (fits) {
         Victims v = fill_back_and_restore(std::move(taken), true);

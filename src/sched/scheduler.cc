@@ -131,13 +131,21 @@ void Scheduler::Impl::AdmitByPreempting(
   }
   for (const auto& [fr, val] : a.usage) left[fr] -= val;
   int32_t root = cqs[wls[w].cq].root;
+  int32_t own_cq = wls[w].cq;
   a.mode = Mode::kFit;
   Admit(w, std::move(a));
-  for (const auto& [fr, val] : left) {
-    if (val > 0) {
-      RequeueTree(root, freed);
-      break;
+  bool leftover = false;
+  for (const auto& [fr, val] : left) leftover = leftover || val > 0;
+  if (leftover) {
+    RequeueTree(root, freed);
+  } else {
+    // The victims' own queues regain room under their quota and
+    // borrowingLimit even when the tree as a whole does not.
+    std::set<int32_t> victim_cqs;
+    for (const auto& [v, reason] : victims) {
+      if (wls[v].cq != own_cq) victim_cqs.insert(wls[v].cq);
     }
+    for (int32_t c : victim_cqs) RequeueCq(c);
   }
   // Devices the preemptor did not take (it may run on other nodes than its
   // victims) can serve workloads waiting for nodes, in any cohort tree.
@@ -159,15 +167,20 @@ void Scheduler::Impl::RequeueTree(int32_t root, const Assignment& freed) {
                                    FrFlavor(fr)) != freed_flavors.end();
     }
     if (!shares) continue;
-    for (WlIdx w : cq.parked) {
-      wls[w].parked = false;
-      StopWaiting(w);
-      cq.queue.insert(wls[w].QKey(w));
-    }
-    cq.parked.clear();
-    cq.blocked = false;
-    if (!cq.queue.empty()) active_cqs.insert(c);
+    RequeueCq(c);
   }
+}
+
+void Scheduler::Impl::RequeueCq(int32_t c) {
+  CQ& cq = cqs[c];
+  for (WlIdx w : cq.parked) {
+    wls[w].parked = false;
+    StopWaiting(w);
+    cq.queue.insert(wls[w].QKey(w));
+  }
+  cq.parked.clear();
+  cq.blocked = false;
+  if (!cq.queue.empty()) active_cqs.insert(c);
 }
 
 void Scheduler::Impl::StopWaiting(WlIdx w) {
@@ -273,7 +286,15 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
       return !out->victims.empty();
     };
     Option best;
-    if (admissible(0, &best)) {
+    bool min_ok = admissible(0, &best);
+    // The smallest admissible size may be short of nodes where the full
+    // size was short of quota: freed devices must wake it too.
+    a.short_flavors.insert(a.short_flavors.end(), best.a.short_flavors.begin(),
+                           best.a.short_flavors.end());
+    if (best.a.mode == Mode::kPreempt) a.mode = Mode::kPreempt;
+    a.victims_short_of_nodes =
+        a.victims_short_of_nodes || best.a.victims_short_of_nodes;
+    if (min_ok) {
       int32_t lo = 0, hi = T - 1;
       while (lo < hi) {
         int32_t mid = (lo + hi + 1) / 2;
@@ -294,6 +315,15 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
     }
   }
   wl.tried = true;  // Pending() explains it against the state then.
+  // A victim search that covered the quota but found no nodes: devices
+  // freed anywhere (in any cohort tree) must retry it too.
+  if (a.mode == Mode::kPreempt && a.victims_short_of_nodes) {
+    for (const auto& per_set : a.flavors) {
+      for (int32_t f : per_set) {
+        if (f >= 0) a.short_flavors.push_back(f);
+      }
+    }
+  }
   wl.placement_short = !a.short_flavors.empty();
   for (int32_t f : a.short_flavors) {
     if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);

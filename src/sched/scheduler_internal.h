@@ -74,6 +74,9 @@ struct Assignment {
   // Flavors whose quota fit but whose nodes were short: freeing devices of
   // these may make the workload admissible.
   std::vector<int32_t> short_flavors;
+  // Set by FindVictims: some victim set covered the quota but no placement
+  // was found (so freed devices may help later).
+  bool victims_short_of_nodes = false;
   std::string reason;  // Why not Fit, for users.
 };
 
@@ -162,6 +165,8 @@ struct Scheduler::Impl {
   // workloads of the ClusterQueues with quota in those flavors go back to
   // their queues, and StrictFIFO queues unblock.
   void RequeueTree(int32_t root, const Assignment& freed);
+  // Returns one ClusterQueue's set-aside workloads to its queue.
+  void RequeueCq(int32_t cq);
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);

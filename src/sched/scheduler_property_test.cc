@@ -1949,6 +1949,109 @@ TEST(SchedulerPropertyRepro, FairSharingPreemptionLoop) {
                                  : StateText(s));
 }
 
+// Bug (found by ContendedClusters seed 767 with ALLOT_PROP_SEEDS=5000):
+// [liveness]. A workload with minCount whose full size is short of QUOTA
+// but whose minCount is short only of NODES is set aside as a quota waiter
+// (placement_short comes from the full-size attempt), so devices freed in
+// another cohort tree never wake it, although its minCount pods now fit.
+TEST(SchedulerPropertyRepro, PartialAdmissionWaitsForFreedDevices) {
+  core::Config c;
+  c.flavors = {Flavor("f")};
+  c.nodes = {GpuNode("n0", 1)};
+  // a and b have no cohort: two trees. b can hold 1 GPU only.
+  c.cluster_queues = {GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
+                      GpuQueue("b", "", 1, core::QueueingStrategy::kBestEffortFIFO)};
+  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  auto created = Scheduler::Create(c);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Scheduler& s = **created;
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("a1", "qa", 0, 1)).ok());
+  s.RunUntilQuiescent();
+  ASSERT_TRUE(IsAdmitted(s, "team/a1"));  // Takes n0's only GPU.
+  core::Workload b1 = GpuWorkload("b1", "qb", 1, 1);
+  b1.pod_sets[0].count = 2;  // 2 GPUs: more than b can ever hold...
+  b1.pod_sets[0].min_count = 1;  // ...but 1 pod would do.
+  ASSERT_TRUE(s.AddWorkload(b1).ok());
+  s.RunUntilQuiescent();
+  ASSERT_FALSE(IsAdmitted(s, "team/b1"));  // n0 is full.
+  ASSERT_TRUE(s.RemoveWorkload("team/a1").ok());
+  s.RunUntilQuiescent();
+  EXPECT_TRUE(IsAdmitted(s, "team/b1")) << "b1's minCount pod fits on the free n0:\n" << StateText(s);
+}
+
+// Bug (found by PreemptionHeavyClusters seed 18 and QuotaBoundClusters seed
+// 994 with ALLOT_PROP_SEEDS=5000): [liveness]. After a preemption, set-aside
+// workloads of the cohort tree are retried only if the victims freed more
+// of a flavor than the preemptor takes. But the preemptor (a) takes from
+// its own nominal quota, while the victim's ClusterQueue (b) regains room
+// under its borrowingLimit: b3, set aside because b was at nominal +
+// borrowingLimit, now fits but is never retried (Pending() itself says
+// "fits now; waiting for the next scheduling cycle", for ever).
+TEST(SchedulerPropertyRepro, PreemptionFreesQuotaOfTheVictimsQueue) {
+  core::Config c;
+  c.flavors = {Flavor("f")};
+  c.nodes = {GpuNode("n0", 8), GpuNode("n1", 8)};
+  c.cohorts = {core::Cohort{"co", "", {}, 1000, {}}};
+  c.cluster_queues = {GpuQueue("a", "co", 10, core::QueueingStrategy::kBestEffortFIFO),
+                      GpuQueue("b", "co", 2, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[0].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
+  c.cluster_queues[1].resource_groups[0].flavors[0].resources[0].borrowing_limit = Quantity::FromUnits(2);
+  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  auto created = Scheduler::Create(c);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Scheduler& s = **created;
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b1", "qb", 0, 1)).ok());
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b2", "qb", 1, 3)).ok());
+  s.RunUntilQuiescent();
+  ASSERT_TRUE(IsAdmitted(s, "team/b1"));
+  ASSERT_TRUE(IsAdmitted(s, "team/b2"));  // b uses 4 = nominal 2 + borrowingLimit 2.
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b3", "qb", 2, 2)).ok());
+  s.RunUntilQuiescent();
+  ASSERT_FALSE(IsAdmitted(s, "team/b3"));  // Over b's borrowing limit: set aside.
+  core::Workload a1 = GpuWorkload("a1", "qa", 3, 3);
+  a1.pod_sets[0].count = 3;  // 9 GPUs: a needs 1 back from b.
+  ASSERT_TRUE(s.AddWorkload(a1).ok());
+  s.RunUntilQuiescent();
+  ASSERT_TRUE(IsAdmitted(s, "team/a1"));
+  ASSERT_FALSE(IsAdmitted(s, "team/b2"));  // Reclaimed.
+  // b now uses 1 (b1); the cohort has 12 - 10 = 2 left; b3 needs 2 and n0/n1
+  // have 6 free GPUs.
+  EXPECT_TRUE(IsAdmitted(s, "team/b3")) << StateText(s);
+}
+
+// Bug (found by RandomClusters seed 6108 and ContendedClusters seed 2742
+// with ALLOT_PROP_SEEDS=8000): [liveness]. A workload short of quota whose
+// victims would free the quota but not the nodes (no node has room even
+// after the preemption) is set aside as a quota waiter only; when another
+// cohort tree frees a node, nothing wakes it, so it never preempts the
+// lower-priority workload and runs.
+TEST(SchedulerPropertyRepro, PreemptionNeedsDevicesFreedInAnotherTree) {
+  core::Config c;
+  c.flavors = {Flavor("f")};
+  c.nodes = {GpuNode("n0", 2), GpuNode("n1", 1)};
+  // No cohorts: a and b are two trees. b holds 2 GPUs and preempts by priority.
+  c.cluster_queues = {GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
+                      GpuQueue("b", "", 2, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[1].preemption.within_cluster_queue = core::WithinClusterQueue::kLowerPriority;
+  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  auto created = Scheduler::Create(c);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Scheduler& s = **created;
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("a1", "qa", 0, 2)).ok());  // All of n0.
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b-low", "qb", 1, 1, /*priority=*/0)).ok());  // n1.
+  s.RunUntilQuiescent();
+  ASSERT_TRUE(IsAdmitted(s, "team/a1"));
+  ASSERT_TRUE(IsAdmitted(s, "team/b-low"));
+  // b-high needs b's whole quota (so b-low must go) and a 2-GPU node.
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b-high", "qb", 2, 2, /*priority=*/100)).ok());
+  s.RunUntilQuiescent();
+  ASSERT_FALSE(IsAdmitted(s, "team/b-high"));  // n0 is a1's.
+  ASSERT_TRUE(s.RemoveWorkload("team/a1").ok());
+  s.RunUntilQuiescent();
+  EXPECT_TRUE(IsAdmitted(s, "team/b-high"))
+      << "b-high can preempt b-low for quota and run on the free n0:\n" << StateText(s);
+}
+
 // Preemption everywhere: spread priorities, permissive policies, small
 // workloads on plenty of whole GPUs.
 TEST(SchedulerProperty, PreemptionHeavyClusters) {
