@@ -119,7 +119,6 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
         Mode mode = Mode::kNoFit;
         int32_t flavor = -1;
         bool borrows = false;
-        bool placement_short = false;
         std::string reason;
       } best;
       std::string reasons;
@@ -169,7 +168,6 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
           std::string why;
           if (!pool->Find(req, &tmp, explain ? &why : nullptr)) {
             o.mode = Mode::kPreempt;
-            o.placement_short = true;
             a.short_flavors.push_back(f);
             if (explain) {
               o.reason = "quota is available in flavor " + flavors[f].name +
@@ -214,7 +212,6 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       if (best.mode < a.mode) a.mode = best.mode;
       if (best.mode == Mode::kPreempt) {
         if (a.reason.empty()) a.reason = best.reason;
-        a.placement_short = a.placement_short || best.placement_short;
       }
       a.borrows = a.borrows || best.borrows;
       for (const auto& [r, per] : needs.per_pod) {
@@ -231,7 +228,6 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
     std::string why;
     if (!pool->Find(a.requests, &a.placement, explain ? &why : nullptr)) {
       a.mode = Mode::kPreempt;
-      a.placement_short = true;
       if (explain) a.reason = "quota is available but " + why;
       for (const auto& per_set : a.flavors) {
         for (int32_t f : per_set) {

@@ -86,8 +86,7 @@ WlIdx Scheduler::Impl::NextFairHead(
   auto usage_of = [&](WlIdx w) -> const Assignment& {
     auto it = nominated.find(w);
     if (it != nominated.end()) return it->second;
-    std::vector<int32_t> counts;
-    for (const auto& ps : wls[w].spec.pod_sets) counts.push_back(ps.count);
+    std::vector<int32_t> counts = FullCounts(w);
     return nominated.emplace(w, Assign(w, counts, /*quota_only=*/true))
         .first->second;
   };

@@ -79,7 +79,9 @@ class RandomCluster {
   int32_t Uniform(int32_t lo, int32_t hi) {
     return std::uniform_int_distribution<int32_t>(lo, hi)(rng_);
   }
-  bool Coin(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  bool Coin(double p) {
+    return std::uniform_real_distribution<double>(0, 1)(rng_) < p;
+  }
   template <typename T>
   const T& Pick(const std::vector<T>& v) {
     return v[size_t(Uniform(0, int32_t(v.size()) - 1))];
@@ -105,49 +107,64 @@ class RandomCluster {
         if (s.name == lq.cluster_queue) shape = s;
       }
     }
-    w.priority = opt_.preemption_heavy ? Uniform(0, 9) * 10
-                                       : Pick(std::vector<int32_t>{-1, 0, 0, 0, 5, 10, 10, 100});
+    w.priority = opt_.preemption_heavy
+                     ? Uniform(0, 9) * 10
+                     : Pick(std::vector<int32_t>{-1, 0, 0, 0, 5, 10, 10, 100});
     w.creation_unix_ms = now_ms + Uniform(-50, 50);
-    int32_t nps = opt_.preemption_heavy ? (Coin(0.9) ? 1 : 2) : Coin(0.7) ? 1 : (Coin(0.8) ? 2 : 3);
+    int32_t nps = opt_.preemption_heavy ? (Coin(0.9) ? 1 : 2)
+                  : Coin(0.7)           ? 1
+                                        : (Coin(0.8) ? 2 : 3);
     for (int32_t p = 0; p < nps; ++p) {
       core::PodSet ps;
       ps.name = "ps" + std::to_string(p);
-      ps.count = opt_.preemption_heavy ? Uniform(1, 2) : Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 3, 4});
+      ps.count = opt_.preemption_heavy
+                     ? Uniform(1, 2)
+                     : Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 3, 4});
       if (ps.count > 1 && Coin(0.3)) ps.min_count = Uniform(1, ps.count - 1);
       bool mig = has_mig_ && (shape.covers_mig ? Coin(0.35) : Coin(0.05));
       bool no_device = has_cpu_ && shape.covers_cpu && Coin(0.06);
       if (mig) {
-        ps.requests[core::MigResourceName(kMig1g)] = Quantity::FromUnits(Uniform(1, 2));
+        ps.requests[core::MigResourceName(kMig1g)] =
+            Quantity::FromUnits(Uniform(1, 2));
       } else if (!no_device) {
         ps.requests[core::kGpuResource] = Quantity::FromUnits(
-            opt_.preemption_heavy ? Uniform(1, 4) : Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 4, 8}));
+            opt_.preemption_heavy
+                ? Uniform(1, 4)
+                : Pick(std::vector<int32_t>{1, 1, 1, 2, 2, 4, 8}));
       }
-      if (has_cpu_ && (no_device || (shape.covers_cpu ? Coin(0.7) : Coin(0.08)))) {
+      if (has_cpu_ &&
+          (no_device || (shape.covers_cpu ? Coin(0.7) : Coin(0.08)))) {
         ps.requests[core::kCpuResource] = Quantity::FromUnits(Uniform(1, 16));
         ps.requests[core::kMemoryResource] = Gi(Uniform(4, 128));
       }
-      if (ps.requests.empty()) ps.requests[core::kGpuResource] = Quantity::FromUnits(1);
+      if (ps.requests.empty())
+        ps.requests[core::kGpuResource] = Quantity::FromUnits(1);
       if (Coin(0.12)) {
         if (Coin(0.5)) {
           ps.node_selector[kZoneLabel] = Zone(Uniform(0, 1));
         } else {
-          ps.node_selector[kProductLabel] = Product(Uniform(0, num_gpu_flavors_ - 1));
+          ps.node_selector[kProductLabel] =
+              Product(Uniform(0, num_gpu_flavors_ - 1));
         }
       }
       if (Coin(0.25)) {
         switch (Uniform(0, 3)) {
           case 0:
-            ps.tolerations.push_back({kReservedTaint, core::TolerationOperator::kExists, "", {}});
+            ps.tolerations.push_back(
+                {kReservedTaint, core::TolerationOperator::kExists, "", {}});
             break;
           case 1:
-            ps.tolerations.push_back({kMaintTaint, core::TolerationOperator::kExists, "",
+            ps.tolerations.push_back({kMaintTaint,
+                                      core::TolerationOperator::kExists, "",
                                       core::TaintEffect::kNoSchedule});
             break;
           case 2:
-            ps.tolerations.push_back({"", core::TolerationOperator::kExists, "", {}});
+            ps.tolerations.push_back(
+                {"", core::TolerationOperator::kExists, "", {}});
             break;
           default:
-            ps.tolerations.push_back({kReservedTaint, core::TolerationOperator::kEqual,
+            ps.tolerations.push_back({kReservedTaint,
+                                      core::TolerationOperator::kEqual,
                                       Product(Uniform(0, num_gpu_flavors_ - 1)),
                                       core::TaintEffect::kNoSchedule});
         }
@@ -174,14 +191,17 @@ class RandomCluster {
       if (i > 0 && Coin(0.2)) f.node_labels[kZoneLabel] = Zone(i % 2);
       tainted.push_back(Coin(0.3));
       if (tainted.back()) {
-        f.node_taints.push_back({kReservedTaint, Product(i), core::TaintEffect::kNoSchedule});
+        f.node_taints.push_back(
+            {kReservedTaint, Product(i), core::TaintEffect::kNoSchedule});
         if (Coin(0.5)) {
-          f.tolerations.push_back({kReservedTaint, core::TolerationOperator::kEqual, Product(i),
+          f.tolerations.push_back({kReservedTaint,
+                                   core::TolerationOperator::kEqual, Product(i),
                                    core::TaintEffect::kNoSchedule});
         }
       }
       if (Coin(0.1)) {
-        f.tolerations.push_back({kMaintTaint, core::TolerationOperator::kExists, "", {}});
+        f.tolerations.push_back(
+            {kMaintTaint, core::TolerationOperator::kExists, "", {}});
       }
       c.flavors.push_back(std::move(f));
     }
@@ -196,7 +216,9 @@ class RandomCluster {
     }
 
     // Nodes.
-    const int32_t nn = opt_.ample_nodes ? Uniform(10, 16) : Uniform(opt_.min_nodes, opt_.max_nodes);
+    const int32_t nn = opt_.ample_nodes
+                           ? Uniform(10, 16)
+                           : Uniform(opt_.min_nodes, opt_.max_nodes);
     for (int32_t k = 0; k < nn; ++k) {
       core::Node n;
       char buf[16];
@@ -207,7 +229,8 @@ class RandomCluster {
       n.labels[kZoneLabel] = Zone(Uniform(0, 1));
       n.labels[core::kTopologyRackLabel] = "r" + std::to_string(Uniform(0, 2));
       if (tainted[size_t(fi)] && Coin(0.9)) {
-        n.taints.push_back({kReservedTaint, Product(fi), core::TaintEffect::kNoSchedule});
+        n.taints.push_back(
+            {kReservedTaint, Product(fi), core::TaintEffect::kNoSchedule});
       }
       if (Coin(0.15)) {
         core::TaintEffect e = Pick(std::vector<core::TaintEffect>{
@@ -234,7 +257,8 @@ class RandomCluster {
             profiles = {kMig1g, kMig1g, kMig1g, kMig2g, kMig2g};
           }
           for (size_t s = 0; s < profiles.size(); ++s) {
-            gpu.mig.push_back({"MIG-" + gpu.uuid + "-" + std::to_string(s), profiles[s]});
+            gpu.mig.push_back(
+                {"MIG-" + gpu.uuid + "-" + std::to_string(s), profiles[s]});
           }
         }
         n.gpus.push_back(std::move(gpu));
@@ -270,7 +294,8 @@ class RandomCluster {
       q.cohort = !opt_.single_tree && Coin(0.1) ? "" : Pick(cohort_names);
       const bool in_cohort = !q.cohort.empty();
       q.namespace_selector = core::LabelSelector{};
-      if (!opt_.quota_free && Coin(0.04)) q.namespace_selector->match_labels["team"] = "nobody";
+      if (!opt_.quota_free && Coin(0.04))
+        q.namespace_selector->match_labels["team"] = "nobody";
       CqShape shape;
       shape.name = q.name;
       shape.covers_gpu = true;
@@ -287,8 +312,10 @@ class RandomCluster {
       {
         core::ResourceGroup g;
         g.covered_resources.push_back(core::kGpuResource);
-        if (mig && !mig_separate) g.covered_resources.push_back(core::MigResourceName(kMig1g));
-        for (int32_t f : gpu_fl) g.flavors.push_back(Quotas(c.flavors[size_t(f)].name, g, in_cohort));
+        if (mig && !mig_separate)
+          g.covered_resources.push_back(core::MigResourceName(kMig1g));
+        for (int32_t f : gpu_fl)
+          g.flavors.push_back(Quotas(c.flavors[size_t(f)].name, g, in_cohort));
         q.resource_groups.push_back(std::move(g));
       }
       if (mig_separate) {
@@ -296,7 +323,8 @@ class RandomCluster {
         g.covered_resources.push_back(core::MigResourceName(kMig1g));
         int32_t n = Uniform(1, int32_t(rest.size()));
         for (int32_t k = 0; k < n; ++k) {
-          g.flavors.push_back(Quotas(c.flavors[size_t(rest[size_t(k)])].name, g, in_cohort));
+          g.flavors.push_back(
+              Quotas(c.flavors[size_t(rest[size_t(k)])].name, g, in_cohort));
         }
         q.resource_groups.push_back(std::move(g));
       }
@@ -307,31 +335,47 @@ class RandomCluster {
         if (Coin(0.3)) g.flavors.push_back(Quotas("cpu-z0", g, in_cohort));
         g.flavors.push_back(Quotas("cpu-any", g, in_cohort));
         // Groups are listed in random order: the CPU group may come first.
-        q.resource_groups.insert(q.resource_groups.begin() + Uniform(0, int32_t(q.resource_groups.size())),
-                                 std::move(g));
+        q.resource_groups.insert(
+            q.resource_groups.begin() +
+                Uniform(0, int32_t(q.resource_groups.size())),
+            std::move(g));
       }
-      q.queueing_strategy = !opt_.quota_free && Coin(0.3) ? core::QueueingStrategy::kStrictFIFO
-                                                        : core::QueueingStrategy::kBestEffortFIFO;
+      q.queueing_strategy = !opt_.quota_free && Coin(0.3)
+                                ? core::QueueingStrategy::kStrictFIFO
+                                : core::QueueingStrategy::kBestEffortFIFO;
       const bool heavy = opt_.preemption_heavy && Coin(0.85);
-      q.preemption.within_cluster_queue = Pick(std::vector<core::WithinClusterQueue>{
-          heavy ? core::WithinClusterQueue::kLowerPriority : core::WithinClusterQueue::kNever,
-          core::WithinClusterQueue::kLowerPriority, core::WithinClusterQueue::kLowerOrNewerEqualPriority});
-      q.preemption.reclaim_within_cohort = Pick(std::vector<core::ReclaimWithinCohort>{
-          heavy ? core::ReclaimWithinCohort::kAny : core::ReclaimWithinCohort::kNever,
-          core::ReclaimWithinCohort::kLowerPriority, core::ReclaimWithinCohort::kAny});
-      q.preemption.borrow_within_cohort = Coin(heavy ? 0.6 : 0.4) ? core::BorrowWithinCohortPolicy::kLowerPriority
-                                                                  : core::BorrowWithinCohortPolicy::kNever;
+      q.preemption.within_cluster_queue =
+          Pick(std::vector<core::WithinClusterQueue>{
+              heavy ? core::WithinClusterQueue::kLowerPriority
+                    : core::WithinClusterQueue::kNever,
+              core::WithinClusterQueue::kLowerPriority,
+              core::WithinClusterQueue::kLowerOrNewerEqualPriority});
+      q.preemption.reclaim_within_cohort =
+          Pick(std::vector<core::ReclaimWithinCohort>{
+              heavy ? core::ReclaimWithinCohort::kAny
+                    : core::ReclaimWithinCohort::kNever,
+              core::ReclaimWithinCohort::kLowerPriority,
+              core::ReclaimWithinCohort::kAny});
+      q.preemption.borrow_within_cohort =
+          Coin(heavy ? 0.6 : 0.4)
+              ? core::BorrowWithinCohortPolicy::kLowerPriority
+              : core::BorrowWithinCohortPolicy::kNever;
       if (Coin(0.3)) {
         q.preemption.max_priority_threshold =
-            opt_.preemption_heavy ? Uniform(0, 9) * 10 : Pick(std::vector<int32_t>{0, 5, 10});
+            opt_.preemption_heavy ? Uniform(0, 9) * 10
+                                  : Pick(std::vector<int32_t>{0, 5, 10});
       }
       q.flavor_fungibility.when_can_borrow =
-          Coin(0.5) ? core::FungibilityPolicy::kMayStopSearch : core::FungibilityPolicy::kTryNextFlavor;
+          Coin(0.5) ? core::FungibilityPolicy::kMayStopSearch
+                    : core::FungibilityPolicy::kTryNextFlavor;
       q.flavor_fungibility.when_can_preempt =
-          !opt_.quota_free && Coin(0.5) ? core::FungibilityPolicy::kMayStopSearch
-                                        : core::FungibilityPolicy::kTryNextFlavor;
-      q.fair_weight_milli = Coin(0.03) ? 0 : Pick(std::vector<int64_t>{1000, 1000, 500, 2000});
-      if (!opt_.quota_free && Coin(0.04)) q.stop_policy = core::StopPolicy::kHold;
+          !opt_.quota_free && Coin(0.5)
+              ? core::FungibilityPolicy::kMayStopSearch
+              : core::FungibilityPolicy::kTryNextFlavor;
+      q.fair_weight_milli =
+          Coin(0.03) ? 0 : Pick(std::vector<int64_t>{1000, 1000, 500, 2000});
+      if (!opt_.quota_free && Coin(0.04))
+        q.stop_policy = core::StopPolicy::kHold;
       cq_shapes_.push_back(shape);
 
       core::LocalQueue lq;
@@ -350,16 +394,19 @@ class RandomCluster {
     c.scheduler.fair_sharing = Coin(0.35);
     switch (Uniform(0, 3)) {
       case 0:
-        c.scheduler.preemption_strategies = {core::FairSharingStrategy::kLessThanOrEqualToFinalShare};
+        c.scheduler.preemption_strategies = {
+            core::FairSharingStrategy::kLessThanOrEqualToFinalShare};
         break;
       case 1:
-        c.scheduler.preemption_strategies = {core::FairSharingStrategy::kLessThanInitialShare};
+        c.scheduler.preemption_strategies = {
+            core::FairSharingStrategy::kLessThanInitialShare};
         break;
       default:
         break;  // Both, Kueue's default.
     }
 
-    for (int32_t i = 0; i < opt_.initial_workloads; ++i) c.workloads.push_back(NextWorkload(0));
+    for (int32_t i = 0; i < opt_.initial_workloads; ++i)
+      c.workloads.push_back(NextWorkload(0));
   }
 
   void AddCohort(const std::string& name, const std::string& parent) {
@@ -373,7 +420,8 @@ class RandomCluster {
     if (!opt_.quota_free && Coin(0.4)) {
       core::ResourceGroup g;
       g.covered_resources.push_back(core::kGpuResource);
-      if (has_mig_) g.covered_resources.push_back(core::MigResourceName(kMig1g));
+      if (has_mig_)
+        g.covered_resources.push_back(core::MigResourceName(kMig1g));
       std::vector<int32_t> fl;
       for (int32_t f = 0; f < num_gpu_flavors_; ++f) fl.push_back(f);
       std::shuffle(fl.begin(), fl.end(), rng_);
@@ -386,8 +434,10 @@ class RandomCluster {
           rq.name = r;
           int32_t nominal = Uniform(0, 8);
           rq.nominal_quota = Quantity::FromUnits(nominal);
-          if (!parent.empty() && Coin(0.3)) rq.lending_limit = Quantity::FromUnits(Uniform(0, nominal));
-          if (!parent.empty() && Coin(0.25)) rq.borrowing_limit = Quantity::FromUnits(Uniform(0, 6));
+          if (!parent.empty() && Coin(0.3))
+            rq.lending_limit = Quantity::FromUnits(Uniform(0, nominal));
+          if (!parent.empty() && Coin(0.25))
+            rq.borrowing_limit = Quantity::FromUnits(Uniform(0, 6));
           fq.resources.push_back(rq);
         }
         g.flavors.push_back(std::move(fq));
@@ -397,26 +447,31 @@ class RandomCluster {
     config_.cohorts.push_back(std::move(co));
   }
 
-  core::FlavorQuotas Quotas(const std::string& flavor, const core::ResourceGroup& g,
-                            bool in_cohort) {
+  core::FlavorQuotas Quotas(const std::string& flavor,
+                            const core::ResourceGroup& g, bool in_cohort) {
     core::FlavorQuotas fq;
     fq.name = flavor;
     for (const auto& r : g.covered_resources) {
       core::ResourceQuota rq;
       rq.name = r;
       if (opt_.quota_free) {
-        rq.nominal_quota = r == core::kMemoryResource ? Gi(100000) : Quantity::FromUnits(100000);
+        rq.nominal_quota = r == core::kMemoryResource
+                               ? Gi(100000)
+                               : Quantity::FromUnits(100000);
         fq.resources.push_back(rq);
         continue;
       }
       // Quantities in units (Gi for memory).
-      int32_t max_nominal = r == core::kCpuResource ? 96 : r == core::kMemoryResource ? 512 : 12;
+      int32_t max_nominal = r == core::kCpuResource      ? 96
+                            : r == core::kMemoryResource ? 512
+                                                         : 12;
       int32_t nominal = Coin(0.15) ? 0 : Uniform(0, max_nominal);
       auto q = [&](int32_t v) {
         return r == core::kMemoryResource ? Gi(v) : Quantity::FromUnits(v);
       };
       rq.nominal_quota = q(nominal);
-      if (in_cohort && Coin(0.3)) rq.borrowing_limit = q(Uniform(0, max_nominal * 2 / 3));
+      if (in_cohort && Coin(0.3))
+        rq.borrowing_limit = q(Uniform(0, max_nominal * 2 / 3));
       if (in_cohort && Coin(0.3)) rq.lending_limit = q(Uniform(0, nominal));
       fq.resources.push_back(rq);
     }

@@ -64,7 +64,7 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   ++admitted_count;
 }
 
-void Scheduler::Impl::ForgetEvictions(WlIdx w, bool all) {
+void Scheduler::Impl::ForgetEvictions(WlIdx w) {
   if (auto it = evictors.find(w); it != evictors.end()) {
     for (WlIdx p : it->second) {
       evicted_by[p].erase(w);
@@ -72,7 +72,6 @@ void Scheduler::Impl::ForgetEvictions(WlIdx w, bool all) {
     }
     evictors.erase(it);
   }
-  if (!all) return;
   if (auto it = evicted_by.find(w); it != evicted_by.end()) {
     for (WlIdx v : it->second) {
       evictors[v].erase(w);
@@ -241,8 +240,7 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
         ")";
     return false;
   }
-  std::vector<int32_t> counts;
-  for (const auto& ps : wl.spec.pod_sets) counts.push_back(ps.count);
+  std::vector<int32_t> counts = FullCounts(w);
   Assignment a = Assign(w, counts, /*quota_only=*/false);
   if (a.mode == Mode::kFit) {
     Admit(w, std::move(a));
@@ -324,7 +322,6 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
       }
     }
   }
-  wl.placement_short = !a.short_flavors.empty();
   for (int32_t f : a.short_flavors) {
     if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);
   }
@@ -370,7 +367,7 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
       }
     }
   }
-  m.ForgetEvictions(w, /*all=*/true);
+  m.ForgetEvictions(w);
   wl.state = Wl::State::kGone;
   m.by_key.erase(it);
   return Status::Ok();
@@ -436,8 +433,7 @@ CycleResult Scheduler::RunCycle() {
       for (Head& h : heads) {
         const Wl& wl = m.wls[h.w];
         if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
-        std::vector<int32_t> counts;
-        for (const auto& ps : wl.spec.pod_sets) counts.push_back(ps.count);
+        std::vector<int32_t> counts = m.FullCounts(h.w);
         std::get<0>(h.order) =
             m.Assign(h.w, counts, /*quota_only=*/true).borrows ? 1 : 0;
       }

@@ -252,10 +252,10 @@ TEST(SchedulerFairTest, FinalShareStrategyTriesEveryCandidateOfATarget) {
        {{"team-b/small2", ""}}});
 }
 
-// Hierarchical fair sharing honours Cohort fairSharing weights. Kueue's concepts/cohort
-// example gives important-org weight 0.75 and regular-org 0.25 under one
-// root, so that "the important org will trend towards using 75% of common
-// resources". Kueue orders heads by a tournament (pkg/scheduler/
+// Hierarchical fair sharing honours Cohort fairSharing weights. Kueue's
+// concepts/cohort example gives important-org weight 0.75 and regular-org 0.25
+// under one root, so that "the important org will trend towards using 75% of
+// common resources". Kueue orders heads by a tournament (pkg/scheduler/
 // fair_sharing_iterator.go): at each cohort, the child (ClusterQueue or
 // cohort) with the lowest DRS after admitting its nominee wins, each child's
 // DRS divided by its own weight. Here the root holds 16; imp-cq (under

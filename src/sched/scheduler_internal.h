@@ -70,7 +70,6 @@ struct Assignment {
   Placement placement;
   Mode mode = Mode::kNoFit;
   bool borrows = false;
-  bool placement_short = false;  // Quota fits; nodes do not (yet).
   // Flavors whose quota fit but whose nodes were short: freeing devices of
   // these may make the workload admissible.
   std::vector<int32_t> short_flavors;
@@ -89,10 +88,9 @@ struct Wl {
   int64_t seq = 0;
   State state = State::kPending;
   bool parked = false;
-  // Set aside (or blocking a StrictFIFO queue) because nodes, not quota,
-  // were short; registered under these flavors in Impl::placement_waiters
-  // so that devices freed by any cohort tree wake it.
-  bool placement_short = false;
+  // Registered under these flavors in Impl::placement_waiters while set
+  // aside (or blocking a StrictFIFO queue) for want of nodes, so that
+  // devices freed by any cohort tree wake it.
   std::vector<int32_t> waiting_flavors;
   // Fewest devices any one of its pods needs (0 for CPU-only pods).
   int32_t min_pod_devices = 1 << 30;
@@ -174,6 +172,13 @@ struct Scheduler::Impl {
   void WakePlacementWaiters(const Assignment& freed);
   bool TryAdmit(WlIdx w);
 
+  // The requested pod count of every pod set (no partial admission).
+  std::vector<int32_t> FullCounts(WlIdx w) const {
+    std::vector<int32_t> counts;
+    for (const auto& ps : wls[w].spec.pod_sets) counts.push_back(ps.count);
+    return counts;
+  }
+
   // flavor_assigner.cc
   // Assigns flavors for `counts` pods per pod set against the current state
   // and decides the mode (Fit with an exact placement, Preempt, NoFit).
@@ -206,8 +211,8 @@ struct Scheduler::Impl {
   // Every workload that evicted `w`, directly or through a chain of
   // evictions in the current busy period.
   std::set<WlIdx> TransitiveEvictors(WlIdx w) const;
-  // Drops the eviction-graph edges into `w` (and out of it when `all`).
-  void ForgetEvictions(WlIdx w, bool all);
+  // Drops the eviction-graph edges into and out of `w` (it was removed).
+  void ForgetEvictions(WlIdx w);
   // Weighted dominant resource share of a CQ (x1000), optionally with a
   // workload's usage added (+1) or removed (-1).
   int64_t Drs(int32_t cq, const Assignment* delta, int sign) const;

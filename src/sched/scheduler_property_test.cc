@@ -98,8 +98,10 @@ std::string FrName(const FR& fr) { return fr.first + "/" + fr.second; }
 
 // Coverage counters, printed with ALLOT_PROP_STATS=1.
 struct Stats {
-  int64_t checks = 0, admitted = 0, pending = 0, partial = 0, borrowing = 0, preemptions = 0;
-  int64_t liveness_candidates = 0, mig_pods = 0, same_cycle_churn = 0, victims_checked = 0;
+  int64_t checks = 0, admitted = 0, pending = 0, partial = 0, borrowing = 0,
+          preemptions = 0;
+  int64_t liveness_candidates = 0, mig_pods = 0, same_cycle_churn = 0,
+          victims_checked = 0;
   std::map<std::string, int64_t> reasons;
 };
 Stats& stats() {
@@ -115,9 +117,12 @@ constexpr size_t kMaxLive = 30;
 
 const char* EffectName(core::TaintEffect e) {
   switch (e) {
-    case core::TaintEffect::kNoSchedule: return "NoSchedule";
-    case core::TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
-    case core::TaintEffect::kNoExecute: return "NoExecute";
+    case core::TaintEffect::kNoSchedule:
+      return "NoSchedule";
+    case core::TaintEffect::kPreferNoSchedule:
+      return "PreferNoSchedule";
+    case core::TaintEffect::kNoExecute:
+      return "NoExecute";
   }
   return "?";
 }
@@ -131,7 +136,8 @@ std::string LabelsText(const core::Labels& l) {
 std::string TaintsText(const std::vector<core::Taint>& ts) {
   std::string s = "[";
   for (const auto& t : ts) {
-    s += (s.size() > 1 ? "," : "") + t.key + "=" + t.value + ":" + EffectName(t.effect);
+    s += (s.size() > 1 ? "," : "") + t.key + "=" + t.value + ":" +
+         EffectName(t.effect);
   }
   return s + "]";
 }
@@ -139,8 +145,10 @@ std::string TaintsText(const std::vector<core::Taint>& ts) {
 std::string TolerationsText(const std::vector<core::Toleration>& ts) {
   std::string s = "[";
   for (const auto& t : ts) {
-    s += (s.size() > 1 ? "," : "") + (t.key.empty() ? std::string("*") : t.key) +
-         (t.op == core::TolerationOperator::kExists ? " Exists" : "=" + t.value) +
+    s += (s.size() > 1 ? "," : "") +
+         (t.key.empty() ? std::string("*") : t.key) +
+         (t.op == core::TolerationOperator::kExists ? " Exists"
+                                                    : "=" + t.value) +
          (t.effect ? std::string(":") + EffectName(*t.effect) : "");
   }
   return s + "]";
@@ -158,7 +166,8 @@ std::string AdmissionText(const core::Admission& a) {
     s += "}";
     for (const auto& pp : psa.placements) {
       s += " " + pp.node + "(";
-      for (size_t i = 0; i < pp.gpus.size(); ++i) s += (i ? "," : "") + pp.gpus[i];
+      for (size_t i = 0; i < pp.gpus.size(); ++i)
+        s += (i ? "," : "") + pp.gpus[i];
       s += ")";
     }
     s += "]";
@@ -172,21 +181,26 @@ std::string EventText(const PreemptionEvent& e) {
 
 std::string StateText(const Scheduler& s) {
   std::string out;
-  for (const auto& a : s.Admitted()) out += "A " + a.workload + " " + AdmissionText(a.admission) + "\n";
+  for (const auto& a : s.Admitted())
+    out += "A " + a.workload + " " + AdmissionText(a.admission) + "\n";
   for (const auto& p : s.Pending()) {
-    out += "P " + p.workload + " @" + p.cluster_queue + " #" + std::to_string(p.position) + " " +
-           p.reason + "\n";
+    out += "P " + p.workload + " @" + p.cluster_queue + " #" +
+           std::to_string(p.position) + " " + p.reason + "\n";
   }
   for (const auto& e : s.Preemptions()) out += "E " + EventText(e) + "\n";
-  out += "counts " + std::to_string(s.AdmittedCount()) + "/" + std::to_string(s.PendingCount()) + "\n";
+  out += "counts " + std::to_string(s.AdmittedCount()) + "/" +
+         std::to_string(s.PendingCount()) + "\n";
   return out;
 }
 
 std::string CycleText(const CycleResult& r) {
-  std::string s = "cycle attempts=" + std::to_string(r.attempts) + " admitted=[";
-  for (size_t i = 0; i < r.admitted.size(); ++i) s += (i ? "," : "") + r.admitted[i];
+  std::string s =
+      "cycle attempts=" + std::to_string(r.attempts) + " admitted=[";
+  for (size_t i = 0; i < r.admitted.size(); ++i)
+    s += (i ? "," : "") + r.admitted[i];
   s += "] preempted=[";
-  for (size_t i = 0; i < r.preempted.size(); ++i) s += (i ? "; " : "") + EventText(r.preempted[i]);
+  for (size_t i = 0; i < r.preempted.size(); ++i)
+    s += (i ? "; " : "") + EventText(r.preempted[i]);
   return s + "]";
 }
 
@@ -194,7 +208,8 @@ std::string QuotaText(const std::vector<core::ResourceGroup>& groups) {
   std::string s;
   for (const auto& g : groups) {
     s += "\n    group {";
-    for (size_t i = 0; i < g.covered_resources.size(); ++i) s += (i ? "," : "") + g.covered_resources[i];
+    for (size_t i = 0; i < g.covered_resources.size(); ++i)
+      s += (i ? "," : "") + g.covered_resources[i];
     s += "}:";
     for (const auto& fq : g.flavors) {
       s += " " + fq.name + "(";
@@ -211,7 +226,8 @@ std::string QuotaText(const std::vector<core::ResourceGroup>& groups) {
 }
 
 std::string WorkloadText(const core::Workload& w) {
-  std::string s = w.Key() + " queue=" + w.queue_name + " prio=" + std::to_string(w.priority) +
+  std::string s = w.Key() + " queue=" + w.queue_name +
+                  " prio=" + std::to_string(w.priority) +
                   " created=" + std::to_string(w.creation_unix_ms);
   for (const auto& ps : w.pod_sets) {
     s += " [" + ps.name + " x" + std::to_string(ps.count);
@@ -226,49 +242,60 @@ std::string WorkloadText(const core::Workload& w) {
 
 std::string ConfigText(const core::Config& c) {
   std::ostringstream o;
-  o << "fair_sharing=" << c.scheduler.fair_sharing << " strategies=" << c.scheduler.preemption_strategies.size()
-    << "\n";
+  o << "fair_sharing=" << c.scheduler.fair_sharing
+    << " strategies=" << c.scheduler.preemption_strategies.size() << "\n";
   for (const auto& f : c.flavors) {
-    o << "flavor " << f.name << " labels=" << LabelsText(f.node_labels) << " taints=" << TaintsText(f.node_taints)
+    o << "flavor " << f.name << " labels=" << LabelsText(f.node_labels)
+      << " taints=" << TaintsText(f.node_taints)
       << " tol=" << TolerationsText(f.tolerations) << "\n";
   }
   for (const auto& co : c.cohorts) {
-    o << "cohort " << co.name << " parent=" << co.parent << QuotaText(co.resource_groups) << "\n";
+    o << "cohort " << co.name << " parent=" << co.parent
+      << QuotaText(co.resource_groups) << "\n";
   }
   for (const auto& q : c.cluster_queues) {
-    o << "cq " << q.name << " cohort=" << q.cohort
-      << " strict=" << (q.queueing_strategy == core::QueueingStrategy::kStrictFIFO)
+    o << "cq " << q.name << " cohort=" << q.cohort << " strict="
+      << (q.queueing_strategy == core::QueueingStrategy::kStrictFIFO)
       << " within=" << int(q.preemption.within_cluster_queue)
       << " reclaim=" << int(q.preemption.reclaim_within_cohort)
       << " borrow=" << int(q.preemption.borrow_within_cohort) << " threshold="
-      << (q.preemption.max_priority_threshold ? std::to_string(*q.preemption.max_priority_threshold) : "-")
+      << (q.preemption.max_priority_threshold
+              ? std::to_string(*q.preemption.max_priority_threshold)
+              : "-")
       << " whenCanBorrow=" << int(q.flavor_fungibility.when_can_borrow)
-      << " whenCanPreempt=" << int(q.flavor_fungibility.when_can_preempt) << " weight=" << q.fair_weight_milli
-      << " stop=" << int(q.stop_policy)
-      << " nsSelector=" << (q.namespace_selector ? LabelsText(q.namespace_selector->match_labels) : "none")
+      << " whenCanPreempt=" << int(q.flavor_fungibility.when_can_preempt)
+      << " weight=" << q.fair_weight_milli << " stop=" << int(q.stop_policy)
+      << " nsSelector="
+      << (q.namespace_selector ? LabelsText(q.namespace_selector->match_labels)
+                               : "none")
       << QuotaText(q.resource_groups) << "\n";
   }
-  for (const auto& lq : c.local_queues) o << "lq " << lq.ns << "/" << lq.name << " -> " << lq.cluster_queue << "\n";
+  for (const auto& lq : c.local_queues)
+    o << "lq " << lq.ns << "/" << lq.name << " -> " << lq.cluster_queue << "\n";
   for (const auto& n : c.nodes) {
-    o << "node " << n.name << " labels=" << LabelsText(n.labels) << " taints=" << TaintsText(n.taints)
-      << (n.unschedulable ? " CORDONED" : "") << " cpu=" << n.cpu.ToString() << " mem=" << n.memory.ToString()
-      << " gpus:";
+    o << "node " << n.name << " labels=" << LabelsText(n.labels)
+      << " taints=" << TaintsText(n.taints)
+      << (n.unschedulable ? " CORDONED" : "") << " cpu=" << n.cpu.ToString()
+      << " mem=" << n.memory.ToString() << " gpus:";
     for (const auto& g : n.gpus) {
       o << " " << g.uuid << (g.healthy ? "" : "(unhealthy)");
       if (!g.mig.empty()) {
         o << "{";
-        for (size_t i = 0; i < g.mig.size(); ++i) o << (i ? "," : "") << g.mig[i].profile;
+        for (size_t i = 0; i < g.mig.size(); ++i)
+          o << (i ? "," : "") << g.mig[i].profile;
         o << "}";
       }
     }
     o << "\n";
   }
-  for (const auto& w : c.workloads) o << "initial workload " << WorkloadText(w) << "\n";
+  for (const auto& w : c.workloads)
+    o << "initial workload " << WorkloadText(w) << "\n";
   return o.str();
 }
 
 bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f) {
-  if (!core::TaintsTolerated(f.node_taints, ps.tolerations, f.tolerations)) return false;
+  if (!core::TaintsTolerated(f.node_taints, ps.tolerations, f.tolerations))
+    return false;
   for (const auto& [k, v] : ps.node_selector) {
     auto it = f.node_labels.find(k);
     if (it != f.node_labels.end() && it->second != v) return false;
@@ -296,26 +323,32 @@ class Oracle {
   // a single RunCycle (`cycle` set), its result against the state before it
   // (`admitted_before`, `pending_before`, and the oracle's view from the
   // last CheckState: call this before CheckState on the new state).
-  void CheckNewPreemptions(const Scheduler& s, const std::set<std::string>* admitted_before,
-                           const std::vector<PendingWorkload>* pending_before, const CycleResult* cycle,
+  void CheckNewPreemptions(const Scheduler& s,
+                           const std::set<std::string>* admitted_before,
+                           const std::vector<PendingWorkload>* pending_before,
+                           const CycleResult* cycle,
                            std::vector<std::string>* errors);
   // After RunUntilQuiescent (and CheckState on that state).
-  void CheckLiveness(const Scheduler& s, std::vector<std::string>* errors) const;
+  void CheckLiveness(const Scheduler& s,
+                     std::vector<std::string>* errors) const;
   // For a single-pod-set workload requesting one device resource: a text
   // saying why it fits as is (quota by Kueue's arithmetic in its first
   // eligible flavor, free healthy devices on eligible nodes) in the state of
   // the last CheckState; nullopt when it does not or the check does not apply.
   struct FitQuery {
     bool allow_borrowing = true;
-    bool at_min_count = false;       // Its pod set's minCount pods only.
-    bool evict_lower_in_cq = false;  // Without what it may preempt in its ClusterQueue.
+    bool at_min_count = false;  // Its pod set's minCount pods only.
+    bool evict_lower_in_cq =
+        false;  // Without what it may preempt in its ClusterQueue.
   };
-  std::optional<std::string> FitsNow(const core::Workload& w, const FitQuery& query) const;
+  std::optional<std::string> FitsNow(const core::Workload& w,
+                                     const FitQuery& query) const;
   // After a cycle with a single head that preempted (and CheckState on the
   // new state): every victim was needed, i.e. putting it back as it was
   // (same placement, same quota) next to the preemptor would break quota or
   // share a device or exceed a node.
-  void CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_before, const CycleResult& cycle,
+  void CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_before,
+                          const CycleResult& cycle,
                           std::vector<std::string>* errors) const;
   std::vector<core::Workload> LiveInArrivalOrder() const {
     std::vector<core::Workload> out;
@@ -359,10 +392,11 @@ class Oracle {
     return cq.namespace_selector && cq.namespace_selector->Matches(kNoLabels);
   }
   // The resource group of `cq` covering `resource`, or null.
-  static const core::ResourceGroup* GroupOf(const core::ClusterQueue& cq, const std::string& resource) {
+  static const core::ResourceGroup* GroupOf(const core::ClusterQueue& cq,
+                                            const std::string& resource) {
     for (const auto& g : cq.resource_groups) {
-      if (std::find(g.covered_resources.begin(), g.covered_resources.end(), resource) !=
-          g.covered_resources.end()) {
+      if (std::find(g.covered_resources.begin(), g.covered_resources.end(),
+                    resource) != g.covered_resources.end()) {
         return &g;
       }
     }
@@ -403,7 +437,8 @@ class Oracle {
     auto it = m.find(fr);
     return it == m.end() ? 0 : it->second;
   }
-  Usage TreeUsage(const std::map<std::string, std::map<FR, int64_t>>& cq_usage) const;
+  Usage TreeUsage(
+      const std::map<std::string, std::map<FR, int64_t>>& cq_usage) const;
   // Kueue's available(): unused guaranteed quota plus what the parent can
   // give, capped by the borrowing limit.
   int64_t Available(int n, const FR& fr, const Usage& u) const;
@@ -449,12 +484,16 @@ void Oracle::Index() {
   for (const auto& n : config_.nodes) {
     nodes_[n.name] = &n;
     for (const auto& g : n.gpus) {
-      devs_[g.uuid] = Dev{n.name, core::kGpuResource, g.healthy, !g.mig.empty()};
-      for (const auto& m : g.mig) devs_[m.uuid] = Dev{n.name, core::MigResourceName(m.profile), g.healthy, false};
+      devs_[g.uuid] =
+          Dev{n.name, core::kGpuResource, g.healthy, !g.mig.empty()};
+      for (const auto& m : g.mig)
+        devs_[m.uuid] =
+            Dev{n.name, core::MigResourceName(m.profile), g.healthy, false};
     }
   }
   for (const auto& q : config_.cluster_queues) cqs_[q.name] = &q;
-  for (const auto& lq : config_.local_queues) lqs_[{lq.ns, lq.name}] = lq.cluster_queue;
+  for (const auto& lq : config_.local_queues)
+    lqs_[{lq.ns, lq.name}] = lq.cluster_queue;
 
   auto set_quota = [&](int n, const std::vector<core::ResourceGroup>& groups) {
     for (const auto& g : groups) {
@@ -496,13 +535,15 @@ void Oracle::Index() {
   for (int n : post_order_) {
     for (const FR& fr : frs_) {
       int64_t s = Nominal(n, fr);
-      for (int c : q_[size_t(n)].children) s += Subtree(c, fr) - Guaranteed(c, fr);
+      for (int c : q_[size_t(n)].children)
+        s += Subtree(c, fr) - Guaranteed(c, fr);
       q_[size_t(n)].subtree[fr] = s;
     }
   }
 }
 
-Oracle::Usage Oracle::TreeUsage(const std::map<std::string, std::map<FR, int64_t>>& cq_usage) const {
+Oracle::Usage Oracle::TreeUsage(
+    const std::map<std::string, std::map<FR, int64_t>>& cq_usage) const {
   Usage u(q_.size());
   for (const auto& [cq, m] : cq_usage) u[size_t(cq_node_.at(cq))] = m;
   for (int n : post_order_) {
@@ -531,8 +572,9 @@ int64_t Oracle::Available(int n, const FR& fr, const Usage& u) const {
   return local + parent;
 }
 
-void Oracle::CheckQuota(const std::map<std::string, std::map<FR, int64_t>>& cq_usage,
-                        std::vector<std::string>* errors) const {
+void Oracle::CheckQuota(
+    const std::map<std::string, std::map<FR, int64_t>>& cq_usage,
+    std::vector<std::string>* errors) const {
   auto err = [&](const std::string& m) { errors->push_back("[quota] " + m); };
   const Usage u = TreeUsage(cq_usage);
   // Kueue's admission conditions, node by node.
@@ -541,13 +583,15 @@ void Oracle::CheckQuota(const std::map<std::string, std::map<FR, int64_t>>& cq_u
       const int64_t sub = Subtree(n, fr);
       if (q_[size_t(n)].parent < 0) {
         if (v > sub) {
-          err(q_[size_t(n)].name + " (a root) uses " + std::to_string(v) + "m of " + FrName(fr) +
-              ", more than its subtree quota " + std::to_string(sub) + "m");
+          err(q_[size_t(n)].name + " (a root) uses " + std::to_string(v) +
+              "m of " + FrName(fr) + ", more than its subtree quota " +
+              std::to_string(sub) + "m");
         }
       } else if (auto bl = Bl(n, fr); bl && v > sub + *bl) {
-        err(q_[size_t(n)].name + " uses " + std::to_string(v) + "m of " + FrName(fr) +
-            ", more than its subtree quota " + std::to_string(sub) + "m + borrowingLimit " +
-            std::to_string(*bl) + "m");
+        err(q_[size_t(n)].name + " uses " + std::to_string(v) + "m of " +
+            FrName(fr) + ", more than its subtree quota " +
+            std::to_string(sub) + "m + borrowingLimit " + std::to_string(*bl) +
+            "m");
       }
     }
   }
@@ -560,7 +604,8 @@ void Oracle::CheckQuota(const std::map<std::string, std::map<FR, int64_t>>& cq_u
       for (const auto& [fr, v] : u[size_t(n)]) frs.insert(fr);
     }
     for (const FR& fr : frs) {
-      int64_t total_usage = 0, total_nominal = 0, unused_guaranteed = 0, cohort_nominal = 0;
+      int64_t total_usage = 0, total_nominal = 0, unused_guaranteed = 0,
+              cohort_nominal = 0;
       for (int n : members) {
         total_nominal += Nominal(n, fr);
         if (q_[size_t(n)].is_cq) {
@@ -568,16 +613,22 @@ void Oracle::CheckQuota(const std::map<std::string, std::map<FR, int64_t>>& cq_u
         } else {
           cohort_nominal += Nominal(n, fr);
         }
-        if (n != root) unused_guaranteed += std::max<int64_t>(0, Guaranteed(n, fr) - Get(u[size_t(n)], fr));
+        if (n != root)
+          unused_guaranteed +=
+              std::max<int64_t>(0, Guaranteed(n, fr) - Get(u[size_t(n)], fr));
       }
-      std::string where = "cohort tree of " + q_[size_t(root)].name + ", " + FrName(fr) + ": ";
+      std::string where =
+          "cohort tree of " + q_[size_t(root)].name + ", " + FrName(fr) + ": ";
       if (total_usage > total_nominal) {
-        err(where + "ClusterQueues use " + std::to_string(total_usage) + "m, the tree's nominal quotas sum to " +
+        err(where + "ClusterQueues use " + std::to_string(total_usage) +
+            "m, the tree's nominal quotas sum to " +
             std::to_string(total_nominal) + "m");
       }
       if (total_usage + unused_guaranteed > total_nominal) {
-        err(where + "usage " + std::to_string(total_usage) + "m eats into lenders' guaranteed quota: " +
-            std::to_string(unused_guaranteed) + "m guaranteed is unused, nominal sum is " +
+        err(where + "usage " + std::to_string(total_usage) +
+            "m eats into lenders' guaranteed quota: " +
+            std::to_string(unused_guaranteed) +
+            "m guaranteed is unused, nominal sum is " +
             std::to_string(total_nominal) + "m");
       }
       for (int n : members) {
@@ -593,11 +644,13 @@ void Oracle::CheckQuota(const std::map<std::string, std::map<FR, int64_t>>& cq_u
           lendable += ll ? std::min(*ll, nom) : nom;
         }
         if (borrowed > lendable) {
-          err(where + q_[size_t(n)].name + " borrows " + std::to_string(borrowed) +
-              "m, the others can lend at most " + std::to_string(lendable) + "m");
+          err(where + q_[size_t(n)].name + " borrows " +
+              std::to_string(borrowed) + "m, the others can lend at most " +
+              std::to_string(lendable) + "m");
         }
         if (root == n) {
-          err(where + q_[size_t(n)].name + " has no cohort but uses more than its nominal quota");
+          err(where + q_[size_t(n)].name +
+              " has no cohort but uses more than its nominal quota");
         }
       }
     }
@@ -605,7 +658,9 @@ void Oracle::CheckQuota(const std::map<std::string, std::map<FR, int64_t>>& cq_u
 }
 
 void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
-  auto err = [&](const std::string& tag, const std::string& m) { errors->push_back("[" + tag + "] " + m); };
+  auto err = [&](const std::string& tag, const std::string& m) {
+    errors->push_back("[" + tag + "] " + m);
+  };
   const std::vector<AdmittedWorkload> admitted = s.Admitted();
   const std::vector<PendingWorkload> pending = s.Pending();
   ++stats().checks;
@@ -614,43 +669,57 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
 
   // Counts and keys.
   if (admitted.size() != s.AdmittedCount()) {
-    err("count", "Admitted() lists " + std::to_string(admitted.size()) + ", AdmittedCount() is " +
+    err("count", "Admitted() lists " + std::to_string(admitted.size()) +
+                     ", AdmittedCount() is " +
                      std::to_string(s.AdmittedCount()));
   }
   if (pending.size() != s.PendingCount()) {
-    err("count", "Pending() lists " + std::to_string(pending.size()) + ", PendingCount() is " +
-                     std::to_string(s.PendingCount()));
+    err("count", "Pending() lists " + std::to_string(pending.size()) +
+                     ", PendingCount() is " + std::to_string(s.PendingCount()));
   }
   if (s.AdmittedCount() + s.PendingCount() != live_.size()) {
-    err("count", "AdmittedCount()+PendingCount() = " + std::to_string(s.AdmittedCount() + s.PendingCount()) +
-                     " but " + std::to_string(live_.size()) + " workloads were added and not removed");
+    err("count", "AdmittedCount()+PendingCount() = " +
+                     std::to_string(s.AdmittedCount() + s.PendingCount()) +
+                     " but " + std::to_string(live_.size()) +
+                     " workloads were added and not removed");
   }
   std::set<std::string> keys;
   for (const auto& a : admitted) {
-    if (!keys.insert(a.workload).second) err("count", a.workload + " is listed twice");
-    if (!live_.count(a.workload)) err("count", "unknown or removed workload " + a.workload + " is admitted");
+    if (!keys.insert(a.workload).second)
+      err("count", a.workload + " is listed twice");
+    if (!live_.count(a.workload))
+      err("count",
+          "unknown or removed workload " + a.workload + " is admitted");
   }
   for (const auto& p : pending) {
-    if (!keys.insert(p.workload).second) err("count", p.workload + " is listed twice (admitted and pending?)");
-    if (!live_.count(p.workload)) err("count", "unknown or removed workload " + p.workload + " is pending");
+    if (!keys.insert(p.workload).second)
+      err("count", p.workload + " is listed twice (admitted and pending?)");
+    if (!live_.count(p.workload))
+      err("count", "unknown or removed workload " + p.workload + " is pending");
   }
   for (const auto& [k, w] : live_) {
     if (!keys.count(k)) err("count", k + " is neither admitted nor pending");
   }
-  auto by_key = [](const auto& a, const auto& b) { return a.workload < b.workload; };
-  if (!std::is_sorted(admitted.begin(), admitted.end(), by_key)) err("api", "Admitted() is not sorted by key");
-  if (!std::is_sorted(pending.begin(), pending.end(), by_key)) err("api", "Pending() is not sorted by key");
+  auto by_key = [](const auto& a, const auto& b) {
+    return a.workload < b.workload;
+  };
+  if (!std::is_sorted(admitted.begin(), admitted.end(), by_key))
+    err("api", "Admitted() is not sorted by key");
+  if (!std::is_sorted(pending.begin(), pending.end(), by_key))
+    err("api", "Pending() is not sorted by key");
 
   // Pending: reasons, queues, positions.
   std::map<std::string, std::vector<int32_t>> positions;
   for (const auto& p : pending) {
-    if (p.reason.empty()) err("pending", p.workload + " is pending with no reason");
+    if (p.reason.empty())
+      err("pending", p.workload + " is pending with no reason");
     auto it = live_.find(p.workload);
     if (it == live_.end()) continue;
     std::string cq = CqOf(it->second);
     if (p.cluster_queue != cq) {
-      err("pending", p.workload + " is pending in ClusterQueue '" + p.cluster_queue + "', its LocalQueue names '" +
-                         cq + "'");
+      err("pending", p.workload + " is pending in ClusterQueue '" +
+                         p.cluster_queue + "', its LocalQueue names '" + cq +
+                         "'");
     }
     const core::ClusterQueue* q = FindCq(cq);
     if (q && Selected(*q)) positions[cq].push_back(p.position);
@@ -670,9 +739,11 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
         const core::Workload& b = live_.at(list[i].second);
         if (std::tuple(-a.priority, a.creation_unix_ms, arrival_.at(a.Key())) >
             std::tuple(-b.priority, b.creation_unix_ms, arrival_.at(b.Key()))) {
-          err("pending", "ClusterQueue " + cq + " lists " + a.Key() + " at position " +
-                             std::to_string(list[i - 1].first) + " before " + b.Key() + " at " +
-                             std::to_string(list[i].first) + " out of queue order");
+          err("pending", "ClusterQueue " + cq + " lists " + a.Key() +
+                             " at position " +
+                             std::to_string(list[i - 1].first) + " before " +
+                             b.Key() + " at " + std::to_string(list[i].first) +
+                             " out of queue order");
           break;
         }
       }
@@ -687,10 +758,13 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
     for (const auto& p : pending) {
       const std::string prefix = "waiting behind ";
       if (p.reason.rfind(prefix, 0) != 0) continue;
-      std::string named = p.reason.substr(prefix.size(), p.reason.find(':') - prefix.size());
+      std::string named =
+          p.reason.substr(prefix.size(), p.reason.find(':') - prefix.size());
       if (p.position == 1 || heads[p.cluster_queue] != named) {
-        err("pending", p.workload + " at position " + std::to_string(p.position) + " says '" + p.reason +
-                           "' but the head of " + p.cluster_queue + " is " + heads[p.cluster_queue]);
+        err("pending", p.workload + " at position " +
+                           std::to_string(p.position) + " says '" + p.reason +
+                           "' but the head of " + p.cluster_queue + " is " +
+                           heads[p.cluster_queue]);
       }
     }
   }
@@ -698,7 +772,8 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
     std::sort(pos.begin(), pos.end());
     for (size_t i = 0; i < pos.size(); ++i) {
       if (pos[i] != int32_t(i + 1)) {
-        err("pending", "positions in ClusterQueue " + cq + " are not 1.." + std::to_string(pos.size()));
+        err("pending", "positions in ClusterQueue " + cq + " are not 1.." +
+                           std::to_string(pos.size()));
         break;
       }
     }
@@ -706,7 +781,8 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
 
   // Admitted workloads: flavors, counts, placements.
   std::map<std::string, std::string> device_holder;
-  std::map<std::string, std::pair<int64_t, int64_t>> node_use;  // cpu, memory (milli).
+  std::map<std::string, std::pair<int64_t, int64_t>>
+      node_use;  // cpu, memory (milli).
   std::map<std::string, std::map<FR, int64_t>> cq_usage;
   used_devices_.clear();
   for (const auto& a : admitted) {
@@ -716,35 +792,44 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
     const std::string who = a.workload;
     const std::string cqn = CqOf(w);
     if (a.admission.cluster_queue != cqn) {
-      err("flavor", who + " is admitted by ClusterQueue '" + a.admission.cluster_queue + "', its LocalQueue names '" +
-                        cqn + "'");
+      err("flavor", who + " is admitted by ClusterQueue '" +
+                        a.admission.cluster_queue +
+                        "', its LocalQueue names '" + cqn + "'");
     }
     const core::ClusterQueue* cq = FindCq(a.admission.cluster_queue);
     if (!cq) {
       err("flavor", who + " is admitted by a missing ClusterQueue");
       continue;
     }
-    if (!Selected(*cq)) err("flavor", who + " is admitted though its namespace is not selected");
-    if (cq->stop_policy != core::StopPolicy::kNone) err("flavor", who + " is admitted by a stopped ClusterQueue");
+    if (!Selected(*cq))
+      err("flavor", who + " is admitted though its namespace is not selected");
+    if (cq->stop_policy != core::StopPolicy::kNone)
+      err("flavor", who + " is admitted by a stopped ClusterQueue");
     if (a.admission.pod_set_assignments.size() != w.pod_sets.size()) {
-      err("count", who + " has " + std::to_string(a.admission.pod_set_assignments.size()) +
-                       " pod set assignments for " + std::to_string(w.pod_sets.size()) + " pod sets");
+      err("count", who + " has " +
+                       std::to_string(a.admission.pod_set_assignments.size()) +
+                       " pod set assignments for " +
+                       std::to_string(w.pod_sets.size()) + " pod sets");
       continue;
     }
     for (size_t i = 0; i < w.pod_sets.size(); ++i) {
       const core::PodSet& ps = w.pod_sets[i];
       const core::PodSetAssignment& psa = a.admission.pod_set_assignments[i];
       const std::string set = who + "/" + ps.name;
-      if (psa.name != ps.name) err("count", set + ": assignment is named " + psa.name);
-      const int32_t lo = ps.min_count ? std::min(*ps.min_count, ps.count) : ps.count;
+      if (psa.name != ps.name)
+        err("count", set + ": assignment is named " + psa.name);
+      const int32_t lo =
+          ps.min_count ? std::min(*ps.min_count, ps.count) : ps.count;
       if (psa.count < ps.count) ++stats().partial;
       if (psa.count < lo || psa.count > ps.count) {
-        err("count", set + ": admits " + std::to_string(psa.count) + " pods, allowed [" + std::to_string(lo) + ", " +
+        err("count", set + ": admits " + std::to_string(psa.count) +
+                         " pods, allowed [" + std::to_string(lo) + ", " +
                          std::to_string(ps.count) + "]");
       }
       if (int64_t(psa.placements.size()) != psa.count) {
-        err("count", set + ": " + std::to_string(psa.placements.size()) + " placements for " +
-                         std::to_string(psa.count) + " pods");
+        err("count", set + ": " + std::to_string(psa.placements.size()) +
+                         " placements for " + std::to_string(psa.count) +
+                         " pods");
       }
       // Flavors.
       std::set<std::string> used_flavors;
@@ -761,16 +846,20 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
         }
         const core::ResourceGroup* g = GroupOf(*cq, r);
         bool listed = g && std::any_of(g->flavors.begin(), g->flavors.end(),
-                                       [&](const core::FlavorQuotas& fq) { return fq.name == f->second; });
+                                       [&](const core::FlavorQuotas& fq) {
+                                         return fq.name == f->second;
+                                       });
         if (!listed) {
-          err("flavor", set + ": flavor " + f->second + " for " + r + " is not in ClusterQueue " + cq->name +
+          err("flavor", set + ": flavor " + f->second + " for " + r +
+                            " is not in ClusterQueue " + cq->name +
                             "'s resource group for it");
         }
         cq_usage[cq->name][{f->second, r}] += q.milli() * psa.count;
         used_flavors.insert(f->second);
       }
       if (psa.flavors.size() != requested) {
-        err("flavor", set + ": " + std::to_string(psa.flavors.size()) + " flavors for " + std::to_string(requested) +
+        err("flavor", set + ": " + std::to_string(psa.flavors.size()) +
+                          " flavors for " + std::to_string(requested) +
                           " requested resources");
       }
       std::vector<const core::ResourceFlavor*> fl;
@@ -782,11 +871,14 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
           continue;
         }
         fl.push_back(it->second);
-        flavor_tolerations.insert(flavor_tolerations.end(), it->second->tolerations.begin(),
+        flavor_tolerations.insert(flavor_tolerations.end(),
+                                  it->second->tolerations.begin(),
                                   it->second->tolerations.end());
         if (!FlavorEligible(ps, *it->second)) {
-          err("flavor", set + ": flavor " + name + " is not eligible (untolerated nodeTaints or a nodeSelector that "
-                              "contradicts its labels)");
+          err("flavor", set + ": flavor " + name +
+                            " is not eligible (untolerated nodeTaints or a "
+                            "nodeSelector that "
+                            "contradicts its labels)");
         }
       }
       // Placements.
@@ -799,57 +891,72 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
           continue;
         }
         const core::Node& node = *nit->second;
-        if (node.unschedulable) err("node", pod + " is on cordoned node " + node.name);
+        if (node.unschedulable)
+          err("node", pod + " is on cordoned node " + node.name);
         for (const auto* f : fl) {
           if (!core::LabelsMatch(f->node_labels, node.labels)) {
-            err("node", pod + " is on node " + node.name + " which lacks flavor " + f->name + "'s labels");
+            err("node", pod + " is on node " + node.name +
+                            " which lacks flavor " + f->name + "'s labels");
           }
         }
         if (!core::LabelsMatch(ps.node_selector, node.labels)) {
-          err("node", pod + " is on node " + node.name + " which fails its nodeSelector");
+          err("node", pod + " is on node " + node.name +
+                          " which fails its nodeSelector");
         }
-        if (!core::TaintsTolerated(node.taints, ps.tolerations, flavor_tolerations)) {
-          err("node", pod + " is on node " + node.name + " whose taints " + TaintsText(node.taints) +
-                          " it does not tolerate");
+        if (!core::TaintsTolerated(node.taints, ps.tolerations,
+                                   flavor_tolerations)) {
+          err("node", pod + " is on node " + node.name + " whose taints " +
+                          TaintsText(node.taints) + " it does not tolerate");
         }
         std::map<std::string, int32_t> got;
         for (const auto& uuid : pp.gpus) {
           used_devices_.insert(uuid);
           auto [hit, fresh] = device_holder.emplace(uuid, pod);
-          if (!fresh) err("device", "device " + uuid + " is held by " + hit->second + " and " + pod);
+          if (!fresh)
+            err("device", "device " + uuid + " is held by " + hit->second +
+                              " and " + pod);
           auto dit = devs_.find(uuid);
           if (dit == devs_.end()) {
             err("device", pod + " holds unknown device " + uuid);
             continue;
           }
           const Dev& d = dit->second;
-          if (d.node != node.name) err("device", pod + " on node " + node.name + " holds " + uuid + " of node " + d.node);
-          if (!d.healthy) err("device", pod + " holds unhealthy device " + uuid);
-          if (d.partitioned) err("device", pod + " holds MIG-partitioned whole GPU " + uuid);
+          if (d.node != node.name)
+            err("device", pod + " on node " + node.name + " holds " + uuid +
+                              " of node " + d.node);
+          if (!d.healthy)
+            err("device", pod + " holds unhealthy device " + uuid);
+          if (d.partitioned)
+            err("device", pod + " holds MIG-partitioned whole GPU " + uuid);
           ++got[d.resource];
           if (d.resource != core::kGpuResource) ++stats().mig_pods;
         }
         if (got != want) {
           std::string g, wnt;
           for (const auto& [r, c] : got) g += " " + r + "=" + std::to_string(c);
-          for (const auto& [r, c] : want) wnt += " " + r + "=" + std::to_string(c);
+          for (const auto& [r, c] : want)
+            wnt += " " + r + "=" + std::to_string(c);
           err("device", pod + " holds{" + g + " } but requests{" + wnt + " }");
         }
         auto cpu = ps.requests.find(core::kCpuResource);
         auto mem = ps.requests.find(core::kMemoryResource);
-        if (cpu != ps.requests.end()) node_use[node.name].first += cpu->second.milli();
-        if (mem != ps.requests.end()) node_use[node.name].second += mem->second.milli();
+        if (cpu != ps.requests.end())
+          node_use[node.name].first += cpu->second.milli();
+        if (mem != ps.requests.end())
+          node_use[node.name].second += mem->second.milli();
       }
     }
   }
   for (const auto& [name, use] : node_use) {
     const core::Node& node = *nodes_.at(name);
     if (use.first > node.cpu.milli()) {
-      err("node", "node " + name + " runs pods requesting " + Quantity::FromMilli(use.first).ToString() +
+      err("node", "node " + name + " runs pods requesting " +
+                      Quantity::FromMilli(use.first).ToString() +
                       " cpu, capacity " + node.cpu.ToString());
     }
     if (use.second > node.memory.milli()) {
-      err("node", "node " + name + " runs pods requesting " + Quantity::FromMilli(use.second).ToString() +
+      err("node", "node " + name + " runs pods requesting " +
+                      Quantity::FromMilli(use.second).ToString() +
                       " memory, capacity " + node.memory.ToString());
     }
   }
@@ -877,83 +984,121 @@ bool Oracle::PolicyAllows(const PreemptionEvent& e, std::string* why) const {
   }
   const core::PreemptionPolicy& pol = q->preemption;
   const bool same_cq = cv == cp;
-  const bool same_tree = !same_cq && !q->cohort.empty() && Root(cq_node_.at(cv)) == Root(cq_node_.at(cp));
+  const bool same_tree = !same_cq && !q->cohort.empty() &&
+                         Root(cq_node_.at(cv)) == Root(cq_node_.at(cp));
   const bool lower = v.priority < p.priority;
   const bool fair = config_.scheduler.fair_sharing;
-  const bool reclaim_ok = pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
-                          (pol.reclaim_within_cohort == core::ReclaimWithinCohort::kLowerPriority && lower);
+  const bool reclaim_ok =
+      pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
+      (pol.reclaim_within_cohort == core::ReclaimWithinCohort::kLowerPriority &&
+       lower);
   switch (e.reason) {
     case PreemptionReason::kInClusterQueue: {
       // Kueue: newer means a strictly later creation time.
-      bool newer_equal = pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
-                         v.priority == p.priority && v.creation_unix_ms > p.creation_unix_ms;
-      if (!same_cq) *why = "victim is in another ClusterQueue";
-      else if (pol.within_cluster_queue == core::WithinClusterQueue::kNever) *why = "withinClusterQueue is Never";
-      else if (!lower && !newer_equal) *why = "victim is not lower priority (nor newer at equal priority)";
-      else return true;
+      bool newer_equal =
+          pol.within_cluster_queue ==
+              core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
+          v.priority == p.priority && v.creation_unix_ms > p.creation_unix_ms;
+      if (!same_cq)
+        *why = "victim is in another ClusterQueue";
+      else if (pol.within_cluster_queue == core::WithinClusterQueue::kNever)
+        *why = "withinClusterQueue is Never";
+      else if (!lower && !newer_equal)
+        *why = "victim is not lower priority (nor newer at equal priority)";
+      else
+        return true;
       return false;
     }
     case PreemptionReason::kInCohortReclamation:
-      if (fair) *why = "fair sharing is on";
-      else if (!same_tree) *why = "victim is not in another ClusterQueue of the cohort tree";
-      else if (!reclaim_ok) *why = "reclaimWithinCohort does not allow it";
-      else return true;
+      if (fair)
+        *why = "fair sharing is on";
+      else if (!same_tree)
+        *why = "victim is not in another ClusterQueue of the cohort tree";
+      else if (!reclaim_ok)
+        *why = "reclaimWithinCohort does not allow it";
+      else
+        return true;
       return false;
     case PreemptionReason::kInCohortReclaimWhileBorrowing:
-      if (fair) *why = "fair sharing is on";
-      else if (!same_tree) *why = "victim is not in another ClusterQueue of the cohort tree";
-      else if (pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kLowerPriority) *why = "borrowWithinCohort is Never";
-      else if (!lower) *why = "victim is not lower priority";
-      else if (pol.max_priority_threshold && v.priority > *pol.max_priority_threshold) *why = "victim is above maxPriorityThreshold";
-      else return true;
+      if (fair)
+        *why = "fair sharing is on";
+      else if (!same_tree)
+        *why = "victim is not in another ClusterQueue of the cohort tree";
+      else if (pol.borrow_within_cohort !=
+               core::BorrowWithinCohortPolicy::kLowerPriority)
+        *why = "borrowWithinCohort is Never";
+      else if (!lower)
+        *why = "victim is not lower priority";
+      else if (pol.max_priority_threshold &&
+               v.priority > *pol.max_priority_threshold)
+        *why = "victim is above maxPriorityThreshold";
+      else
+        return true;
       return false;
     case PreemptionReason::kInCohortFairSharing:
-      if (!fair) *why = "fair sharing is off";
-      else if (!same_tree) *why = "victim is not in another ClusterQueue of the cohort tree";
-      else if (!reclaim_ok) *why = "reclaimWithinCohort does not allow it";
-      else return true;
+      if (!fair)
+        *why = "fair sharing is off";
+      else if (!same_tree)
+        *why = "victim is not in another ClusterQueue of the cohort tree";
+      else if (!reclaim_ok)
+        *why = "reclaimWithinCohort does not allow it";
+      else
+        return true;
       return false;
   }
   *why = "unknown reason";
   return false;
 }
 
-void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>* admitted_before,
-                                 const std::vector<PendingWorkload>* pending_before, const CycleResult* cycle,
-                                 std::vector<std::string>* errors) {
+void Oracle::CheckNewPreemptions(
+    const Scheduler& s, const std::set<std::string>* admitted_before,
+    const std::vector<PendingWorkload>* pending_before,
+    const CycleResult* cycle, std::vector<std::string>* errors) {
   auto err = [&](const std::string& m) { errors->push_back("[policy] " + m); };
   const auto& ev = s.Preemptions();
   if (ev.size() < events_.size()) {
-    err("Preemptions() shrank from " + std::to_string(events_.size()) + " to " + std::to_string(ev.size()));
+    err("Preemptions() shrank from " + std::to_string(events_.size()) + " to " +
+        std::to_string(ev.size()));
     return;
   }
   for (size_t i = 0; i < events_.size(); ++i) {
-    if (EventText(ev[i]) != events_[i]) err("event " + std::to_string(i) + " changed: " + events_[i]);
+    if (EventText(ev[i]) != events_[i])
+      err("event " + std::to_string(i) + " changed: " + events_[i]);
   }
   std::vector<PreemptionEvent> fresh(ev.begin() + events_.size(), ev.end());
   if (cycle) {
     std::vector<std::string> a, b;
     for (const auto& e : fresh) a.push_back(EventText(e));
     for (const auto& e : cycle->preempted) b.push_back(EventText(e));
-    if (a != b) err("CycleResult.preempted differs from the new Preemptions() events");
-    std::set<std::string> cycle_admitted(cycle->admitted.begin(), cycle->admitted.end());
-    if (cycle_admitted.size() != cycle->admitted.size()) err("CycleResult.admitted lists a key twice");
+    if (a != b)
+      err("CycleResult.preempted differs from the new Preemptions() events");
+    std::set<std::string> cycle_admitted(cycle->admitted.begin(),
+                                         cycle->admitted.end());
+    if (cycle_admitted.size() != cycle->admitted.size())
+      err("CycleResult.admitted lists a key twice");
     const auto now = s.Admitted();
     std::set<std::string> victims;
     for (const auto& e : fresh) victims.insert(e.workload);
     for (const auto& k : cycle->admitted) {
-      if (admitted_before && admitted_before->count(k)) err(k + " was admitted already before the cycle admitted it");
-      bool is_admitted = std::any_of(now.begin(), now.end(), [&](const auto& x) { return x.workload == k; });
-      if (!is_admitted && !victims.count(k)) err(k + " is in CycleResult.admitted but is not admitted");
+      if (admitted_before && admitted_before->count(k))
+        err(k + " was admitted already before the cycle admitted it");
+      bool is_admitted =
+          std::any_of(now.begin(), now.end(),
+                      [&](const auto& x) { return x.workload == k; });
+      if (!is_admitted && !victims.count(k))
+        err(k + " is in CycleResult.admitted but is not admitted");
     }
     for (const auto& e : fresh) {
-      if (admitted_before && !admitted_before->count(e.workload) && !cycle_admitted.count(e.workload)) {
+      if (admitted_before && !admitted_before->count(e.workload) &&
+          !cycle_admitted.count(e.workload)) {
         err("victim " + e.workload + " was not admitted");
       }
-      if (!cycle_admitted.count(e.preemptor)) err("preemptor " + e.preemptor + " was not admitted in the cycle");
+      if (!cycle_admitted.count(e.preemptor))
+        err("preemptor " + e.preemptor + " was not admitted in the cycle");
       // Not an error (the final state is consistent), but Kueue never does
       // it: counted for ALLOT_PROP_STATS.
-      if (cycle_admitted.count(e.workload) && admitted_before && !admitted_before->count(e.workload)) {
+      if (cycle_admitted.count(e.workload) && admitted_before &&
+          !admitted_before->count(e.workload)) {
         ++stats().same_cycle_churn;
       }
     }
@@ -964,10 +1109,14 @@ void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>
       auto it = live_.find(k);
       if (it == live_.end()) continue;
       const std::string cq = CqOf(it->second);
-      if (by_cq.count(cq)) errors->push_back("[order] ClusterQueue " + cq + " admitted " + by_cq[cq] + " and " + k + " in one cycle");
+      if (by_cq.count(cq))
+        errors->push_back("[order] ClusterQueue " + cq + " admitted " +
+                          by_cq[cq] + " and " + k + " in one cycle");
       by_cq[cq] = k;
       const core::ClusterQueue* q = FindCq(cq);
-      if (!q || q->queueing_strategy != core::QueueingStrategy::kStrictFIFO || !pending_before) continue;
+      if (!q || q->queueing_strategy != core::QueueingStrategy::kStrictFIFO ||
+          !pending_before)
+        continue;
       auto order = [&](const std::string& key) {
         const core::Workload& w = live_.at(key);
         return std::tuple(-w.priority, w.creation_unix_ms, arrival_.at(key));
@@ -978,7 +1127,8 @@ void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>
         if (!head || order(p.workload) < order(*head)) head = p.workload;
       }
       if (head && *head != k) {
-        errors->push_back("[order] StrictFIFO ClusterQueue " + cq + " admitted " + k + " while its head " + *head +
+        errors->push_back("[order] StrictFIFO ClusterQueue " + cq +
+                          " admitted " + k + " while its head " + *head +
                           " was pending");
       }
     }
@@ -989,17 +1139,23 @@ void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>
       auto pit = live_.find(preemptor);
       if (pit != live_.end()) {
         if (auto fits = FitsNow(pit->second, FitQuery{})) {
-          err("the only head " + preemptor + " preempted " + std::to_string(fresh.size()) +
+          err("the only head " + preemptor + " preempted " +
+              std::to_string(fresh.size()) +
               " workloads although before the cycle " + *fits);
         }
       }
       for (const auto& e : fresh) {
-        if (e.reason == PreemptionReason::kInClusterQueue || !live_.count(e.workload)) continue;
+        if (e.reason == PreemptionReason::kInClusterQueue ||
+            !live_.count(e.workload))
+          continue;
         const std::string cv = CqOf(live_.at(e.workload));
         const int n = cq_node_.at(cv);
         bool borrowing = false;
-        for (const auto& [fr, v] : usage_[size_t(n)]) borrowing = borrowing || v > Subtree(n, fr);
-        if (!borrowing) err("victim " + e.workload + " of " + EventText(e) + " is in ClusterQueue " + cv + ", which did not borrow");
+        for (const auto& [fr, v] : usage_[size_t(n)])
+          borrowing = borrowing || v > Subtree(n, fr);
+        if (!borrowing)
+          err("victim " + e.workload + " of " + EventText(e) +
+              " is in ClusterQueue " + cv + ", which did not borrow");
       }
     }
   }
@@ -1008,12 +1164,14 @@ void Oracle::CheckNewPreemptions(const Scheduler& s, const std::set<std::string>
     ++stats().preemptions;
     ever_preempted_.insert(e.workload);
     ++stats().reasons[ToString(e.reason)];
-    if (!PolicyAllows(e, &why)) err("preemption " + EventText(e) + " breaks the policy: " + why);
+    if (!PolicyAllows(e, &why))
+      err("preemption " + EventText(e) + " breaks the policy: " + why);
     events_.push_back(EventText(e));
   }
 }
 
-std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQuery& query) const {
+std::optional<std::string> Oracle::FitsNow(const core::Workload& w,
+                                           const FitQuery& query) const {
   if (w.pod_sets.size() != 1) return std::nullopt;
   const core::PodSet& ps = w.pod_sets[0];
   std::string res;
@@ -1028,7 +1186,8 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
   if (!device_only || res.empty()) return std::nullopt;
   const std::string cqn = CqOf(w);
   const core::ClusterQueue* cq = FindCq(cqn);
-  if (!cq || !Selected(*cq) || cq->stop_policy != core::StopPolicy::kNone) return std::nullopt;
+  if (!cq || !Selected(*cq) || cq->stop_policy != core::StopPolicy::kNone)
+    return std::nullopt;
   const core::ResourceGroup* g = GroupOf(*cq, res);
   if (!g) return std::nullopt;
   const core::ResourceFlavor* f = nullptr;
@@ -1055,15 +1214,19 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
   std::string evicted;
   if (query.evict_lower_in_cq) {
     const auto& pol = cq->preemption;
-    if (pol.within_cluster_queue == core::WithinClusterQueue::kNever) return std::nullopt;
+    if (pol.within_cluster_queue == core::WithinClusterQueue::kNever)
+      return std::nullopt;
     std::map<std::string, std::map<FR, int64_t>> cq_usage = cq_usage_;
     freed_used = used_devices_;
     for (const auto& a : admitted_) {
-      if (a.admission.cluster_queue != cqn || !live_.count(a.workload)) continue;
+      if (a.admission.cluster_queue != cqn || !live_.count(a.workload))
+        continue;
       const core::Workload& v = live_.at(a.workload);
       bool lower = v.priority < w.priority;
-      bool newer_equal = pol.within_cluster_queue == core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
-                         v.priority == w.priority && v.creation_unix_ms > w.creation_unix_ms;
+      bool newer_equal =
+          pol.within_cluster_queue ==
+              core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
+          v.priority == w.priority && v.creation_unix_ms > w.creation_unix_ms;
       if (!lower && !newer_equal) continue;
       bool uses = false;
       for (const auto& psa : a.admission.pod_set_assignments) {
@@ -1072,11 +1235,14 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
       }
       if (!uses) continue;
       evicted += " " + a.workload;
-      for (size_t i = 0; i < a.admission.pod_set_assignments.size() && i < v.pod_sets.size(); ++i) {
+      for (size_t i = 0;
+           i < a.admission.pod_set_assignments.size() && i < v.pod_sets.size();
+           ++i) {
         const auto& psa = a.admission.pod_set_assignments[i];
         for (const auto& [r, q] : v.pod_sets[i].requests) {
           auto it = psa.flavors.find(r);
-          if (it != psa.flavors.end()) cq_usage[cqn][{it->second, r}] -= q.milli() * psa.count;
+          if (it != psa.flavors.end())
+            cq_usage[cqn][{it->second, r}] -= q.milli() * psa.count;
         }
         for (const auto& pp : psa.placements) {
           for (const auto& uuid : pp.gpus) freed_used.erase(uuid);
@@ -1093,7 +1259,8 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
   const bool borrows = Get((*usage)[size_t(n)], fr) + need > Nominal(n, fr);
   if (borrows && !query.allow_borrowing) return std::nullopt;
   if (need > Available(n, fr, *usage)) return std::nullopt;
-  const int32_t per_pod_devices = int32_t(Quantity::FromMilli(per_pod).UnitsCeil());
+  const int32_t per_pod_devices =
+      int32_t(Quantity::FromMilli(per_pod).UnitsCeil());
   ++stats().liveness_candidates;
   // Pods that the eligible nodes' free healthy devices take (no CPU or
   // memory is requested, so devices alone decide).
@@ -1101,7 +1268,8 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
   std::string nodes;
   for (const auto& node : config_.nodes) {
     if (node.unschedulable) continue;
-    if (!core::LabelsMatch(f->node_labels, node.labels) || !core::LabelsMatch(ps.node_selector, node.labels) ||
+    if (!core::LabelsMatch(f->node_labels, node.labels) ||
+        !core::LabelsMatch(ps.node_selector, node.labels) ||
         !core::TaintsTolerated(node.taints, ps.tolerations, f->tolerations)) {
       continue;
     }
@@ -1111,7 +1279,9 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
       if (res == core::kGpuResource) {
         free += gpu.mig.empty() && !used->count(gpu.uuid);
       } else {
-        for (const auto& m : gpu.mig) free += core::MigResourceName(m.profile) == res && !used->count(m.uuid);
+        for (const auto& m : gpu.mig)
+          free +=
+              core::MigResourceName(m.profile) == res && !used->count(m.uuid);
       }
     }
     if (free >= per_pod_devices) {
@@ -1120,16 +1290,24 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w, const FitQue
     }
   }
   if (fit < count) return std::nullopt;
-  return w.Key() + " (" + std::to_string(count) + (query.at_min_count ? " (minCount)" : "") + " pods x " + res + "=" + Quantity::FromMilli(per_pod).ToString() +
-         ", ClusterQueue " + cqn + ") fits: its first eligible flavor " + f->name + " has the quota" +
-         (borrows ? " (borrowing)" : " without borrowing") + " and the free devices of nodes" + nodes +
-         " take all its pods" +
-         (evicted.empty() ? "" : " once the lower-priority workloads of its ClusterQueue are preempted:" + evicted);
+  return w.Key() + " (" + std::to_string(count) +
+         (query.at_min_count ? " (minCount)" : "") + " pods x " + res + "=" +
+         Quantity::FromMilli(per_pod).ToString() + ", ClusterQueue " + cqn +
+         ") fits: its first eligible flavor " + f->name + " has the quota" +
+         (borrows ? " (borrowing)" : " without borrowing") +
+         " and the free devices of nodes" + nodes + " take all its pods" +
+         (evicted.empty() ? ""
+                          : " once the lower-priority workloads of its "
+                            "ClusterQueue are preempted:" +
+                                evicted);
 }
 
-void Oracle::CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_before, const CycleResult& cycle,
-                                std::vector<std::string>* errors) const {
-  if (cycle.attempts != 1 || cycle.preempted.empty() || cycle.admitted.size() != 1) return;
+void Oracle::CheckVictimsNeeded(
+    const std::vector<AdmittedWorkload>& admitted_before,
+    const CycleResult& cycle, std::vector<std::string>* errors) const {
+  if (cycle.attempts != 1 || cycle.preempted.empty() ||
+      cycle.admitted.size() != 1)
+    return;
   const std::string& preemptor = cycle.admitted[0];
   auto pit = live_.find(preemptor);
   if (pit == live_.end()) return;
@@ -1148,24 +1326,32 @@ void Oracle::CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_be
     bool fits = true;
     std::map<std::string, std::pair<int64_t, int64_t>> node_use = node_use_;
     std::map<std::string, std::map<FR, int64_t>> cq_usage = cq_usage_;
-    for (size_t i = 0; i < old->admission.pod_set_assignments.size() && i < v.pod_sets.size(); ++i) {
+    for (size_t i = 0;
+         i < old->admission.pod_set_assignments.size() && i < v.pod_sets.size();
+         ++i) {
       const auto& psa = old->admission.pod_set_assignments[i];
       const auto& ps = v.pod_sets[i];
       for (const auto& [r, q] : ps.requests) {
         auto f = psa.flavors.find(r);
-        if (f != psa.flavors.end()) cq_usage[old->admission.cluster_queue][{f->second, r}] += q.milli() * psa.count;
+        if (f != psa.flavors.end())
+          cq_usage[old->admission.cluster_queue][{f->second, r}] +=
+              q.milli() * psa.count;
       }
       for (const auto& pp : psa.placements) {
-        for (const auto& uuid : pp.gpus) fits = fits && !used_devices_.count(uuid);
+        for (const auto& uuid : pp.gpus)
+          fits = fits && !used_devices_.count(uuid);
         auto cpu = ps.requests.find(core::kCpuResource);
         auto mem = ps.requests.find(core::kMemoryResource);
-        if (cpu != ps.requests.end()) node_use[pp.node].first += cpu->second.milli();
-        if (mem != ps.requests.end()) node_use[pp.node].second += mem->second.milli();
+        if (cpu != ps.requests.end())
+          node_use[pp.node].first += cpu->second.milli();
+        if (mem != ps.requests.end())
+          node_use[pp.node].second += mem->second.milli();
       }
     }
     for (const auto& [name, use] : node_use) {
       const core::Node& node = *nodes_.at(name);
-      fits = fits && use.first <= node.cpu.milli() && use.second <= node.memory.milli();
+      fits = fits && use.first <= node.cpu.milli() &&
+             use.second <= node.memory.milli();
     }
     if (!fits) continue;
     std::vector<std::string> quota_errors;
@@ -1176,28 +1362,36 @@ void Oracle::CheckVictimsNeeded(const std::vector<AdmittedWorkload>& admitted_be
       // preemptor from borrowing: only flag it when nothing would borrow.
       const int n = cq_node_.at(pcq);
       bool borrows = false;
-      for (const auto& [fr, val] : cq_usage[pcq]) borrows = borrows || val > Nominal(n, fr);
+      for (const auto& [fr, val] : cq_usage[pcq])
+        borrows = borrows || val > Nominal(n, fr);
       if (borrows) continue;
     }
-    errors->push_back("[minimal] " + EventText(e) + ": the victim was not needed; with it back as it was (" +
-                      AdmissionText(old->admission) + ") every device, node and quota would still fit");
+    errors->push_back("[minimal] " + EventText(e) +
+                      ": the victim was not needed; with it back as it was (" +
+                      AdmissionText(old->admission) +
+                      ") every device, node and quota would still fit");
   }
 }
 
-void Oracle::CheckLiveness(const Scheduler& s, std::vector<std::string>* errors) const {
+void Oracle::CheckLiveness(const Scheduler& s,
+                           std::vector<std::string>* errors) const {
   for (const auto& p : s.Pending()) {
     auto wit = live_.find(p.workload);
     if (wit == live_.end()) continue;
     const core::Workload& w = wit->second;
     const core::ClusterQueue* cq = FindCq(CqOf(w));
-    if (cq && cq->queueing_strategy == core::QueueingStrategy::kStrictFIFO && p.position != 1) continue;
+    if (cq && cq->queueing_strategy == core::QueueingStrategy::kStrictFIFO &&
+        p.position != 1)
+      continue;
     std::optional<std::string> fits = FitsNow(w, FitQuery{});
     if (!fits) fits = FitsNow(w, FitQuery{true, /*at_min_count=*/true, false});
     // A workload that was ever preempted may be spared from preempting back
     // (Allot's anti-loop rule), so only ones never preempted are checked.
-    if (!fits && !ever_preempted_.count(w.Key())) fits = FitsNow(w, FitQuery{true, false, /*evict_lower_in_cq=*/true});
+    if (!fits && !ever_preempted_.count(w.Key()))
+      fits = FitsNow(w, FitQuery{true, false, /*evict_lower_in_cq=*/true});
     if (fits) {
-      errors->push_back("[liveness] pending after RunUntilQuiescent although " + *fits + "; reason: " + p.reason);
+      errors->push_back("[liveness] pending after RunUntilQuiescent although " +
+                        *fits + "; reason: " + p.reason);
     }
   }
 }
@@ -1213,10 +1407,14 @@ struct Op {
 
 std::string OpText(const Op& op) {
   switch (op.kind) {
-    case Op::kCycle: return "RunCycle()";
-    case Op::kQuiescent: return "RunUntilQuiescent()";
-    case Op::kAdd: return "AddWorkload(" + WorkloadText(op.w) + ")";
-    case Op::kRemove: return "RemoveWorkload(" + op.key + ")";
+    case Op::kCycle:
+      return "RunCycle()";
+    case Op::kQuiescent:
+      return "RunUntilQuiescent()";
+    case Op::kAdd:
+      return "AddWorkload(" + WorkloadText(op.w) + ")";
+    case Op::kRemove:
+      return "RemoveWorkload(" + op.key + ")";
   }
   return "?";
 }
@@ -1235,7 +1433,8 @@ std::vector<Op> GenerateOps(RandomCluster& rc, int32_t steps) {
       int32_t k = rc.Uniform(1, 3);
       for (int32_t i = 0; i < k && live.size() < kMaxLive; ++i) {
         if (!live.empty() && rc.Coin(0.04)) {
-          ops.push_back({Op::kAdd, rc.Pick(live), ""});  // A duplicate: must fail.
+          ops.push_back(
+              {Op::kAdd, rc.Pick(live), ""});  // A duplicate: must fail.
           continue;
         }
         core::Workload w = rc.NextWorkload(int64_t(step) * 10);
@@ -1246,7 +1445,8 @@ std::vector<Op> GenerateOps(RandomCluster& rc, int32_t steps) {
       int32_t k = rc.Uniform(1, 3);
       for (int32_t i = 0; i < k && !live.empty(); ++i) {
         if (rc.Coin(0.04)) {
-          ops.push_back({Op::kRemove, {}, "team-0/no-such-workload"});  // Must fail.
+          ops.push_back(
+              {Op::kRemove, {}, "team-0/no-such-workload"});  // Must fail.
           continue;
         }
         size_t idx = size_t(rc.Uniform(0, int32_t(live.size()) - 1));
@@ -1271,8 +1471,8 @@ struct RunResult {
 // admitted ones with their admissions and placements) must accept it and
 // keep every admission as is; the restored scheduler then satisfies every
 // invariant, also after RunUntilQuiescent.
-void RoundTrip(const core::Config& config, const Oracle& oracle, const Scheduler& s,
-               std::vector<std::string>* errors) {
+void RoundTrip(const core::Config& config, const Oracle& oracle,
+               const Scheduler& s, std::vector<std::string>* errors) {
   core::Config c2 = config;
   c2.workloads = oracle.LiveInArrivalOrder();
   const std::vector<AdmittedWorkload> admitted = s.Admitted();
@@ -1284,21 +1484,26 @@ void RoundTrip(const core::Config& config, const Oracle& oracle, const Scheduler
   }
   auto created = Scheduler::Create(c2);
   if (!created.ok()) {
-    errors->push_back("[roundtrip] Create from the admitted state failed: " + created.status().ToString());
+    errors->push_back("[roundtrip] Create from the admitted state failed: " +
+                      created.status().ToString());
     return;
   }
   Scheduler& s2 = **created;
   const std::vector<AdmittedWorkload> again = s2.Admitted();
   if (again.size() != admitted.size()) {
-    errors->push_back("[roundtrip] " + std::to_string(admitted.size()) + " admitted workloads restored as " +
+    errors->push_back("[roundtrip] " + std::to_string(admitted.size()) +
+                      " admitted workloads restored as " +
                       std::to_string(again.size()));
     return;
   }
   for (size_t i = 0; i < again.size(); ++i) {
     if (again[i].workload != admitted[i].workload ||
-        AdmissionText(again[i].admission) != AdmissionText(admitted[i].admission)) {
-      errors->push_back("[roundtrip] " + admitted[i].workload + " " + AdmissionText(admitted[i].admission) +
-                        " restored as " + again[i].workload + " " + AdmissionText(again[i].admission));
+        AdmissionText(again[i].admission) !=
+            AdmissionText(admitted[i].admission)) {
+      errors->push_back("[roundtrip] " + admitted[i].workload + " " +
+                        AdmissionText(admitted[i].admission) + " restored as " +
+                        again[i].workload + " " +
+                        AdmissionText(again[i].admission));
       return;
     }
   }
@@ -1311,7 +1516,8 @@ void RoundTrip(const core::Config& config, const Oracle& oracle, const Scheduler
   o2.CheckNewPreemptions(s2, nullptr, nullptr, nullptr, &errs);
   o2.CheckState(s2, &errs);
   if (errs.empty()) o2.CheckLiveness(s2, &errs);
-  for (const auto& e : errs) errors->push_back("[roundtrip] after restoring: " + e);
+  for (const auto& e : errs)
+    errors->push_back("[roundtrip] after restoring: " + e);
 }
 
 // Set while Report replays the shrunk reproduction with ALLOT_PROP_TRACE:
@@ -1321,15 +1527,19 @@ bool g_trace = false;
 // Removing every workload must leave no trace: the drained scheduler then
 // decides exactly like a fresh one on the same new workloads (the ones the
 // run added last, renamed).
-void DrainAndCompare(const core::Config& config, const Oracle& oracle, Scheduler& s,
-                     std::vector<std::string>* errors) {
+void DrainAndCompare(const core::Config& config, const Oracle& oracle,
+                     Scheduler& s, std::vector<std::string>* errors) {
   std::vector<core::Workload> live = oracle.LiveInArrivalOrder();
   for (const auto& w : live) {
     Status st = s.RemoveWorkload(w.Key());
-    if (!st.ok()) errors->push_back("[drain] RemoveWorkload(" + w.Key() + ") failed: " + st.ToString());
+    if (!st.ok())
+      errors->push_back("[drain] RemoveWorkload(" + w.Key() +
+                        ") failed: " + st.ToString());
   }
-  if (s.AdmittedCount() != 0 || s.PendingCount() != 0 || !s.Admitted().empty() || !s.Pending().empty()) {
-    errors->push_back("[drain] workloads left after removing all:\n" + StateText(s));
+  if (s.AdmittedCount() != 0 || s.PendingCount() != 0 ||
+      !s.Admitted().empty() || !s.Pending().empty()) {
+    errors->push_back("[drain] workloads left after removing all:\n" +
+                      StateText(s));
     return;
   }
   core::Config empty = config;
@@ -1356,23 +1566,35 @@ void DrainAndCompare(const core::Config& config, const Oracle& oracle, Scheduler
   }
   a += std::to_string(s.RunUntilQuiescent(kMaxCycles)) + "\n";
   b += std::to_string(fresh.RunUntilQuiescent(kMaxCycles)) + "\n";
-  for (const auto& x : s.Admitted()) a += "A " + x.workload + " " + AdmissionText(x.admission) + "\n";
-  for (const auto& x : fresh.Admitted()) b += "A " + x.workload + " " + AdmissionText(x.admission) + "\n";
-  for (const auto& x : s.Pending()) a += "P " + x.workload + " #" + std::to_string(x.position) + " " + x.reason + "\n";
-  for (const auto& x : fresh.Pending()) b += "P " + x.workload + " #" + std::to_string(x.position) + " " + x.reason + "\n";
-  for (size_t i = drained_events; i < s.Preemptions().size(); ++i) a += "E " + EventText(s.Preemptions()[i]) + "\n";
+  for (const auto& x : s.Admitted())
+    a += "A " + x.workload + " " + AdmissionText(x.admission) + "\n";
+  for (const auto& x : fresh.Admitted())
+    b += "A " + x.workload + " " + AdmissionText(x.admission) + "\n";
+  for (const auto& x : s.Pending())
+    a += "P " + x.workload + " #" + std::to_string(x.position) + " " +
+         x.reason + "\n";
+  for (const auto& x : fresh.Pending())
+    b += "P " + x.workload + " #" + std::to_string(x.position) + " " +
+         x.reason + "\n";
+  for (size_t i = drained_events; i < s.Preemptions().size(); ++i)
+    a += "E " + EventText(s.Preemptions()[i]) + "\n";
   for (const auto& e : fresh.Preemptions()) b += "E " + EventText(e) + "\n";
   if (a != b) {
-    errors->push_back("[drain] after removing every workload, the scheduler decides differently from a fresh one "
-                      "on the same new workloads:\n--- drained ---\n" + a + "--- fresh ---\n" + b);
+    errors->push_back(
+        "[drain] after removing every workload, the scheduler decides "
+        "differently from a fresh one "
+        "on the same new workloads:\n--- drained ---\n" +
+        a + "--- fresh ---\n" + b);
   }
 }
 
-RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool check) {
+RunResult RunOps(const core::Config& config, const std::vector<Op>& ops,
+                 bool check) {
   RunResult out;
   auto created = Scheduler::Create(config);
   if (!created.ok()) {
-    out.error = "[create] Scheduler::Create failed: " + created.status().ToString();
+    out.error =
+        "[create] Scheduler::Create failed: " + created.status().ToString();
     out.tag = "[create]";
     out.step = -1;
     return out;
@@ -1385,8 +1607,10 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
     if (errors.empty()) return false;
     out.tag = errors[0].substr(0, errors[0].find(']') + 1);
     out.step = step;
-    for (size_t i = 0; i < errors.size() && i < 6; ++i) out.error += errors[i] + "\n";
-    if (errors.size() > 6) out.error += "... " + std::to_string(errors.size() - 6) + " more\n";
+    for (size_t i = 0; i < errors.size() && i < 6; ++i)
+      out.error += errors[i] + "\n";
+    if (errors.size() > 6)
+      out.error += "... " + std::to_string(errors.size() - 6) + " more\n";
     return true;
   };
   if (check) oracle.CheckState(s, &errors);
@@ -1408,17 +1632,24 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
         if (check) {
           oracle.CheckNewPreemptions(s, &before, &pending_before, &cr, &errors);
           oracle.CheckState(s, &errors);
-          if (errors.empty()) oracle.CheckVictimsNeeded(admitted_before, cr, &errors);
+          if (errors.empty())
+            oracle.CheckVictimsNeeded(admitted_before, cr, &errors);
         }
         break;
       }
       case Op::kQuiescent: {
         int32_t n = s.RunUntilQuiescent(kMaxCycles);
         CycleResult extra = s.RunCycle();
-        out.trace.push_back("quiescent after " + std::to_string(n) + "; " + CycleText(extra));
+        out.trace.push_back("quiescent after " + std::to_string(n) + "; " +
+                            CycleText(extra));
         if (check) {
-          if (n >= kMaxCycles) errors.push_back("[api] RunUntilQuiescent did not settle in " + std::to_string(n) + " cycles");
-          if (extra.Changed()) errors.push_back("[api] a cycle after RunUntilQuiescent changed something: " + CycleText(extra));
+          if (n >= kMaxCycles)
+            errors.push_back("[api] RunUntilQuiescent did not settle in " +
+                             std::to_string(n) + " cycles");
+          if (extra.Changed())
+            errors.push_back(
+                "[api] a cycle after RunUntilQuiescent changed something: " +
+                CycleText(extra));
           oracle.CheckNewPreemptions(s, nullptr, nullptr, nullptr, &errors);
           oracle.CheckState(s, &errors);
           if (errors.empty()) oracle.CheckLiveness(s, &errors);
@@ -1431,10 +1662,15 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
         Status st = s.AddWorkload(op.w);
         out.trace.push_back("add " + op.w.Key() + ": " + st.ToString());
         if (dup) {
-          if (st.ok()) errors.push_back("[api] adding duplicate key " + op.w.Key() + " succeeded");
-          if (check && StateText(s) != before) errors.push_back("[api] a failed AddWorkload changed the state");
+          if (st.ok())
+            errors.push_back("[api] adding duplicate key " + op.w.Key() +
+                             " succeeded");
+          if (check && StateText(s) != before)
+            errors.push_back("[api] a failed AddWorkload changed the state");
         } else {
-          if (!st.ok()) errors.push_back("[api] AddWorkload(" + op.w.Key() + ") failed: " + st.ToString());
+          if (!st.ok())
+            errors.push_back("[api] AddWorkload(" + op.w.Key() +
+                             ") failed: " + st.ToString());
           oracle.Add(op.w);
         }
         if (check) oracle.CheckState(s, &errors);
@@ -1446,10 +1682,15 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
         Status st = s.RemoveWorkload(op.key);
         out.trace.push_back("remove " + op.key + ": " + st.ToString());
         if (!live) {
-          if (st.code() != StatusCode::kNotFound) errors.push_back("[api] removing missing key " + op.key + " gave " + st.ToString());
-          if (check && StateText(s) != before) errors.push_back("[api] a failed RemoveWorkload changed the state");
+          if (st.code() != StatusCode::kNotFound)
+            errors.push_back("[api] removing missing key " + op.key + " gave " +
+                             st.ToString());
+          if (check && StateText(s) != before)
+            errors.push_back("[api] a failed RemoveWorkload changed the state");
         } else {
-          if (!st.ok()) errors.push_back("[api] RemoveWorkload(" + op.key + ") failed: " + st.ToString());
+          if (!st.ok())
+            errors.push_back("[api] RemoveWorkload(" + op.key +
+                             ") failed: " + st.ToString());
           oracle.Remove(op.key);
         }
         if (check) oracle.CheckState(s, &errors);
@@ -1457,7 +1698,8 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
       }
     }
     if (g_trace) {
-      std::printf("after %s => %s\n%s\n", OpText(op).c_str(), out.trace.back().c_str(), StateText(s).c_str());
+      std::printf("after %s => %s\n%s\n", OpText(op).c_str(),
+                  out.trace.back().c_str(), StateText(s).c_str());
     }
     if (failed(int(i))) return out;
   }
@@ -1472,11 +1714,13 @@ RunResult RunOps(const core::Config& config, const std::vector<Op>& ops, bool ch
 // Greedy shrinking: drops calls, initial workloads, nodes, ClusterQueues
 // (with their LocalQueues) and pod sets while the run still fails with the
 // same invariant.
-void Shrink(core::Config* config, std::vector<Op>* ops, const std::string& tag) {
+void Shrink(core::Config* config, std::vector<Op>* ops,
+            const std::string& tag) {
   auto fails = [&](const core::Config& c, std::vector<Op>* o) {
     RunResult r = RunOps(c, *o, true);
     if (r.error.empty() || r.tag != tag) return false;
-    if (r.step >= 0 && size_t(r.step) + 1 < o->size()) o->resize(size_t(r.step) + 1);
+    if (r.step >= 0 && size_t(r.step) + 1 < o->size())
+      o->resize(size_t(r.step) + 1);
     return true;
   };
   {
@@ -1490,13 +1734,20 @@ void Shrink(core::Config* config, std::vector<Op>* ops, const std::string& tag) 
       if (i >= ops->size()) continue;
       std::vector<Op> o = *ops;
       o.erase(o.begin() + long(i));
-      if (fails(*config, &o)) { *ops = o; progress = true; }
+      if (fails(*config, &o)) {
+        *ops = o;
+        progress = true;
+      }
     }
     auto try_config = [&](const std::function<bool(core::Config*)>& edit) {
       core::Config c = *config;
       if (!edit(&c)) return;
       std::vector<Op> o = *ops;
-      if (fails(c, &o)) { *config = c; *ops = o; progress = true; }
+      if (fails(c, &o)) {
+        *config = c;
+        *ops = o;
+        progress = true;
+      }
     };
     for (size_t i = config->workloads.size(); i-- > 0;) {
       try_config([&](core::Config* c) {
@@ -1517,7 +1768,9 @@ void Shrink(core::Config* config, std::vector<Op>* ops, const std::string& tag) 
         if (i >= c->cluster_queues.size()) return false;
         std::string name = c->cluster_queues[i].name;
         c->cluster_queues.erase(c->cluster_queues.begin() + long(i));
-        std::erase_if(c->local_queues, [&](const core::LocalQueue& lq) { return lq.cluster_queue == name; });
+        std::erase_if(c->local_queues, [&](const core::LocalQueue& lq) {
+          return lq.cluster_queue == name;
+        });
         return true;
       });
     }
@@ -1530,7 +1783,8 @@ void Shrink(core::Config* config, std::vector<Op>* ops, const std::string& tag) 
     for (size_t i = 0; i < config->nodes.size(); ++i) {
       for (size_t g = config->nodes[i].gpus.size(); g-- > 1;) {
         try_config([&](core::Config* c) {
-          if (i >= c->nodes.size() || g >= c->nodes[i].gpus.size()) return false;
+          if (i >= c->nodes.size() || g >= c->nodes[i].gpus.size())
+            return false;
           c->nodes[i].gpus.erase(c->nodes[i].gpus.begin() + long(g));
           return true;
         });
@@ -1540,10 +1794,13 @@ void Shrink(core::Config* config, std::vector<Op>* ops, const std::string& tag) 
   }
 }
 
-std::string Report(uint64_t seed, const char* suite, const core::Config& config, const std::vector<Op>& ops,
-                   const RunResult& r) {
-  std::string s = std::string(suite) + " seed " + std::to_string(seed) + " fails at step " + std::to_string(r.step) +
-                  (r.step >= 0 && size_t(r.step) < ops.size() ? " (" + OpText(ops[size_t(r.step)]) + ")" : "") +
+std::string Report(uint64_t seed, const char* suite, const core::Config& config,
+                   const std::vector<Op>& ops, const RunResult& r) {
+  std::string s = std::string(suite) + " seed " + std::to_string(seed) +
+                  " fails at step " + std::to_string(r.step) +
+                  (r.step >= 0 && size_t(r.step) < ops.size()
+                       ? " (" + OpText(ops[size_t(r.step)]) + ")"
+                       : "") +
                   ":\n" + r.error;
   core::Config c = config;
   std::vector<Op> o = ops;
@@ -1564,8 +1821,9 @@ std::string Report(uint64_t seed, const char* suite, const core::Config& config,
     g_trace = false;
   }
   RunResult again = RunOps(c, o, true);
-  s += "\nShrunk reproduction (" + std::to_string(o.size()) + " calls) fails with:\n" + again.error +
-       "--- config ---\n" + ConfigText(c) + "--- calls ---\n";
+  s += "\nShrunk reproduction (" + std::to_string(o.size()) +
+       " calls) fails with:\n" + again.error + "--- config ---\n" +
+       ConfigText(c) + "--- calls ---\n";
   for (size_t i = 0; i < o.size(); ++i) {
     s += std::to_string(i) + ": " + OpText(o[i]);
     if (i < again.trace.size()) s += "  => " + again.trace[i];
@@ -1580,7 +1838,8 @@ int EnvInt(const char* name, int fallback) {
 }
 
 // Runs `seeds` seeds; reports the first few failures in full.
-void RunSeeds(const char* suite, int seeds, int32_t steps, RandomClusterOptions options) {
+void RunSeeds(const char* suite, int seeds, int32_t steps,
+              RandomClusterOptions options) {
   if (EnvInt("ALLOT_PROP_SINGLE_TREE", 0)) options.single_tree = true;
   int first = 0;
   if (const char* one = std::getenv("ALLOT_PROP_SEED"); one && *one) {
@@ -1596,40 +1855,57 @@ void RunSeeds(const char* suite, int seeds, int32_t steps, RandomClusterOptions 
     if (!r.error.empty()) {
       ++failures;
       by_tag[r.tag].push_back(seed);
-      if (by_tag[r.tag].size() == 1) ADD_FAILURE() << Report(uint64_t(seed), suite, rc.config(), ops, r);
+      if (by_tag[r.tag].size() == 1)
+        ADD_FAILURE() << Report(uint64_t(seed), suite, rc.config(), ops, r);
       continue;
     }
     RunResult replay = RunOps(rc.config(), ops, /*check=*/false);
     if (replay.trace != r.trace || replay.final_state != r.final_state) {
       ++failures;
       size_t i = 0;
-      while (i < r.trace.size() && i < replay.trace.size() && r.trace[i] == replay.trace[i]) ++i;
-      ADD_FAILURE() << "[determinism] " << suite << " seed " << seed << ": the replay differs at call " << i << " ("
-                    << (i < ops.size() ? OpText(ops[i]) : "final state") << ")\nfirst:  "
-                    << (i < r.trace.size() ? r.trace[i] : r.final_state) << "\nreplay: "
-                    << (i < replay.trace.size() ? replay.trace[i] : replay.final_state);
+      while (i < r.trace.size() && i < replay.trace.size() &&
+             r.trace[i] == replay.trace[i])
+        ++i;
+      ADD_FAILURE() << "[determinism] " << suite << " seed " << seed
+                    << ": the replay differs at call " << i << " ("
+                    << (i < ops.size() ? OpText(ops[i]) : "final state")
+                    << ")\nfirst:  "
+                    << (i < r.trace.size() ? r.trace[i] : r.final_state)
+                    << "\nreplay: "
+                    << (i < replay.trace.size() ? replay.trace[i]
+                                                : replay.final_state);
     }
   }
   std::string summary;
   for (const auto& [tag, list] : by_tag) {
     summary += "\n  " + tag + " " + std::to_string(list.size()) + " seeds:";
-    for (size_t i = 0; i < list.size() && i < 20; ++i) summary += " " + std::to_string(list[i]);
+    for (size_t i = 0; i < list.size() && i < 20; ++i)
+      summary += " " + std::to_string(list[i]);
   }
   if (EnvInt("ALLOT_PROP_STATS", 0)) {
     Stats& st = stats();
-    std::printf("%s: checks=%lld admitted=%lld pending=%lld partial=%lld borrowing=%lld preemptions=%lld "
-                "liveness_candidates=%lld mig_devices=%lld admitted_and_preempted_in_one_cycle=%lld victims_checked=%lld\n",
-                suite, (long long)st.checks, (long long)st.admitted, (long long)st.pending, (long long)st.partial,
-                (long long)st.borrowing, (long long)st.preemptions, (long long)st.liveness_candidates,
-                (long long)st.mig_pods, (long long)st.same_cycle_churn, (long long)st.victims_checked);
-    for (const auto& [r, n] : st.reasons) std::printf("  %s: %lld\n", r.c_str(), (long long)n);
+    std::printf(
+        "%s: checks=%lld admitted=%lld pending=%lld partial=%lld "
+        "borrowing=%lld preemptions=%lld "
+        "liveness_candidates=%lld mig_devices=%lld "
+        "admitted_and_preempted_in_one_cycle=%lld victims_checked=%lld\n",
+        suite, (long long)st.checks, (long long)st.admitted,
+        (long long)st.pending, (long long)st.partial, (long long)st.borrowing,
+        (long long)st.preemptions, (long long)st.liveness_candidates,
+        (long long)st.mig_pods, (long long)st.same_cycle_churn,
+        (long long)st.victims_checked);
+    for (const auto& [r, n] : st.reasons)
+      std::printf("  %s: %lld\n", r.c_str(), (long long)n);
     st = Stats{};
   }
-  EXPECT_EQ(failures, 0) << suite << ": failing seeds by first invariant broken:" << summary;
+  EXPECT_EQ(failures, 0) << suite
+                         << ": failing seeds by first invariant broken:"
+                         << summary;
 }
 
 TEST(SchedulerProperty, RandomClusters) {
-  RunSeeds("RandomClusters", EnvInt("ALLOT_PROP_SEEDS", 200), 40, RandomClusterOptions{});
+  RunSeeds("RandomClusters", EnvInt("ALLOT_PROP_SEEDS", 200), 40,
+           RandomClusterOptions{});
 }
 
 // Huge quotas everywhere: only placement binds, so the liveness check
@@ -1656,7 +1932,8 @@ TEST(SchedulerProperty, QuotaBoundClusters) {
   RandomClusterOptions o;
   o.ample_nodes = true;
   o.initial_workloads = 10;
-  RunSeeds("QuotaBoundClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 50, o);
+  RunSeeds("QuotaBoundClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 50,
+           o);
 }
 
 // ---------------------------------------------------------------------------
@@ -1677,12 +1954,14 @@ core::Node GpuNode(const std::string& name, int32_t gpus) {
   n.labels[proptest::kProductLabel] = "p0";
   n.cpu = Quantity::FromUnits(64);
   n.memory = proptest::Gi(256);
-  for (int32_t g = 0; g < gpus; ++g) n.gpus.push_back({"GPU-" + name + "-" + std::to_string(g), "p0", {}, true, {}});
+  for (int32_t g = 0; g < gpus; ++g)
+    n.gpus.push_back(
+        {"GPU-" + name + "-" + std::to_string(g), "p0", {}, true, {}});
   return n;
 }
 
-core::ClusterQueue GpuQueue(const std::string& name, const std::string& cohort, int64_t nominal,
-                            core::QueueingStrategy strategy) {
+core::ClusterQueue GpuQueue(const std::string& name, const std::string& cohort,
+                            int64_t nominal, core::QueueingStrategy strategy) {
   core::ClusterQueue q;
   q.name = name;
   q.cohort = cohort;
@@ -1692,14 +1971,16 @@ core::ClusterQueue GpuQueue(const std::string& name, const std::string& cohort, 
   g.covered_resources = {core::kGpuResource};
   core::FlavorQuotas fq;
   fq.name = "f";
-  fq.resources.push_back({core::kGpuResource, Quantity::FromUnits(nominal), {}, {}});
+  fq.resources.push_back(
+      {core::kGpuResource, Quantity::FromUnits(nominal), {}, {}});
   g.flavors.push_back(fq);
   q.resource_groups.push_back(g);
   return q;
 }
 
-core::Workload GpuWorkload(const std::string& name, const std::string& queue, int64_t created,
-                           int32_t gpus_per_pod, int32_t priority = 0) {
+core::Workload GpuWorkload(const std::string& name, const std::string& queue,
+                           int64_t created, int32_t gpus_per_pod,
+                           int32_t priority = 0) {
   core::Workload w;
   w.ns = "team";
   w.name = name;
@@ -1734,20 +2015,24 @@ bool IsAdmitted(const Scheduler& s, const std::string& key) {
 // workload was never registered as a placement waiter and stayed pending
 // for ever although a node was free and its quota untouched.
 TEST(SchedulerPropertyRepro, FreedDevicesRequeueOtherCohortTrees) {
-  for (auto strategy : {core::QueueingStrategy::kBestEffortFIFO, core::QueueingStrategy::kStrictFIFO}) {
+  for (auto strategy : {core::QueueingStrategy::kBestEffortFIFO,
+                        core::QueueingStrategy::kStrictFIFO}) {
     for (bool two_flavors : {false, true}) {
       core::Config c;
       c.flavors = {Flavor("f"), Flavor("g")};
-      c.flavors[1].node_labels[proptest::kProductLabel] = "p1";  // No node has it.
+      c.flavors[1].node_labels[proptest::kProductLabel] =
+          "p1";  // No node has it.
       c.nodes = {GpuNode("n0", 1)};
       // Two ClusterQueues without a cohort, so two cohort "trees", both with
       // plenty of quota; one 1-GPU node between them.
-      c.cluster_queues = {GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
-                          GpuQueue("b", "", 8, strategy)};
+      c.cluster_queues = {
+          GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
+          GpuQueue("b", "", 8, strategy)};
       if (two_flavors) {
         core::FlavorQuotas fq;
         fq.name = "g";
-        fq.resources.push_back({core::kGpuResource, Quantity::FromUnits(8), {}, {}});
+        fq.resources.push_back(
+            {core::kGpuResource, Quantity::FromUnits(8), {}, {}});
         c.cluster_queues[1].resource_groups[0].flavors.push_back(fq);
       }
       c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
@@ -1763,7 +2048,9 @@ TEST(SchedulerPropertyRepro, FreedDevicesRequeueOtherCohortTrees) {
       ASSERT_TRUE(s.RemoveWorkload("team/a1").ok());  // n0's GPU is free again.
       s.RunUntilQuiescent();
       EXPECT_TRUE(IsAdmitted(s, "team/b1"))
-          << (strategy == core::QueueingStrategy::kStrictFIFO ? "StrictFIFO" : "BestEffortFIFO")
+          << (strategy == core::QueueingStrategy::kStrictFIFO
+                  ? "StrictFIFO"
+                  : "BestEffortFIFO")
           << (two_flavors ? ", flavors [f, g]" : ", flavor [f]")
           << ": b1 stays pending although n0 is free and b has quota:\n"
           << StateText(s);
@@ -1786,9 +2073,11 @@ TEST(SchedulerPropertyRepro, StrictFifoBlockedByStaleHeadAfterPreemption) {
   c.cohorts = {core::Cohort{"co", "", {}, 1000, {}}};
   // a has no quota of its own: all it runs is borrowed from b, so b may
   // reclaim it.
-  c.cluster_queues = {GpuQueue("a", "co", 0, core::QueueingStrategy::kStrictFIFO),
-                      GpuQueue("b", "co", 100, core::QueueingStrategy::kBestEffortFIFO)};
-  c.cluster_queues[1].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
+  c.cluster_queues = {
+      GpuQueue("a", "co", 0, core::QueueingStrategy::kStrictFIFO),
+      GpuQueue("b", "co", 100, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[1].preemption.reclaim_within_cohort =
+      core::ReclaimWithinCohort::kAny;
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -1810,7 +2099,9 @@ TEST(SchedulerPropertyRepro, StrictFifoBlockedByStaleHeadAfterPreemption) {
   s.RunUntilQuiescent();
   // a1 is a's head again and fits on n1 (borrowing from b, which has 96
   // unused): it must be tried and admitted.
-  EXPECT_TRUE(IsAdmitted(s, "team/a1")) << "a1 stays pending behind a blocked StrictFIFO queue:\n" << StateText(s);
+  EXPECT_TRUE(IsAdmitted(s, "team/a1"))
+      << "a1 stays pending behind a blocked StrictFIFO queue:\n"
+      << StateText(s);
 }
 
 // Bug (found by RandomClusters seed 818 once the liveness bugs above are
@@ -1840,19 +2131,24 @@ TEST(SchedulerPropertyRepro, PlacementPreemptionPingPong) {
   // borrow them); cpu of c - a has 0 (it borrows), b has 10.
   core::ResourceGroup cohort_gpu;
   cohort_gpu.covered_resources = {core::kGpuResource};
-  cohort_gpu.flavors.push_back({"f", {{core::kGpuResource, Quantity::FromUnits(4), {}, {}}}});
+  cohort_gpu.flavors.push_back(
+      {"f", {{core::kGpuResource, Quantity::FromUnits(4), {}, {}}}});
   c.cohorts[0].resource_groups.push_back(cohort_gpu);
   auto queue = [](const std::string& name, int64_t gpus, int64_t cpus) {
-    core::ClusterQueue q = GpuQueue(name, "co", gpus, core::QueueingStrategy::kBestEffortFIFO);
+    core::ClusterQueue q =
+        GpuQueue(name, "co", gpus, core::QueueingStrategy::kBestEffortFIFO);
     core::ResourceGroup g;
     g.covered_resources = {core::kCpuResource};
-    g.flavors.push_back({"c", {{core::kCpuResource, Quantity::FromUnits(cpus), {}, {}}}});
+    g.flavors.push_back(
+        {"c", {{core::kCpuResource, Quantity::FromUnits(cpus), {}, {}}}});
     q.resource_groups.push_back(g);
     return q;
   };
   c.cluster_queues = {queue("a", 1, 0), queue("b", 0, 10)};
-  c.cluster_queues[0].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
-  c.cluster_queues[1].preemption.borrow_within_cohort = core::BorrowWithinCohortPolicy::kLowerPriority;
+  c.cluster_queues[0].preemption.reclaim_within_cohort =
+      core::ReclaimWithinCohort::kAny;
+  c.cluster_queues[1].preemption.borrow_within_cohort =
+      core::BorrowWithinCohortPolicy::kLowerPriority;
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -1860,9 +2156,11 @@ TEST(SchedulerPropertyRepro, PlacementPreemptionPingPong) {
 
   core::Workload a_cpu = GpuWorkload("a-cpu", "qa", 0, 1);
   a_cpu.pod_sets[0].requests.clear();
-  a_cpu.pod_sets[0].requests[core::kCpuResource] = Quantity::FromUnits(1);  // a now borrows CPU.
+  a_cpu.pod_sets[0].requests[core::kCpuResource] =
+      Quantity::FromUnits(1);  // a now borrows CPU.
   ASSERT_TRUE(s.AddWorkload(a_cpu).ok());
-  ASSERT_TRUE(s.AddWorkload(GpuWorkload("a1", "qa", 1, 1, /*priority=*/-1)).ok());
+  ASSERT_TRUE(
+      s.AddWorkload(GpuWorkload("a1", "qa", 1, 1, /*priority=*/-1)).ok());
   s.RunUntilQuiescent();
   ASSERT_TRUE(IsAdmitted(s, "team/a-cpu"));
   ASSERT_TRUE(IsAdmitted(s, "team/a1"));  // Within a's nominal GPU quota.
@@ -1871,12 +2169,13 @@ TEST(SchedulerPropertyRepro, PlacementPreemptionPingPong) {
   b1.pod_sets[0].requests[core::kCpuResource] = Quantity::FromUnits(1);
   ASSERT_TRUE(s.AddWorkload(b1).ok());
   int32_t cycles = s.RunUntilQuiescent(200);
-  EXPECT_LT(cycles, 200) << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
-                         << " preemptions so far, the last ones:\n"
-                         << (s.Preemptions().size() >= 2
-                                 ? EventText(s.Preemptions()[s.Preemptions().size() - 2]) + "\n" +
-                                       EventText(s.Preemptions().back())
-                                 : StateText(s));
+  EXPECT_LT(cycles, 200)
+      << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
+      << " preemptions so far, the last ones:\n"
+      << (s.Preemptions().size() >= 2
+              ? EventText(s.Preemptions()[s.Preemptions().size() - 2]) + "\n" +
+                    EventText(s.Preemptions().back())
+              : StateText(s));
   // a1 uses no more than a's own nominal GPU quota: no one may take it.
   EXPECT_TRUE(IsAdmitted(s, "team/a1")) << StateText(s);
 }
@@ -1913,19 +2212,24 @@ TEST(SchedulerPropertyRepro, FairSharingPreemptionLoop) {
     q.fair_weight_milli = weight_milli;
     core::ResourceGroup g;
     g.covered_resources = {core::kCpuResource};
-    g.flavors.push_back({"c", {{core::kCpuResource, Quantity::FromUnits(cpus), {}, {}}}});
+    g.flavors.push_back(
+        {"c", {{core::kCpuResource, Quantity::FromUnits(cpus), {}, {}}}});
     q.resource_groups.push_back(g);
     return q;
   };
   c.cluster_queues = {queue("a", 12, 500), queue("b", 11, 2000)};
-  c.cluster_queues[0].preemption.within_cluster_queue = core::WithinClusterQueue::kLowerPriority;
-  c.cluster_queues[0].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
-  c.cluster_queues[1].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kLowerPriority;
+  c.cluster_queues[0].preemption.within_cluster_queue =
+      core::WithinClusterQueue::kLowerPriority;
+  c.cluster_queues[0].preemption.reclaim_within_cohort =
+      core::ReclaimWithinCohort::kAny;
+  c.cluster_queues[1].preemption.reclaim_within_cohort =
+      core::ReclaimWithinCohort::kLowerPriority;
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   c.scheduler.fair_sharing = true;
-  c.scheduler.preemption_strategies = {core::FairSharingStrategy::kLessThanInitialShare};
-  auto cpu_workload = [](const std::string& name, const std::string& queue, int64_t created, int32_t priority,
-                         int64_t cpus) {
+  c.scheduler.preemption_strategies = {
+      core::FairSharingStrategy::kLessThanInitialShare};
+  auto cpu_workload = [](const std::string& name, const std::string& queue,
+                         int64_t created, int32_t priority, int64_t cpus) {
     core::Workload w = GpuWorkload(name, queue, created, 1, priority);
     w.pod_sets[0].requests.clear();
     w.pod_sets[0].requests[core::kCpuResource] = Quantity::FromUnits(cpus);
@@ -1940,13 +2244,14 @@ TEST(SchedulerPropertyRepro, FairSharingPreemptionLoop) {
   ASSERT_TRUE(s.AddWorkload(cpu_workload("b1", "qb", 1, 100, 16)).ok());
   ASSERT_TRUE(s.AddWorkload(cpu_workload("a2", "qa", 2, 0, 10)).ok());
   int32_t cycles = s.RunUntilQuiescent(300);
-  EXPECT_LT(cycles, 300) << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
-                         << " preemptions so far, the last three:\n"
-                         << (s.Preemptions().size() >= 3
-                                 ? EventText(s.Preemptions()[s.Preemptions().size() - 3]) + "\n" +
-                                       EventText(s.Preemptions()[s.Preemptions().size() - 2]) + "\n" +
-                                       EventText(s.Preemptions().back())
-                                 : StateText(s));
+  EXPECT_LT(cycles, 300)
+      << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
+      << " preemptions so far, the last three:\n"
+      << (s.Preemptions().size() >= 3
+              ? EventText(s.Preemptions()[s.Preemptions().size() - 3]) + "\n" +
+                    EventText(s.Preemptions()[s.Preemptions().size() - 2]) +
+                    "\n" + EventText(s.Preemptions().back())
+              : StateText(s));
 }
 
 // Bug (found by ContendedClusters seed 767 with ALLOT_PROP_SEEDS=5000):
@@ -1959,8 +2264,9 @@ TEST(SchedulerPropertyRepro, PartialAdmissionWaitsForFreedDevices) {
   c.flavors = {Flavor("f")};
   c.nodes = {GpuNode("n0", 1)};
   // a and b have no cohort: two trees. b can hold 1 GPU only.
-  c.cluster_queues = {GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
-                      GpuQueue("b", "", 1, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues = {
+      GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
+      GpuQueue("b", "", 1, core::QueueingStrategy::kBestEffortFIFO)};
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -1969,14 +2275,16 @@ TEST(SchedulerPropertyRepro, PartialAdmissionWaitsForFreedDevices) {
   s.RunUntilQuiescent();
   ASSERT_TRUE(IsAdmitted(s, "team/a1"));  // Takes n0's only GPU.
   core::Workload b1 = GpuWorkload("b1", "qb", 1, 1);
-  b1.pod_sets[0].count = 2;  // 2 GPUs: more than b can ever hold...
+  b1.pod_sets[0].count = 2;      // 2 GPUs: more than b can ever hold...
   b1.pod_sets[0].min_count = 1;  // ...but 1 pod would do.
   ASSERT_TRUE(s.AddWorkload(b1).ok());
   s.RunUntilQuiescent();
   ASSERT_FALSE(IsAdmitted(s, "team/b1"));  // n0 is full.
   ASSERT_TRUE(s.RemoveWorkload("team/a1").ok());
   s.RunUntilQuiescent();
-  EXPECT_TRUE(IsAdmitted(s, "team/b1")) << "b1's minCount pod fits on the free n0:\n" << StateText(s);
+  EXPECT_TRUE(IsAdmitted(s, "team/b1"))
+      << "b1's minCount pod fits on the free n0:\n"
+      << StateText(s);
 }
 
 // Bug (found by PreemptionHeavyClusters seed 18 and QuotaBoundClusters seed
@@ -1992,10 +2300,16 @@ TEST(SchedulerPropertyRepro, PreemptionFreesQuotaOfTheVictimsQueue) {
   c.flavors = {Flavor("f")};
   c.nodes = {GpuNode("n0", 8), GpuNode("n1", 8)};
   c.cohorts = {core::Cohort{"co", "", {}, 1000, {}}};
-  c.cluster_queues = {GpuQueue("a", "co", 10, core::QueueingStrategy::kBestEffortFIFO),
-                      GpuQueue("b", "co", 2, core::QueueingStrategy::kBestEffortFIFO)};
-  c.cluster_queues[0].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
-  c.cluster_queues[1].resource_groups[0].flavors[0].resources[0].borrowing_limit = Quantity::FromUnits(2);
+  c.cluster_queues = {
+      GpuQueue("a", "co", 10, core::QueueingStrategy::kBestEffortFIFO),
+      GpuQueue("b", "co", 2, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[0].preemption.reclaim_within_cohort =
+      core::ReclaimWithinCohort::kAny;
+  c.cluster_queues[1]
+      .resource_groups[0]
+      .flavors[0]
+      .resources[0]
+      .borrowing_limit = Quantity::FromUnits(2);
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -2004,10 +2318,12 @@ TEST(SchedulerPropertyRepro, PreemptionFreesQuotaOfTheVictimsQueue) {
   ASSERT_TRUE(s.AddWorkload(GpuWorkload("b2", "qb", 1, 3)).ok());
   s.RunUntilQuiescent();
   ASSERT_TRUE(IsAdmitted(s, "team/b1"));
-  ASSERT_TRUE(IsAdmitted(s, "team/b2"));  // b uses 4 = nominal 2 + borrowingLimit 2.
+  ASSERT_TRUE(
+      IsAdmitted(s, "team/b2"));  // b uses 4 = nominal 2 + borrowingLimit 2.
   ASSERT_TRUE(s.AddWorkload(GpuWorkload("b3", "qb", 2, 2)).ok());
   s.RunUntilQuiescent();
-  ASSERT_FALSE(IsAdmitted(s, "team/b3"));  // Over b's borrowing limit: set aside.
+  ASSERT_FALSE(
+      IsAdmitted(s, "team/b3"));  // Over b's borrowing limit: set aside.
   core::Workload a1 = GpuWorkload("a1", "qa", 3, 3);
   a1.pod_sets[0].count = 3;  // 9 GPUs: a needs 1 back from b.
   ASSERT_TRUE(s.AddWorkload(a1).ok());
@@ -2030,26 +2346,31 @@ TEST(SchedulerPropertyRepro, PreemptionNeedsDevicesFreedInAnotherTree) {
   c.flavors = {Flavor("f")};
   c.nodes = {GpuNode("n0", 2), GpuNode("n1", 1)};
   // No cohorts: a and b are two trees. b holds 2 GPUs and preempts by priority.
-  c.cluster_queues = {GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
-                      GpuQueue("b", "", 2, core::QueueingStrategy::kBestEffortFIFO)};
-  c.cluster_queues[1].preemption.within_cluster_queue = core::WithinClusterQueue::kLowerPriority;
+  c.cluster_queues = {
+      GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
+      GpuQueue("b", "", 2, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[1].preemption.within_cluster_queue =
+      core::WithinClusterQueue::kLowerPriority;
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
   ASSERT_TRUE(s.AddWorkload(GpuWorkload("a1", "qa", 0, 2)).ok());  // All of n0.
-  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b-low", "qb", 1, 1, /*priority=*/0)).ok());  // n1.
+  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b-low", "qb", 1, 1, /*priority=*/0))
+                  .ok());  // n1.
   s.RunUntilQuiescent();
   ASSERT_TRUE(IsAdmitted(s, "team/a1"));
   ASSERT_TRUE(IsAdmitted(s, "team/b-low"));
   // b-high needs b's whole quota (so b-low must go) and a 2-GPU node.
-  ASSERT_TRUE(s.AddWorkload(GpuWorkload("b-high", "qb", 2, 2, /*priority=*/100)).ok());
+  ASSERT_TRUE(
+      s.AddWorkload(GpuWorkload("b-high", "qb", 2, 2, /*priority=*/100)).ok());
   s.RunUntilQuiescent();
   ASSERT_FALSE(IsAdmitted(s, "team/b-high"));  // n0 is a1's.
   ASSERT_TRUE(s.RemoveWorkload("team/a1").ok());
   s.RunUntilQuiescent();
   EXPECT_TRUE(IsAdmitted(s, "team/b-high"))
-      << "b-high can preempt b-low for quota and run on the free n0:\n" << StateText(s);
+      << "b-high can preempt b-low for quota and run on the free n0:\n"
+      << StateText(s);
 }
 
 // Preemption everywhere: spread priorities, permissive policies, small
@@ -2059,7 +2380,8 @@ TEST(SchedulerProperty, PreemptionHeavyClusters) {
   o.ample_nodes = true;
   o.preemption_heavy = true;
   o.initial_workloads = 10;
-  RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5, 50, o);
+  RunSeeds("PreemptionHeavyClusters", EnvInt("ALLOT_PROP_SEEDS", 200) * 2 / 5,
+           50, o);
 }
 
 // Bug (found by PreemptionHeavyClusters seed 352 once the liveness bugs
@@ -2080,11 +2402,15 @@ TEST(SchedulerPropertyRepro, ClassicalPreemptionLoop) {
   c.flavors = {Flavor("f")};
   c.nodes = {GpuNode("n0", 8), GpuNode("n1", 8), GpuNode("n2", 8)};
   c.cohorts = {core::Cohort{"co", "", {}, 1000, {}}};
-  c.cluster_queues = {GpuQueue("a", "co", 5, core::QueueingStrategy::kBestEffortFIFO),
-                      GpuQueue("b", "co", 12, core::QueueingStrategy::kBestEffortFIFO)};
-  c.cluster_queues[0].preemption.borrow_within_cohort = core::BorrowWithinCohortPolicy::kLowerPriority;
-  c.cluster_queues[1].preemption.within_cluster_queue = core::WithinClusterQueue::kLowerPriority;
-  c.cluster_queues[1].preemption.reclaim_within_cohort = core::ReclaimWithinCohort::kAny;
+  c.cluster_queues = {
+      GpuQueue("a", "co", 5, core::QueueingStrategy::kBestEffortFIFO),
+      GpuQueue("b", "co", 12, core::QueueingStrategy::kBestEffortFIFO)};
+  c.cluster_queues[0].preemption.borrow_within_cohort =
+      core::BorrowWithinCohortPolicy::kLowerPriority;
+  c.cluster_queues[1].preemption.within_cluster_queue =
+      core::WithinClusterQueue::kLowerPriority;
+  c.cluster_queues[1].preemption.reclaim_within_cohort =
+      core::ReclaimWithinCohort::kAny;
   c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -2103,13 +2429,14 @@ TEST(SchedulerPropertyRepro, ClassicalPreemptionLoop) {
   ASSERT_TRUE(s.AddWorkload(b2).ok());
   ASSERT_TRUE(s.AddWorkload(GpuWorkload("b3", "qb", 3, 4, 60)).ok());
   int32_t cycles = s.RunUntilQuiescent(300);
-  EXPECT_LT(cycles, 300) << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
-                         << " preemptions so far, the last three:\n"
-                         << (s.Preemptions().size() >= 3
-                                 ? EventText(s.Preemptions()[s.Preemptions().size() - 3]) + "\n" +
-                                       EventText(s.Preemptions()[s.Preemptions().size() - 2]) + "\n" +
-                                       EventText(s.Preemptions().back())
-                                 : StateText(s));
+  EXPECT_LT(cycles, 300)
+      << "RunUntilQuiescent does not settle; " << s.Preemptions().size()
+      << " preemptions so far, the last three:\n"
+      << (s.Preemptions().size() >= 3
+              ? EventText(s.Preemptions()[s.Preemptions().size() - 3]) + "\n" +
+                    EventText(s.Preemptions()[s.Preemptions().size() - 2]) +
+                    "\n" + EventText(s.Preemptions().back())
+              : StateText(s));
 }
 
 // The generator itself: configs are valid for Create, and deterministic.
@@ -2119,7 +2446,8 @@ TEST(SchedulerProperty, GeneratorIsDeterministic) {
     EXPECT_EQ(ConfigText(a.config()), ConfigText(b.config()));
     EXPECT_EQ(WorkloadText(a.NextWorkload(5)), WorkloadText(b.NextWorkload(5)));
     auto created = Scheduler::Create(a.config());
-    EXPECT_TRUE(created.ok()) << "seed " << seed << ": " << created.status().ToString();
+    EXPECT_TRUE(created.ok())
+        << "seed " << seed << ": " << created.status().ToString();
   }
 }
 
