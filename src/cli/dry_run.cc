@@ -1,6 +1,5 @@
 #include "cli/dry_run.h"
 
-#include <algorithm>
 #include <boost/json.hpp>
 #include <memory>
 #include <ostream>
@@ -83,12 +82,8 @@ json::value ResultJson(const sched::Scheduler& scheduler) {
   for (const sched::PreemptionEvent& e : scheduler.Preemptions()) {
     preempted.emplace_back(PreemptedJson(e));
   }
-  std::vector<sched::PendingWorkload> pending = scheduler.Pending();
-  std::stable_sort(
-      pending.begin(), pending.end(),
-      [](const auto& a, const auto& b) { return a.workload < b.workload; });
-  json::array pending_json;
-  for (const sched::PendingWorkload& p : pending) {
+  json::array pending_json;  // Pending() is sorted by workload key.
+  for (const sched::PendingWorkload& p : scheduler.Pending()) {
     pending_json.emplace_back(PendingJson(p));
   }
   json::object root;

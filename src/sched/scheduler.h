@@ -107,6 +107,10 @@ class Scheduler {
 
   // Sorted by workload key.
   std::vector<AdmittedWorkload> Admitted() const;
+  // Sorted by workload key. Reasons are computed now, against the current
+  // state, with the node scan that finds the largest free block: this costs
+  // a flavor assignment per pending workload, so a server should explain
+  // one workload at a time rather than call this on every change.
   std::vector<PendingWorkload> Pending() const;
   // Every eviction since creation, in order.
   const std::vector<PreemptionEvent>& Preemptions() const;
