@@ -10,7 +10,8 @@ ifeq ($(CI),true)
 endif
 DEBS := build-essential cmake ninja-build ccache pkg-config \
         libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev \
-        libboost1.81-dev libboost-json1.81-dev
+        libboost1.81-dev libboost-json1.81-dev libsqlite3-dev libssl-dev \
+        libcli11-dev openssl
 EXAMPLE ?= examples/demo.yaml
 
 .PHONY: deps build build-asan test test-unit test-asan run bench format clean
@@ -34,7 +35,7 @@ $(BUILD_ASAN)/build.ninja:
 	  -DALLOT_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 
 build-asan: deps $(BUILD_ASAN)/build.ninja
-	cmake --build $(BUILD_ASAN) -j $(JOBS) --target allot_tests allot
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 test-unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

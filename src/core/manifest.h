@@ -11,9 +11,13 @@
 //
 // Validation is strict: an unknown field is an error that names it, except
 // for Kubernetes bookkeeping that a manifest exported from a cluster carries
-// (metadata.uid, resourceVersion, managedFields, annotations, ..., and the
-// `status` of kinds whose status Allot does not read) and inside Pod
-// templates (a full PodSpec: only the fields Allot uses are read and checked).
+// (metadata.uid, resourceVersion, managedFields, ..., and the `status` of
+// kinds whose status Allot does not read) and inside Pod templates (a full
+// PodSpec: only the fields Allot uses are read and checked). Annotations are
+// accepted whatever their keys (string values); workloads keep them.
+//
+// JSON is YAML, so a JSON document (an HTTP request body, or the output of
+// core/manifest_encode.h) is read the same way.
 //
 // Every error is an InvalidArgument whose message a user can act on as is:
 //   FILE: document N (Kind name): FIELD.PATH: what is wrong
@@ -30,6 +34,13 @@
 //    spec.parallelism (default 1), capped by spec.completions; its
 //    priority class comes from the label kueue.x-k8s.io/priority-class.
 //  - A PodSetAssignment without `count` admits the whole pod set.
+//  - Workloads keep metadata.labels and metadata.annotations. Their type is
+//    spec.type of an allot.dev/v1 Workload (default "batch"), and the label
+//    allot.dev/workload-type of a Kueue Workload or Job (default "batch");
+//    any other value is an error.
+//  - What a pod runs (command, args, env, workingDir) comes from the compact
+//    template of an allot.dev/v1 Workload, and from the FIRST container of a
+//    Kubernetes pod template; env entries with valueFrom are skipped there.
 //
 // Thread-safety: the functions are pure apart from LoadManifestFile's read.
 #pragma once

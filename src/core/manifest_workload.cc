@@ -44,8 +44,40 @@ Status ParseContainer(const Val& c, ResourceList* out) {
   return Status::Ok();
 }
 
+// env entries {name, value}; value defaults to "". `kueue` (a Kubernetes
+// EnvVar) also accepts valueFrom, whose entries are skipped: their value is
+// only known where the pod runs.
+Status ParseEnv(const Val& v, bool kueue,
+                std::vector<std::pair<std::string, std::string>>* out) {
+  std::vector<Val> items;
+  ALLOT_RETURN_IF_ERROR(v.Items(&items));
+  for (const Val& item : items) {
+    ALLOT_RETURN_IF_ERROR(kueue
+                              ? item.CheckFields({"name", "value", "valueFrom"})
+                              : item.CheckFields({"name", "value"}));
+    std::string name, value;
+    ALLOT_RETURN_IF_ERROR(item["name"].GetName(&name));
+    ALLOT_RETURN_IF_ERROR(item["value"].Get(&value));
+    if (kueue && !item["valueFrom"].unset()) {
+      ALLOT_RETURN_IF_ERROR(item["valueFrom"].CheckMap());
+      continue;
+    }
+    out->emplace_back(std::move(name), std::move(value));
+  }
+  return Status::Ok();
+}
+
+// command, args, env and workingDir of a container or compact template.
+Status ParseCommand(const Val& v, bool kueue, PodSet* ps) {
+  ALLOT_RETURN_IF_ERROR(v["command"].Get(&ps->command));
+  ALLOT_RETURN_IF_ERROR(v["args"].Get(&ps->args));
+  ALLOT_RETURN_IF_ERROR(ParseEnv(v["env"], kueue, &ps->env));
+  return v["workingDir"].Get(&ps->working_dir);
+}
+
 // A Kubernetes PodTemplateSpec, read leniently: per-pod requests as the
-// kubelet computes them, nodeSelector and tolerations.
+// kubelet computes them, nodeSelector, tolerations, and what the first
+// container runs.
 Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
   Val spec = tmpl["spec"];
   ALLOT_RETURN_IF_ERROR(tmpl.CheckFields({"metadata", "spec"}));
@@ -54,6 +86,10 @@ Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
   ResourceList main, sidecars, init_peak, overhead;
   std::vector<Val> containers, inits;
   ALLOT_RETURN_IF_ERROR(spec["containers"].Items(&containers));
+  if (!containers.empty()) {
+    ALLOT_RETURN_IF_ERROR(containers[0].CheckMap());
+    ALLOT_RETURN_IF_ERROR(ParseCommand(containers[0], /*kueue=*/true, ps));
+  }
   for (const Val& c : containers) {
     ResourceList r;
     ALLOT_RETURN_IF_ERROR(ParseContainer(c, &r));
@@ -188,7 +224,8 @@ Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
       continue;
     }
     ALLOT_RETURN_IF_ERROR(
-        t.CheckFields({"resources", "nodeSelector", "tolerations"}));
+        t.CheckFields({"resources", "nodeSelector", "tolerations", "command",
+                       "args", "env", "workingDir"}));
     ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
     ResourceList requests;
     ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));
@@ -197,6 +234,7 @@ Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
     }
     ALLOT_RETURN_IF_ERROR(t["nodeSelector"].Get(&ps.node_selector));
     ALLOT_RETURN_IF_ERROR(ParseTolerations(t["tolerations"], &ps.tolerations));
+    ALLOT_RETURN_IF_ERROR(ParseCommand(t, /*kueue=*/false, &ps));
   }
   return Status::Ok();
 }
@@ -240,11 +278,32 @@ Status ParseAdmission(const Val& v, bool kueue, Workload* w) {
   return Status::Ok();
 }
 
-// Identity, creation time and source, shared by every workload kind.
-Status WorkloadBase(const Doc& d, Workload* w) {
+// A workload type (Workload::type); unset leaves *out as is.
+Status ParseType(const Val& v, std::string* out) {
+  std::string type;
+  ALLOT_RETURN_IF_ERROR(v.Get(&type));
+  if (v.unset()) return Status::Ok();
+  if (!IsWorkloadType(type)) {
+    return v.Error("unknown value " + Quote(type) +
+                   " (expected one of: batch, training, inference, notebook)");
+  }
+  *out = type;
+  return Status::Ok();
+}
+
+// Identity, labels, annotations, creation time and source, shared by every
+// workload kind. With `type_label` (Kueue's kinds) the type comes from the
+// label allot.dev/workload-type; an allot.dev/v1 Workload has spec.type.
+Status WorkloadBase(const Doc& d, bool type_label, Workload* w) {
   w->ns = d.ns;
   w->name = d.name;
+  w->labels = d.labels;
+  w->annotations = d.annotations;
   w->source = d.source;
+  if (type_label) {
+    ALLOT_RETURN_IF_ERROR(
+        ParseType(d.metadata["labels"].Entry(kWorkloadTypeLabel), &w->type));
+  }
   Val ts = d.metadata["creationTimestamp"];
   std::string text;
   ALLOT_RETURN_IF_ERROR(ts.Get(&text));
@@ -261,11 +320,12 @@ Status ParseAllotWorkload(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(
       d.root.CheckFields({"apiVersion", "kind", "metadata", "spec", "status"}));
   Workload w;
-  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, &w));
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, /*type_label=*/false, &w));
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.CheckFields(
-      {"queueName", "priorityClassName", "priority", "podSets"}));
+      {"queueName", "type", "priorityClassName", "priority", "podSets"}));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
+  ALLOT_RETURN_IF_ERROR(ParseType(spec["type"], &w.type));
   ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
   if (!w.priority_class_name.empty() && !spec["priority"].unset()) {
     return spec["priority"].Error(
@@ -286,7 +346,7 @@ Status ParseKueueWorkload(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(
       d.root.CheckFields({"apiVersion", "kind", "metadata", "spec", "status"}));
   Workload w;
-  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, &w));
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, /*type_label=*/true, &w));
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(
       spec.CheckFields({"queueName", "priorityClassName", "priority",
@@ -326,7 +386,7 @@ constexpr char kMinParallelism[] = "kueue.x-k8s.io/job-min-parallelism";
 Status ParseJob(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
   Workload w;
-  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, &w));
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, /*type_label=*/true, &w));
   Val labels = d.metadata["labels"];
   auto queue = d.labels.find(kQueueLabel);
   if (queue == d.labels.end()) {

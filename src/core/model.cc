@@ -12,8 +12,16 @@ std::string MigResourceName(const std::string& profile) {
   return std::string(kMigResourcePrefix) + profile;
 }
 
+bool IsWorkloadType(const std::string& type) {
+  return type == "batch" || type == "training" || type == "inference" ||
+         type == "notebook";
+}
+
 std::string SourceRef::Describe(const std::string& name) const {
-  if (file.empty() && doc_index < 0) return "";
+  if (file.empty() && doc_index < 0) {
+    // An object that came from the server's store: "ClusterQueue name".
+    return kind.empty() ? "" : kind + " " + name;
+  }
   std::string s = file.empty() ? "" : file + ": ";
   if (doc_index >= 0) s += "document " + std::to_string(doc_index);
   if (!kind.empty()) s += " (" + kind + " " + name + ")";

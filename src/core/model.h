@@ -7,12 +7,18 @@
 //
 // Every top-level object records where it came from (`source`) so that a
 // validation error can name the file, the document and the field.
+//
+// Equality: every type has a memberwise operator==. SourceRef always compares
+// equal, so two objects are equal when their values are, wherever they were
+// declared (a manifest read back from its JSON encoding, core/
+// manifest_encode.h, equals the original).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/quantity.h"
@@ -25,11 +31,15 @@ inline constexpr char kCpuResource[] = "cpu";
 inline constexpr char kMemoryResource[] = "memory";
 inline constexpr char kTopologyBlockLabel[] = "topology.allot.dev/block";
 inline constexpr char kTopologyRackLabel[] = "topology.allot.dev/rack";
+// On a Kueue Workload or Job: the Allot workload type (see Workload::type).
+inline constexpr char kWorkloadTypeLabel[] = "allot.dev/workload-type";
 
 // True for "nvidia.com/gpu" and "nvidia.com/mig-<profile>".
 bool IsGpuResource(const std::string& resource);
 // "nvidia.com/mig-1g.10gb" for profile "1g.10gb".
 std::string MigResourceName(const std::string& profile);
+// True for the workload types: "batch", "training", "inference", "notebook".
+bool IsWorkloadType(const std::string& type);
 
 using Labels = std::map<std::string, std::string>;
 // Ordered so that iteration (and so every output) is deterministic.
@@ -42,6 +52,8 @@ struct SourceRef {
   std::string kind;
   // "FILE: document N (Kind name)" or "" when unknown.
   std::string Describe(const std::string& name) const;
+  // Always true: an origin is not part of an object's value (see above).
+  bool operator==(const SourceRef&) const { return true; }
 };
 
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
@@ -49,6 +61,8 @@ struct Taint {
   std::string key;
   std::string value;
   TaintEffect effect = TaintEffect::kNoSchedule;
+
+  bool operator==(const Taint&) const = default;
 };
 
 enum class TolerationOperator { kEqual, kExists };
@@ -58,6 +72,8 @@ struct Toleration {
   std::string value;
   std::optional<TaintEffect> effect;  // Unset: all effects.
   bool Tolerates(const Taint& taint) const;
+
+  bool operator==(const Toleration&) const = default;
 };
 
 // True when every NoSchedule/NoExecute taint is tolerated by one of `a` or
@@ -71,12 +87,16 @@ struct LabelSelectorRequirement {
   std::string key;
   Op op = Op::kIn;
   std::vector<std::string> values;
+
+  bool operator==(const LabelSelectorRequirement&) const = default;
 };
 struct LabelSelector {
   Labels match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
   // An empty selector matches everything.
   bool Matches(const Labels& labels) const;
+
+  bool operator==(const LabelSelector&) const = default;
 };
 
 // True when `labels` has every key/value of `selector`.
@@ -91,6 +111,8 @@ struct ResourceFlavor {
   // micro-units of the billing currency (2.5 -> 2500000).
   std::map<std::string, int64_t> price_micros_per_hour;
   SourceRef source;
+
+  bool operator==(const ResourceFlavor&) const = default;
 };
 
 struct ResourceQuota {
@@ -98,14 +120,20 @@ struct ResourceQuota {
   Quantity nominal_quota;
   std::optional<Quantity> borrowing_limit;
   std::optional<Quantity> lending_limit;
+
+  bool operator==(const ResourceQuota&) const = default;
 };
 struct FlavorQuotas {
   std::string name;  // ResourceFlavor name.
   std::vector<ResourceQuota> resources;
+
+  bool operator==(const FlavorQuotas&) const = default;
 };
 struct ResourceGroup {
   std::vector<std::string> covered_resources;
   std::vector<FlavorQuotas> flavors;  // In the order they are tried.
+
+  bool operator==(const ResourceGroup&) const = default;
 };
 
 enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
@@ -123,11 +151,15 @@ struct PreemptionPolicy {
       BorrowWithinCohortPolicy::kNever;
   // Only workloads with priority <= this may be preempted while borrowing.
   std::optional<int32_t> max_priority_threshold;
+
+  bool operator==(const PreemptionPolicy&) const = default;
 };
 enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
 struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+
+  bool operator==(const FlavorFungibility&) const = default;
 };
 enum class StopPolicy { kNone, kHold, kHoldAndDrain };
 
@@ -143,6 +175,8 @@ struct ClusterQueue {
   int64_t fair_weight_milli = 1000;  // fairSharing.weight, as milli-units.
   StopPolicy stop_policy = StopPolicy::kNone;
   SourceRef source;
+
+  bool operator==(const ClusterQueue&) const = default;
 };
 
 // A node of the cohort tree; may hold quota of its own.
@@ -152,6 +186,8 @@ struct Cohort {
   std::vector<ResourceGroup> resource_groups;
   int64_t fair_weight_milli = 1000;
   SourceRef source;
+
+  bool operator==(const Cohort&) const = default;
 };
 
 struct LocalQueue {
@@ -159,12 +195,16 @@ struct LocalQueue {
   std::string name;
   std::string cluster_queue;
   SourceRef source;
+
+  bool operator==(const LocalQueue&) const = default;
 };
 
 struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
   SourceRef source;
+
+  bool operator==(const WorkloadPriorityClass&) const = default;
 };
 
 // A tenant. Labels feed ClusterQueue namespaceSelectors.
@@ -172,6 +212,8 @@ struct Namespace {
   std::string name;
   Labels labels;
   SourceRef source;
+
+  bool operator==(const Namespace&) const = default;
 };
 
 struct PodSet {
@@ -181,12 +223,23 @@ struct PodSet {
   ResourceList requests;             // Per pod.
   Labels node_selector;
   std::vector<Toleration> tolerations;
+  // What each pod runs (of a Kubernetes pod template: its first container).
+  // Empty command: the image's entrypoint. env keeps its order and may name
+  // a variable twice (the last one wins, as in Kubernetes).
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // name -> value
+  std::string working_dir;  // Empty: the runtime's default.
+
+  bool operator==(const PodSet&) const = default;
 };
 
 // Where one pod runs: its node and the UUIDs of its GPUs or MIG slices.
 struct PodPlacement {
   std::string node;
   std::vector<std::string> gpus;
+
+  bool operator==(const PodPlacement&) const = default;
 };
 
 struct PodSetAssignment {
@@ -196,17 +249,26 @@ struct PodSetAssignment {
   // One entry per admitted pod, in pod index order. May be empty in input
   // (the scheduler then places the pods itself).
   std::vector<PodPlacement> placements;
+
+  bool operator==(const PodSetAssignment&) const = default;
 };
 
 struct Admission {
   std::string cluster_queue;
   std::vector<PodSetAssignment> pod_set_assignments;
+
+  bool operator==(const Admission&) const = default;
 };
 
 struct Workload {
   std::string ns;  // The tenant.
   std::string name;
-  std::string queue_name;  // A LocalQueue in `ns`.
+  std::string queue_name;                          // A LocalQueue in `ns`.
+  Labels labels;                                   // metadata.labels
+  std::map<std::string, std::string> annotations;  // metadata.annotations
+  // "batch" | "training" | "inference" | "notebook" (IsWorkloadType): how
+  // the workload is run, scaled and culled; it does not affect admission.
+  std::string type = "batch";
   std::string priority_class_name;
   int32_t priority = 0;  // Resolved from the class, or given literally.
   int64_t creation_unix_ms = 0;
@@ -215,11 +277,15 @@ struct Workload {
   SourceRef source;
 
   std::string Key() const { return ns + "/" + name; }
+
+  bool operator==(const Workload&) const = default;
 };
 
 struct MigSlice {
   std::string uuid;
   std::string profile;  // e.g. "1g.10gb"; consumed as nvidia.com/mig-1g.10gb.
+
+  bool operator==(const MigSlice&) const = default;
 };
 struct Gpu {
   std::string uuid;
@@ -228,6 +294,8 @@ struct Gpu {
   bool healthy = true;
   // Non-empty: the GPU is MIG-partitioned and only its slices are offered.
   std::vector<MigSlice> mig;
+
+  bool operator==(const Gpu&) const = default;
 };
 struct Node {
   std::string name;
@@ -238,6 +306,8 @@ struct Node {
   Quantity memory;
   std::vector<Gpu> gpus;
   SourceRef source;
+
+  bool operator==(const Node&) const = default;
 };
 
 enum class FairSharingStrategy {
@@ -250,6 +320,8 @@ struct SchedulerConfig {
   std::vector<FairSharingStrategy> preemption_strategies = {
       FairSharingStrategy::kLessThanOrEqualToFinalShare,
       FairSharingStrategy::kLessThanInitialShare};
+
+  bool operator==(const SchedulerConfig&) const = default;
 };
 
 // A whole cluster, as read from one or more manifest files.
@@ -263,6 +335,8 @@ struct Config {
   std::vector<Node> nodes;
   std::vector<Workload> workloads;
   SchedulerConfig scheduler;
+
+  bool operator==(const Config&) const = default;
 };
 
 }  // namespace allot::core

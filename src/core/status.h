@@ -22,6 +22,8 @@ enum class StatusCode {
   kNotFound,
   kAlreadyExists,
   kFailedPrecondition,
+  kPermissionDenied,
+  kUnauthenticated,
   kInternal,
 };
 
@@ -42,6 +44,12 @@ class [[nodiscard]] Status {
   static Status FailedPrecondition(std::string msg, std::string field = "") {
     return Status(StatusCode::kFailedPrecondition, std::move(msg),
                   std::move(field));
+  }
+  static Status PermissionDenied(std::string msg) {
+    return Status(StatusCode::kPermissionDenied, std::move(msg), "");
+  }
+  static Status Unauthenticated(std::string msg) {
+    return Status(StatusCode::kUnauthenticated, std::move(msg), "");
   }
   static Status Internal(std::string msg) {
     return Status(StatusCode::kInternal, std::move(msg), "");

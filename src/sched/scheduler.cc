@@ -468,33 +468,35 @@ int32_t Scheduler::RunUntilQuiescent(int32_t max_cycles) {
   return n;
 }
 
+core::Admission Scheduler::Impl::AdmissionOf(WlIdx w) const {
+  const Wl& wl = wls[w];
+  core::Admission adm;
+  adm.cluster_queue = cqs[wl.cq].spec.name;
+  for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
+    core::PodSetAssignment psa;
+    psa.name = wl.spec.pod_sets[p].name;
+    psa.count = wl.adm.counts[p];
+    for (const auto& [r, per] : wl.needs[p].per_pod) {
+      int32_t g = cqs[wl.cq].res_group[r];
+      psa.flavors[resources[r]] = flavors[wl.adm.flavors[p][g]].name;
+    }
+    for (const PodAssignment& pa : wl.adm.placement[p]) {
+      core::PodPlacement pp;
+      pp.node = pool->NodeName(pa.node);
+      for (int32_t d : pa.devices) pp.gpus.push_back(pool->DeviceUuid(pa.node, d));
+      psa.placements.push_back(std::move(pp));
+    }
+    adm.pod_set_assignments.push_back(std::move(psa));
+  }
+  return adm;
+}
+
 std::vector<AdmittedWorkload> Scheduler::Admitted() const {
   const Impl& m = *impl_;
   std::vector<AdmittedWorkload> out;
   for (WlIdx w = 0; w < WlIdx(m.wls.size()); ++w) {
-    const Wl& wl = m.wls[w];
-    if (wl.state != Wl::State::kAdmitted) continue;
-    AdmittedWorkload aw;
-    aw.workload = wl.key;
-    aw.admission.cluster_queue = m.cqs[wl.cq].spec.name;
-    for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
-      core::PodSetAssignment psa;
-      psa.name = wl.spec.pod_sets[p].name;
-      psa.count = wl.adm.counts[p];
-      for (const auto& [r, per] : wl.needs[p].per_pod) {
-        int32_t g = m.cqs[wl.cq].res_group[r];
-        psa.flavors[m.resources[r]] = m.flavors[wl.adm.flavors[p][g]].name;
-      }
-      for (const PodAssignment& pa : wl.adm.placement[p]) {
-        core::PodPlacement pp;
-        pp.node = m.pool->NodeName(pa.node);
-        for (int32_t d : pa.devices)
-          pp.gpus.push_back(m.pool->DeviceUuid(pa.node, d));
-        psa.placements.push_back(std::move(pp));
-      }
-      aw.admission.pod_set_assignments.push_back(std::move(psa));
-    }
-    out.push_back(std::move(aw));
+    if (m.wls[w].state != Wl::State::kAdmitted) continue;
+    out.push_back({m.wls[w].key, m.AdmissionOf(w)});
   }
   std::sort(out.begin(), out.end(),
             [](const AdmittedWorkload& a, const AdmittedWorkload& b) {
@@ -503,36 +505,58 @@ std::vector<AdmittedWorkload> Scheduler::Admitted() const {
   return out;
 }
 
+std::optional<core::Admission> Scheduler::AdmissionOf(
+    const std::string& key) const {
+  auto it = impl_->by_key.find(key);
+  if (it == impl_->by_key.end() ||
+      impl_->wls[it->second].state != Wl::State::kAdmitted) {
+    return std::nullopt;
+  }
+  return impl_->AdmissionOf(it->second);
+}
+
+// The sorted queue of a ClusterQueue, parked workloads included.
+std::vector<QueueKey> Scheduler::Impl::SortedQueue(const CQ& cq) const {
+  std::vector<QueueKey> keys(cq.queue.begin(), cq.queue.end());
+  for (WlIdx w : cq.parked) keys.push_back(wls[w].QKey(w));
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+PendingWorkload Scheduler::Impl::ExplainAt(const CQ& cq,
+                                           const std::vector<QueueKey>& keys,
+                                           size_t i) const {
+  const Wl& wl = wls[keys[i].wl];
+  PendingWorkload p;
+  p.workload = wl.key;
+  p.cluster_queue = cq.spec.name;
+  p.position = int32_t(i + 1);
+  if (wl.tried && !(cq.blocked && i > 0)) {
+    // Computed against the state now: numbers may have changed since
+    // the workload was last tried.
+    p.reason = ReasonNow(keys[i].wl);
+    if (p.reason.empty())
+      p.reason = "fits now; waiting for the next scheduling cycle";
+  } else if (!wl.reason.empty() && !(cq.blocked && i > 0)) {
+    p.reason = wl.reason;
+  } else if (cq.blocked && i > 0) {
+    p.reason = "waiting behind " + wls[keys[0].wl].key +
+               ": StrictFIFO ClusterQueue " + cq.spec.name +
+               " admits in order and its head cannot be admitted";
+  } else {
+    p.reason = "waiting for a scheduling cycle";
+  }
+  p.reason += "; " + Ordinal(p.position) + " in queue";
+  return p;
+}
+
 std::vector<PendingWorkload> Scheduler::Pending() const {
   const Impl& m = *impl_;
   std::vector<PendingWorkload> out;
   for (const CQ& cq : m.cqs) {
-    std::vector<QueueKey> keys(cq.queue.begin(), cq.queue.end());
-    for (WlIdx w : cq.parked) keys.push_back(m.wls[w].QKey(w));
-    std::sort(keys.begin(), keys.end());
+    std::vector<QueueKey> keys = m.SortedQueue(cq);
     for (size_t i = 0; i < keys.size(); ++i) {
-      const Wl& wl = m.wls[keys[i].wl];
-      PendingWorkload p;
-      p.workload = wl.key;
-      p.cluster_queue = cq.spec.name;
-      p.position = int32_t(i + 1);
-      if (wl.tried && !(cq.blocked && i > 0)) {
-        // Computed against the state now: numbers may have changed since
-        // the workload was last tried.
-        p.reason = m.ReasonNow(keys[i].wl);
-        if (p.reason.empty())
-          p.reason = "fits now; waiting for the next scheduling cycle";
-      } else if (!wl.reason.empty() && !(cq.blocked && i > 0)) {
-        p.reason = wl.reason;
-      } else if (cq.blocked && i > 0) {
-        p.reason = "waiting behind " + m.wls[keys[0].wl].key +
-                   ": StrictFIFO ClusterQueue " + cq.spec.name +
-                   " admits in order and its head cannot be admitted";
-      } else {
-        p.reason = "waiting for a scheduling cycle";
-      }
-      p.reason += "; " + Ordinal(p.position) + " in queue";
-      out.push_back(std::move(p));
+      out.push_back(m.ExplainAt(cq, keys, i));
     }
   }
   for (const Wl& wl : m.wls) {
@@ -545,6 +569,55 @@ std::vector<PendingWorkload> Scheduler::Pending() const {
               return a.workload < b.workload;
             });
   return out;
+}
+
+std::optional<PendingWorkload> Scheduler::Explain(
+    const std::string& key) const {
+  const Impl& m = *impl_;
+  auto it = m.by_key.find(key);
+  if (it == m.by_key.end()) return std::nullopt;
+  const Wl& wl = m.wls[it->second];
+  if (wl.state != Wl::State::kPending) return std::nullopt;
+  if (wl.cq < 0) return PendingWorkload{wl.key, wl.cq_name, wl.reason, 0};
+  std::vector<QueueKey> keys = m.SortedQueue(m.cqs[wl.cq]);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].wl == it->second) return m.ExplainAt(m.cqs[wl.cq], keys, i);
+  }
+  return PendingWorkload{wl.key, wl.cq_name, wl.reason, 0};
+}
+
+std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
+    const std::string& name) const {
+  const Impl& m = *impl_;
+  auto it = m.cq_idx.find(name);
+  if (it == m.cq_idx.end()) return std::nullopt;
+  const CQ& cq = m.cqs[it->second];
+  ClusterQueueStatus st;
+  for (const core::ResourceGroup& g : cq.spec.resource_groups) {
+    for (const core::FlavorQuotas& fq : g.flavors) {
+      for (const core::ResourceQuota& rq : fq.resources) {
+        QuotaUsage u;
+        u.flavor = fq.name;
+        u.resource = rq.name;
+        u.nominal_milli = rq.nominal_quota.milli();
+        if (rq.borrowing_limit) u.borrowing_limit_milli = rq.borrowing_limit->milli();
+        if (rq.lending_limit) u.lending_limit_milli = rq.lending_limit->milli();
+        auto f = m.flavor_idx.find(fq.name);
+        auto r = m.resource_idx.find(rq.name);
+        if (f != m.flavor_idx.end() && r != m.resource_idx.end()) {
+          int32_t fr = m.Fr(f->second, r->second);
+          u.usage_milli = m.quota->Usage(cq.node, fr);
+          u.borrowed_milli =
+              std::max<int64_t>(0, u.usage_milli - m.quota->Subtree(cq.node, fr));
+        }
+        st.quota.push_back(std::move(u));
+      }
+    }
+  }
+  st.pending = int32_t(cq.queue.size() + cq.parked.size());
+  st.admitted = int32_t(cq.admitted.size());
+  st.weighted_share = m.Drs(it->second, nullptr, 0);
+  return st;
 }
 
 const std::vector<PreemptionEvent>& Scheduler::Preemptions() const {

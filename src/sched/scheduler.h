@@ -30,6 +30,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,26 @@ struct CycleResult {
   bool Changed() const { return !admitted.empty() || !preempted.empty(); }
 };
 
+// One quota cell of a ClusterQueue, in milli-units.
+struct QuotaUsage {
+  std::string flavor;
+  std::string resource;
+  int64_t nominal_milli = 0;
+  std::optional<int64_t> borrowing_limit_milli;
+  std::optional<int64_t> lending_limit_milli;
+  int64_t usage_milli = 0;     // Reserved by admitted workloads.
+  int64_t borrowed_milli = 0;  // Usage above nominal (taken from the cohort).
+};
+
+struct ClusterQueueStatus {
+  std::vector<QuotaUsage> quota;  // In resourceGroups/flavors order.
+  int32_t pending = 0;            // In its queue (set-aside ones included).
+  int32_t admitted = 0;
+  // Kueue's fairSharing.weightedShare: the largest ratio of borrowed to
+  // lendable quota in its cohort over resources, x1000, divided by weight.
+  int64_t weighted_share = 0;
+};
+
 class Scheduler {
  public:
   // Builds a scheduler from a validated config (core/manifest.h
@@ -112,6 +133,16 @@ class Scheduler {
   // a flavor assignment per pending workload, so a server should explain
   // one workload at a time rather than call this on every change.
   std::vector<PendingWorkload> Pending() const;
+  // The admission of one admitted workload; nullopt when it is unknown or
+  // not admitted.
+  std::optional<core::Admission> AdmissionOf(const std::string& key) const;
+  // Why one pending workload waits and its place in line, as Pending()
+  // would say, at the cost of sorting its ClusterQueue's queue; nullopt
+  // when it is unknown or admitted.
+  std::optional<PendingWorkload> Explain(const std::string& key) const;
+  // Usage and counts of one ClusterQueue; nullopt when it is unknown.
+  std::optional<ClusterQueueStatus> GetClusterQueueStatus(
+      const std::string& name) const;
   // Every eviction since creation, in order.
   const std::vector<PreemptionEvent>& Preemptions() const;
 

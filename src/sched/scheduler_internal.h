@@ -232,6 +232,12 @@ struct Scheduler::Impl {
   std::string PreemptionNote(int32_t cq, Mode mode) const;
   // Why a pending workload cannot be admitted right now ("" when it could).
   std::string ReasonNow(WlIdx w) const;
+
+  // scheduler.cc: read-side views.
+  core::Admission AdmissionOf(WlIdx w) const;  // w must be admitted.
+  std::vector<QueueKey> SortedQueue(const CQ& cq) const;
+  PendingWorkload ExplainAt(const CQ& cq, const std::vector<QueueKey>& keys,
+                            size_t i) const;
 };
 
 }  // namespace allot::sched

@@ -657,6 +657,19 @@ void Oracle::CheckQuota(
   }
 }
 
+std::string AdmissionString(const core::Admission& a) {
+  std::string s = a.cluster_queue;
+  for (const auto& psa : a.pod_set_assignments) {
+    s += "|" + psa.name + ":" + std::to_string(psa.count);
+    for (const auto& [r, f] : psa.flavors) s += "," + r + "=" + f;
+    for (const auto& pp : psa.placements) {
+      s += ";" + pp.node;
+      for (const auto& g : pp.gpus) s += "," + g;
+    }
+  }
+  return s;
+}
+
 void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
   auto err = [&](const std::string& tag, const std::string& m) {
     errors->push_back("[" + tag + "] " + m);
@@ -707,6 +720,31 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
     err("api", "Admitted() is not sorted by key");
   if (!std::is_sorted(pending.begin(), pending.end(), by_key))
     err("api", "Pending() is not sorted by key");
+
+  // The one-workload views agree with the full lists.
+  for (const auto& a : admitted) {
+    std::optional<core::Admission> one = s.AdmissionOf(a.workload);
+    if (!one || AdmissionString(*one) != AdmissionString(a.admission))
+      err("api", "AdmissionOf(" + a.workload + ") differs from Admitted()");
+    if (s.Explain(a.workload)) err("api", a.workload + " admitted but explained");
+  }
+  for (const auto& p : pending) {
+    std::optional<PendingWorkload> one = s.Explain(p.workload);
+    if (!one || one->reason != p.reason || one->position != p.position ||
+        one->cluster_queue != p.cluster_queue)
+      err("api", "Explain(" + p.workload + ") differs from Pending()");
+    if (s.AdmissionOf(p.workload)) err("api", p.workload + " pending but has an admission");
+  }
+  std::map<std::string, std::pair<int32_t, int32_t>> cq_counts;  // pending, admitted
+  for (const auto& p : pending) {
+    if (p.position > 0) ++cq_counts[p.cluster_queue].first;
+  }
+  for (const auto& a : admitted) ++cq_counts[a.admission.cluster_queue].second;
+  for (const auto& [cq, counts] : cq_counts) {
+    std::optional<ClusterQueueStatus> st = s.GetClusterQueueStatus(cq);
+    if (!st || st->pending != counts.first || st->admitted != counts.second)
+      err("api", "GetClusterQueueStatus(" + cq + ") counts differ from the lists");
+  }
 
   // Pending: reasons, queues, positions.
   std::map<std::string, std::vector<int32_t>> positions;

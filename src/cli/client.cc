@@ -1,0 +1,122 @@
+#include "cli/client.h"
+
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace allot::cli {
+namespace json = boost::json;
+
+namespace {
+std::string Env(const char* k) {
+  const char* v = std::getenv(k);
+  return v == nullptr ? "" : v;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t'))
+    s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return s.substr(i);
+}
+
+// Reads `key: value` lines of the config file into *f where unset.
+void ReadConfigFile(ClientFlags* f) {
+  std::string dir = Env("XDG_CONFIG_HOME");
+  if (dir.empty()) {
+    std::string home = Env("HOME");
+    if (home.empty()) return;
+    dir = home + "/.config";
+  }
+  std::ifstream in(dir + "/allot/config");
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t colon = line.find(':');
+    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+    std::string k = Trim(line.substr(0, colon)), v = Trim(line.substr(colon + 1));
+    if (k == "server" && f->server.empty()) f->server = v;
+    if (k == "token" && f->token.empty()) f->token = v;
+    if (k == "ca" && f->ca_file.empty()) f->ca_file = v;
+    if (k == "insecure" && v == "true") f->insecure = true;
+  }
+}
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const ClientFlags& flags) {
+  ClientFlags f = flags;
+  if (f.server.empty()) f.server = Env("ALLOT_SERVER");
+  if (f.token.empty()) f.token = Env("ALLOT_TOKEN");
+  ReadConfigFile(&f);
+  if (f.server.empty()) f.server = "http://127.0.0.1:8470";
+  net::ClientOptions o;
+  o.base_url = f.server;
+  o.ca_file = f.ca_file;
+  o.insecure = f.insecure;
+  auto http = net::HttpClient::Create(o);
+  if (!http.ok()) return http.status();
+  auto c = std::unique_ptr<Client>(new Client());
+  c->http_ = std::move(*http);
+  c->server_ = f.server;
+  c->token_ = f.token;
+  return c;
+}
+
+Result<json::value> Client::Call(const std::string& method,
+                                 const std::string& target,
+                                 const std::string& body,
+                                 const std::string& content_type) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!token_.empty()) headers.push_back({"Authorization", "Bearer " + token_});
+  if (!body.empty()) headers.push_back({"Content-Type", content_type});
+  auto r = http_->Do(method, target, headers, body);
+  if (!r.ok()) return r.status();
+  boost::system::error_code ec;
+  json::value v = json::parse(r->body, ec);
+  if (r->status >= 200 && r->status < 300) {
+    if (ec) return Status::Internal("the server answered with invalid JSON");
+    return v;
+  }
+  std::string msg = "HTTP " + std::to_string(r->status);
+  std::string field;
+  if (!ec && v.is_object()) {
+    if (const json::value* e = v.as_object().if_contains("error");
+        e && e->is_object()) {
+      if (const json::value* m = e->as_object().if_contains("message");
+          m && m->is_string()) {
+        msg += ": " + std::string(m->as_string());
+      }
+      if (const json::value* fl = e->as_object().if_contains("field");
+          fl && fl->is_string()) {
+        field = std::string(fl->as_string());
+      }
+    }
+  } else {
+    msg += ": " + r->body;
+  }
+  return Status::InvalidArgument(msg, field);
+}
+
+Status Client::Watch(const std::string& target,
+                     const std::function<bool(const json::value&)>& on_line) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!token_.empty()) headers.push_back({"Authorization", "Bearer " + token_});
+  std::string buf;
+  return http_->Stream(target, headers, [&](const std::string& data) {
+    buf += data;
+    size_t nl;
+    while ((nl = buf.find('\n')) != std::string::npos) {
+      std::string line = buf.substr(0, nl);
+      buf.erase(0, nl + 1);
+      if (line.empty()) continue;
+      boost::system::error_code ec;
+      json::value v = json::parse(line, ec);
+      if (ec) continue;
+      if (!on_line(v)) return false;
+    }
+    return true;
+  });
+}
+
+}  // namespace allot::cli

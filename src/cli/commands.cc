@@ -1,0 +1,600 @@
+#include "cli/commands.h"
+
+#include <boost/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "net/http.h"
+#include "server/audit.h"
+#include "server/server.h"
+#include "store/store.h"
+
+namespace allot::cli {
+namespace json = boost::json;
+
+namespace {
+
+int Fail(const Status& s) {
+  std::cerr << "allot: " << s.message();
+  if (!s.field().empty() && s.message().find(s.field()) == std::string::npos)
+    std::cerr << " (field " << s.field() << ")";
+  std::cerr << "\n";
+  return kExitFailed;
+}
+
+Result<std::unique_ptr<Client>> Connect(const ClientFlags& c) {
+  return Client::Connect(c);
+}
+
+// Kind aliases -> API plural.
+Result<std::string> Plural(const std::string& k) {
+  static const std::map<std::string, std::string> kAliases = {
+      {"workload", "workloads"},       {"workloads", "workloads"},
+      {"wl", "workloads"},             {"clusterqueue", "clusterqueues"},
+      {"clusterqueues", "clusterqueues"}, {"cq", "clusterqueues"},
+      {"localqueue", "localqueues"},   {"localqueues", "localqueues"},
+      {"lq", "localqueues"},           {"flavor", "resourceflavors"},
+      {"flavors", "resourceflavors"},  {"resourceflavor", "resourceflavors"},
+      {"resourceflavors", "resourceflavors"}, {"rf", "resourceflavors"},
+      {"cohort", "cohorts"},           {"cohorts", "cohorts"},
+      {"node", "nodes"},               {"nodes", "nodes"},
+      {"tenant", "tenants"},           {"tenants", "tenants"},
+      {"namespace", "tenants"},        {"ns", "tenants"},
+      {"priorityclass", "workloadpriorityclasses"},
+      {"priorityclasses", "workloadpriorityclasses"},
+      {"workloadpriorityclass", "workloadpriorityclasses"},
+      {"workloadpriorityclasses", "workloadpriorityclasses"},
+      {"wpc", "workloadpriorityclasses"}};
+  auto it = kAliases.find(k);
+  if (it == kAliases.end()) {
+    return Status::InvalidArgument(
+        "unknown kind '" + k +
+        "': use workloads, clusterqueues, localqueues, flavors, cohorts, "
+        "nodes, tenants or priorityclasses");
+  }
+  return it->second;
+}
+
+bool Namespaced(const std::string& plural) {
+  return plural == "workloads" || plural == "localqueues";
+}
+
+std::string Path(const std::string& plural, const std::string& tenant,
+                 const std::string& name) {
+  std::string p = "/api/v1/" + plural;
+  if (Namespaced(plural)) p += "/" + net::UrlEncode(tenant);
+  return p + "/" + net::UrlEncode(name);
+}
+
+const json::value* At(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* cur = &v;
+  for (const char* k : path) {
+    if (!cur->is_object()) return nullptr;
+    cur = cur->as_object().if_contains(k);
+    if (cur == nullptr) return nullptr;
+  }
+  return cur;
+}
+
+std::string Str(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* x = At(v, path);
+  if (x == nullptr || x->is_null()) return "";
+  if (x->is_string()) return std::string(x->as_string());
+  return json::serialize(*x);
+}
+
+void EmitYaml(YAML::Emitter& out, const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object:
+      out << YAML::BeginMap;
+      for (const auto& [k, x] : v.as_object()) {
+        out << YAML::Key << std::string(k) << YAML::Value;
+        EmitYaml(out, x);
+      }
+      out << YAML::EndMap;
+      break;
+    case json::kind::array:
+      out << YAML::BeginSeq;
+      for (const auto& x : v.as_array()) EmitYaml(out, x);
+      out << YAML::EndSeq;
+      break;
+    case json::kind::string:
+      out << YAML::DoubleQuoted << std::string(v.as_string());
+      break;
+    case json::kind::null:
+      out << YAML::Null;
+      break;
+    default:
+      out << json::serialize(v);
+  }
+}
+
+void PrintYaml(const json::value& v) {
+  YAML::Emitter out;
+  EmitYaml(out, v);
+  std::cout << out.c_str() << "\n";
+}
+
+// Columns of the table view per kind.
+std::vector<std::string> Header(const std::string& plural) {
+  if (plural == "workloads")
+    return {"TENANT", "NAME", "QUEUE", "STATE", "PRIORITY", "CLUSTERQUEUE", "AGE"};
+  if (plural == "clusterqueues")
+    return {"NAME", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "SHARE"};
+  if (plural == "localqueues")
+    return {"TENANT", "NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
+  if (plural == "nodes") return {"NAME", "GPUS", "PRODUCT", "SCHEDULABLE"};
+  if (plural == "workloadpriorityclasses") return {"NAME", "VALUE"};
+  if (plural == "cohorts") return {"NAME", "PARENT"};
+  return {"NAME"};
+}
+
+std::string Age(const std::string& rfc3339) {
+  if (rfc3339.size() < 19) return "";
+  std::tm tm{};
+  std::istringstream in(rfc3339.substr(0, 19));
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return "";
+  int64_t t = timegm(&tm);
+  int64_t d = int64_t(std::time(nullptr)) - t;
+  if (d < 0) d = 0;
+  if (d < 120) return std::to_string(d) + "s";
+  if (d < 7200) return std::to_string(d / 60) + "m";
+  if (d < 172800) return std::to_string(d / 3600) + "h";
+  return std::to_string(d / 86400) + "d";
+}
+
+std::vector<std::string> Row(const std::string& plural, const json::value& o) {
+  std::string name = Str(o, {"metadata", "name"});
+  if (plural == "workloads") {
+    return {Str(o, {"metadata", "namespace"}), name, Str(o, {"spec", "queueName"}),
+            Str(o, {"status", "state"}), Str(o, {"status", "priority"}),
+            Str(o, {"status", "admission", "clusterQueue"}),
+            Age(Str(o, {"metadata", "creationTimestamp"}))};
+  }
+  if (plural == "clusterqueues") {
+    std::string strategy = Str(o, {"spec", "queueingStrategy"});
+    return {name, Str(o, {"spec", "cohort"}),
+            strategy.empty() ? "BestEffortFIFO" : strategy,
+            Str(o, {"status", "pendingWorkloads"}),
+            Str(o, {"status", "admittedWorkloads"}),
+            Str(o, {"status", "fairSharing", "weightedShare"})};
+  }
+  if (plural == "localqueues") {
+    return {Str(o, {"metadata", "namespace"}), name, Str(o, {"spec", "clusterQueue"}),
+            Str(o, {"status", "pendingWorkloads"}),
+            Str(o, {"status", "admittedWorkloads"})};
+  }
+  if (plural == "nodes") {
+    const json::value* gpus = At(o, {"status", "gpus"});
+    size_t n = gpus && gpus->is_array() ? gpus->as_array().size() : 0;
+    std::string product;
+    if (n > 0) product = Str(gpus->as_array()[0], {"product"});
+    bool unsched = Str(o, {"spec", "unschedulable"}) == "true";
+    return {name, std::to_string(n), product, unsched ? "no (cordoned)" : "yes"};
+  }
+  if (plural == "workloadpriorityclasses") return {name, Str(o, {"value"})};
+  if (plural == "cohorts") {
+    std::string parent = Str(o, {"spec", "parent"});
+    if (parent.empty()) parent = Str(o, {"spec", "parentName"});
+    return {name, parent};
+  }
+  return {name};
+}
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w;
+  for (const auto& r : rows) {
+    if (w.size() < r.size()) w.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 3, ' ');
+    }
+    std::cout << line << "\n";
+  }
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  if (path == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+}  // namespace
+
+int CmdServe(const ServeFlags& f) {
+  server::ServeOptions o;
+  o.listen = f.listen;
+  o.store_url = f.store;
+  o.tls_cert_file = f.tls_cert;
+  o.tls_key_file = f.tls_key;
+  o.admin_token_file = f.admin_token_file;
+  o.threads = f.threads;
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
+    std::cerr << "allot serve: --tls-cert and --tls-key go together\n";
+    return kExitUsage;
+  }
+  auto srv = server::Server::Start(o, std::cout);
+  if (!srv.ok()) return Fail(srv.status());
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::cout << "allot: stopping\n";
+  (*srv)->Stop();
+  return kExitOk;
+}
+
+int CmdApply(const ClientFlags& c, const std::vector<std::string>& files) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  std::string all;
+  for (const std::string& f : files) {
+    Result<std::string> text = ReadFile(f);
+    if (!text.ok()) return Fail(text.status());
+    if (!all.empty()) all += "\n---\n";
+    all += *text;
+  }
+  auto r = (*cl)->Call("POST", "/api/v1/apply", all, "application/yaml");
+  if (!r.ok()) return Fail(r.status());
+  for (const json::value& x : r->as_object().at("results").as_array()) {
+    std::cout << Str(x, {"kind"}) << " " << Str(x, {"name"}) << " "
+              << Str(x, {"action"}) << "\n";
+  }
+  return kExitOk;
+}
+
+int CmdSubmit(const ClientFlags& c, const SubmitFlags& f) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  std::string body;
+  if (!f.file.empty()) {
+    Result<std::string> text = ReadFile(f.file);
+    if (!text.ok()) return Fail(text.status());
+    body = *text;
+  } else {
+    if (f.name.empty() || f.queue.empty()) {
+      std::cerr << "allot submit: give -f FILE, or --name and --queue (and "
+                   "--gpus, -- COMMAND ...)\n";
+      return kExitUsage;
+    }
+    json::object requests;
+    if (f.gpus > 0) {
+      requests[f.mig.empty() ? "nvidia.com/gpu" : "nvidia.com/mig-" + f.mig] =
+          std::to_string(f.gpus);
+    }
+    if (!f.cpu.empty()) requests["cpu"] = f.cpu;
+    if (!f.memory.empty()) requests["memory"] = f.memory;
+    json::object tmpl;
+    tmpl["resources"] = json::object{{"requests", requests}};
+    if (!f.command.empty()) {
+      json::array cmd;
+      for (const auto& a : f.command) cmd.push_back(json::string(a));
+      tmpl["command"] = std::move(cmd);
+    }
+    if (!f.env.empty()) {
+      json::array env;
+      for (const std::string& kv : f.env) {
+        size_t eq = kv.find('=');
+        if (eq == std::string::npos) {
+          std::cerr << "allot submit: --env takes K=V, not '" << kv << "'\n";
+          return kExitUsage;
+        }
+        env.push_back(json::object{{"name", kv.substr(0, eq)},
+                                   {"value", kv.substr(eq + 1)}});
+      }
+      tmpl["env"] = std::move(env);
+    }
+    json::object ps{{"name", "main"}, {"count", f.pods}, {"template", tmpl}};
+    json::object spec{{"queueName", f.queue},
+                      {"type", f.type},
+                      {"podSets", json::array{ps}}};
+    if (!f.priority_class.empty()) spec["priorityClassName"] = f.priority_class;
+    json::object wl{{"apiVersion", "allot.dev/v1"},
+                    {"kind", "Workload"},
+                    {"metadata", json::object{{"name", f.name},
+                                              {"namespace", f.tenant}}},
+                    {"spec", spec}};
+    body = json::serialize(wl);
+  }
+  auto r = (*cl)->Call("POST", "/api/v1/workloads", body);
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "workload " << Str(*r, {"metadata", "namespace"}) << "/"
+            << Str(*r, {"metadata", "name"}) << " submitted: "
+            << Str(*r, {"status", "state"});
+  std::string reason = Str(*r, {"status", "pendingReason"});
+  if (!reason.empty()) std::cout << " (" << reason << ")";
+  std::cout << "\n";
+  return kExitOk;
+}
+
+int CmdGet(const ClientFlags& c, const GetFlags& f) {
+  Result<std::string> plural = Plural(f.kind);
+  if (!plural.ok()) {
+    std::cerr << "allot get: " << plural.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (f.output != "table" && f.output != "json" && f.output != "yaml") {
+    std::cerr << "allot get: -o takes table, json or yaml\n";
+    return kExitUsage;
+  }
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  if (!f.name.empty()) {
+    std::string tenant = f.tenant.empty() ? "default" : f.tenant;
+    auto r = (*cl)->Call("GET", Path(*plural, tenant, f.name));
+    if (!r.ok()) return Fail(r.status());
+    if (f.output == "json") {
+      std::cout << json::serialize(*r) << "\n";
+    } else if (f.output == "yaml") {
+      PrintYaml(*r);
+    } else {
+      PrintTable({Header(*plural), Row(*plural, *r)});
+    }
+    return kExitOk;
+  }
+  std::string q;
+  auto add = [&](const char* k, const std::string& v) {
+    if (v.empty()) return;
+    q += (q.empty() ? "?" : "&") + std::string(k) + "=" + net::UrlEncode(v);
+  };
+  add("tenant", f.tenant);
+  add("state", f.state);
+  add("queue", f.queue);
+  add("label", f.label);
+  if (f.limit > 0) add("limit", std::to_string(f.limit));
+  if (f.watch) {
+    add("watch", "1");
+    bool first = true;
+    Status s = (*cl)->Watch("/api/v1/" + *plural + q, [&](const json::value& ev) {
+      if (f.output == "json") {
+        std::cout << json::serialize(ev) << std::endl;
+      } else {
+        std::vector<std::string> h = Header(*plural);
+        h.insert(h.begin(), "EVENT");
+        std::vector<std::string> r = Row(*plural, ev.as_object().at("object"));
+        r.insert(r.begin(), Str(ev, {"type"}));
+        if (first) PrintTable({h, r}); else PrintTable({r});
+        std::cout.flush();
+        first = false;
+      }
+      return true;
+    });
+    return s.ok() ? kExitOk : Fail(s);
+  }
+  auto r = (*cl)->Call("GET", "/api/v1/" + *plural + q);
+  if (!r.ok()) return Fail(r.status());
+  if (f.output == "json") {
+    std::cout << json::serialize(*r) << "\n";
+    return kExitOk;
+  }
+  if (f.output == "yaml") {
+    PrintYaml(*r);
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {Header(*plural)};
+  for (const json::value& o : r->as_object().at("items").as_array()) {
+    rows.push_back(Row(*plural, o));
+  }
+  if (rows.size() == 1) {
+    std::cout << "no " << *plural << "\n";
+    return kExitOk;
+  }
+  PrintTable(rows);
+  return kExitOk;
+}
+
+int CmdDescribe(const ClientFlags& c, const std::string& kind,
+                const std::string& name, const std::string& tenant) {
+  Result<std::string> plural = Plural(kind);
+  if (!plural.ok()) {
+    std::cerr << "allot describe: " << plural.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("GET", Path(*plural, tenant.empty() ? "default" : tenant, name));
+  if (!r.ok()) return Fail(r.status());
+  const json::value& o = *r;
+  if (*plural != "workloads") {
+    PrintYaml(o);
+    return kExitOk;
+  }
+  std::cout << "Name:          " << Str(o, {"metadata", "namespace"}) << "/"
+            << Str(o, {"metadata", "name"}) << "\n"
+            << "Queue:         " << Str(o, {"spec", "queueName"}) << "\n"
+            << "Priority:      " << Str(o, {"status", "priority"}) << "\n"
+            << "Submitted by:  " << Str(o, {"status", "submittedBy"}) << " at "
+            << Str(o, {"metadata", "creationTimestamp"}) << "\n"
+            << "State:         " << Str(o, {"status", "state"}) << "\n";
+  std::string reason = Str(o, {"status", "pendingReason"});
+  if (!reason.empty()) {
+    std::cout << "ClusterQueue:  " << Str(o, {"status", "clusterQueue"}) << "\n"
+              << "Position:      " << Str(o, {"status", "position"}) << "\n"
+              << "Why pending:   " << reason << "\n";
+  }
+  if (const json::value* a = At(o, {"status", "admission"})) {
+    std::cout << "Admission:     ClusterQueue " << Str(*a, {"clusterQueue"}) << "\n";
+    if (const json::value* psas = At(*a, {"podSetAssignments"}); psas && psas->is_array()) {
+      for (const json::value& psa : psas->as_array()) {
+        std::cout << "  pod set " << Str(psa, {"name"}) << ": "
+                  << Str(psa, {"count"}) << " pod(s), flavors "
+                  << Str(psa, {"flavors"}) << "\n";
+        if (const json::value* pl = At(psa, {"placements"}); pl && pl->is_array()) {
+          int i = 0;
+          for (const json::value& p : pl->as_array()) {
+            std::cout << "    pod " << i++ << " on " << Str(p, {"node"}) << " "
+                      << Str(p, {"gpus"}) << "\n";
+          }
+        }
+      }
+    }
+  }
+  if (const json::value* cs = At(o, {"status", "conditions"}); cs && cs->is_array()) {
+    std::cout << "Conditions:\n";
+    std::vector<std::vector<std::string>> rows = {
+        {"  TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}};
+    for (const json::value& x : cs->as_array()) {
+      rows.push_back({"  " + Str(x, {"type"}), Str(x, {"status"}), Str(x, {"reason"}),
+                      Str(x, {"lastTransitionTime"}), Str(x, {"message"})});
+    }
+    PrintTable(rows);
+  }
+  return kExitOk;
+}
+
+int CmdDelete(const ClientFlags& c, const std::string& kind,
+              const std::string& name, const std::string& tenant, bool drain) {
+  Result<std::string> plural = Plural(kind);
+  if (!plural.ok()) {
+    std::cerr << "allot delete: " << plural.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  std::string path = Path(*plural, tenant.empty() ? "default" : tenant, name);
+  if (drain) path += "?drain=true";
+  auto r = (*cl)->Call("DELETE", path);
+  if (!r.ok()) return Fail(r.status());
+  std::cout << kind << " " << name << " deleted\n";
+  return kExitOk;
+}
+
+int CmdNode(const ClientFlags& c, const std::string& action,
+            const std::string& node) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("POST", "/api/v1/nodes/" + net::UrlEncode(node) + "/" + action);
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "node " << node << " " << Str(*r, {"result"}) << "\n";
+  return kExitOk;
+}
+
+int CmdTokenCreate(const ClientFlags& c, const std::string& user,
+                   const std::string& role, const std::string& tenant) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  json::object body{{"user", user}, {"role", role}, {"tenant", tenant}};
+  auto r = (*cl)->Call("POST", "/api/v1/tokens", json::serialize(body));
+  if (!r.ok()) return Fail(r.status());
+  std::cerr << "token " << Str(*r, {"id"}) << " for " << user << " (" << role
+            << (tenant.empty() ? "" : " in " + tenant)
+            << "); it is shown only now:\n";
+  std::cout << Str(*r, {"token"}) << "\n";
+  return kExitOk;
+}
+
+int CmdTokenRevoke(const ClientFlags& c, const std::string& id) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("DELETE", "/api/v1/tokens/" + net::UrlEncode(id));
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "token " << id << " revoked\n";
+  return kExitOk;
+}
+
+int CmdTokenList(const ClientFlags& c) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("GET", "/api/v1/tokens");
+  if (!r.ok()) return Fail(r.status());
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "USER", "ROLE", "TENANT", "CREATED", "REVOKED"}};
+  for (const json::value& t : r->as_object().at("items").as_array()) {
+    rows.push_back({Str(t, {"id"}), Str(t, {"user"}), Str(t, {"role"}),
+                    Str(t, {"tenant"}), Str(t, {"created"}), Str(t, {"revoked"})});
+  }
+  PrintTable(rows);
+  return kExitOk;
+}
+
+int CmdAuditList(const ClientFlags& c, const std::map<std::string, std::string>& q) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  std::string target = "/api/v1/audit";
+  char sep = '?';
+  for (const auto& [k, v] : q) {
+    if (v.empty()) continue;
+    target += sep + k + "=" + net::UrlEncode(v);
+    sep = '&';
+  }
+  auto r = (*cl)->Call("GET", target);
+  if (!r.ok()) return Fail(r.status());
+  std::vector<std::vector<std::string>> rows = {
+      {"SEQ", "TIME", "PRINCIPAL", "TENANT", "VERB", "OBJECT", "OUTCOME"}};
+  for (const json::value& a : r->as_object().at("items").as_array()) {
+    rows.push_back({Str(a, {"seq"}), Str(a, {"time"}), Str(a, {"principal"}),
+                    Str(a, {"tenant"}), Str(a, {"verb"}), Str(a, {"object"}),
+                    Str(a, {"outcome"})});
+  }
+  PrintTable(rows);
+  return kExitOk;
+}
+
+int CmdAuditVerify(const ClientFlags& c, const std::string& store_url) {
+  if (!store_url.empty()) {
+    auto st = store::OpenStore(store_url);
+    if (!st.ok()) return Fail(st.status());
+    auto rows = (*st)->ListAudit({});
+    if (!rows.ok()) return Fail(rows.status());
+    auto snap = (*st)->Load();
+    if (!snap.ok()) return Fail(snap.status());
+    std::optional<std::pair<int64_t, std::string>> head;
+    if (auto it = snap->meta.find("audit_head"); it != snap->meta.end()) {
+      size_t colon = it->second.find(':');
+      head = {std::atoll(it->second.substr(0, colon).c_str()),
+              it->second.substr(colon + 1)};
+    }
+    Status s = server::VerifyAuditChain(*rows, head);
+    if (!s.ok()) {
+      std::cout << "audit log BROKEN: " << s.message() << "\n";
+      return kExitFailed;
+    }
+    std::cout << "audit log OK: " << rows->size() << " records verified\n";
+    return kExitOk;
+  }
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("GET", "/api/v1/audit/verify");
+  if (!r.ok()) return Fail(r.status());
+  if (Str(*r, {"ok"}) != "true") {
+    std::cout << "audit log BROKEN: " << Str(*r, {"error"}) << "\n";
+    return kExitFailed;
+  }
+  std::cout << "audit log OK: " << Str(*r, {"records"}) << " records verified\n";
+  return kExitOk;
+}
+
+int CmdWhoami(const ClientFlags& c) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("GET", "/api/v1/whoami");
+  if (!r.ok()) return Fail(r.status());
+  std::cout << Str(*r, {"user"}) << " (" << Str(*r, {"role"})
+            << (Str(*r, {"tenant"}).empty() ? "" : " in " + Str(*r, {"tenant"}))
+            << ") at " << (*cl)->server() << "\n";
+  return kExitOk;
+}
+
+}  // namespace allot::cli

@@ -1,0 +1,76 @@
+// The client verbs of the allot command (apply, submit, get, describe,
+// delete, cordon, uncordon, drain, token, audit, whoami) and `serve`.
+//
+// Each returns the process exit code: 0 success, 1 the server refused or
+// could not be reached (its message printed as "allot: ..."), 2 bad usage.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/dry_run.h"
+
+namespace allot::cli {
+
+inline constexpr int kExitFailed = 1;
+
+struct GetFlags {
+  std::string kind;  // "workloads", "wl", "clusterqueues", "cq", ...
+  std::string name;
+  std::string tenant;
+  std::string output = "table";  // table | json | yaml
+  bool watch = false;
+  std::string state;
+  std::string queue;
+  std::string label;
+  int64_t limit = 0;
+};
+
+struct SubmitFlags {
+  std::string file;
+  std::string name;
+  std::string tenant = "default";
+  std::string queue;
+  std::string priority_class;
+  std::string type = "batch";
+  int64_t gpus = 0;
+  std::string mig;  // A MIG profile: 1g.10gb
+  int32_t pods = 1;
+  std::string cpu;
+  std::string memory;
+  std::vector<std::string> env;  // K=V
+  std::vector<std::string> command;
+};
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8470";
+  std::string store;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string admin_token_file;
+  int threads = 2;
+};
+
+int CmdServe(const ServeFlags& f);
+int CmdApply(const ClientFlags& c, const std::vector<std::string>& files);
+int CmdSubmit(const ClientFlags& c, const SubmitFlags& f);
+int CmdGet(const ClientFlags& c, const GetFlags& f);
+int CmdDescribe(const ClientFlags& c, const std::string& kind,
+                const std::string& name, const std::string& tenant);
+int CmdDelete(const ClientFlags& c, const std::string& kind,
+              const std::string& name, const std::string& tenant, bool drain);
+// action: cordon | uncordon | drain
+int CmdNode(const ClientFlags& c, const std::string& action,
+            const std::string& node);
+int CmdTokenCreate(const ClientFlags& c, const std::string& user,
+                   const std::string& role, const std::string& tenant);
+int CmdTokenRevoke(const ClientFlags& c, const std::string& id);
+int CmdTokenList(const ClientFlags& c);
+int CmdAuditList(const ClientFlags& c, const std::map<std::string, std::string>& q);
+// With `store_url`, verifies the store file itself (no server needed).
+int CmdAuditVerify(const ClientFlags& c, const std::string& store_url);
+int CmdWhoami(const ClientFlags& c);
+
+}  // namespace allot::cli

@@ -1,0 +1,77 @@
+// Writing the model back as manifests: core objects -> Boost.JSON documents.
+//
+// The inverse of ParseManifests (core/manifest.h). Each Encode function
+// returns one manifest document (apiVersion, kind, metadata, spec, ...) as a
+// JSON object. yaml-cpp reads JSON, so ParseManifests reads the serialized
+// object back (boost::json::serialize; several documents joined by "---"
+// lines) and the HTTP API can store and return objects in this form.
+//
+// Guarantee (the round trip): for every object x that ParseManifests can
+// produce, ParseManifests(serialize(EncodeX(x))) yields an object equal to x
+// (operator== of core/model.h, which ignores `source`), and after
+// ValidateConfig on both sides, so does every Workload. Exceptions, all of
+// them values ParseManifests never produces:
+//  - a Workload that names a priority class is encoded with the class only
+//    (spec.priority and spec.priorityClassName are exclusive); ValidateConfig
+//    sets Workload::priority from the class again;
+//  - zero pod requests, which the parser drops, come back dropped;
+//  - an empty SchedulerConfig::preemption_strategies reads back as the
+//    default list;
+//  - creation times outside years 0000..9999 cannot be written in RFC 3339.
+//
+// Shape: kinds and field spellings are the ones docs/manifests.md
+// documents: Kueue's kueue.x-k8s.io/v1beta1 kinds, v1 Namespace, and
+// allot.dev/v1 Node, Workload (every workload kind, Kueue Workload and Job
+// included, becomes an allot.dev/v1 Workload with a compact template) and
+// SchedulerConfig. A field equal to the parser's default is left out
+// (empty labels, BestEffortFIFO, Never, ...), except pod set name and count,
+// which are always written. Quantities are strings in canonical Kubernetes
+// form ("500m", "64Gi", "8"), prices decimal strings ("2.5"): never JSON
+// floating point. Keys keep a fixed, readable order.
+//
+// Performance: objects are built directly, without text in between; the
+// cost is a few small allocations per field.
+//
+// Thread-safety: pure functions; safe to call from any thread.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <string>
+
+#include "core/model.h"
+
+namespace allot::core {
+
+// kueue.x-k8s.io/v1beta1 ResourceFlavor; spec.price with up to 6 decimals.
+boost::json::object EncodeFlavor(const ResourceFlavor& flavor);
+// kueue.x-k8s.io/v1beta1 Cohort (spec.parent, not v1alpha1's parentName).
+boost::json::object EncodeCohort(const Cohort& cohort);
+// kueue.x-k8s.io/v1beta1 ClusterQueue. An unset namespaceSelector is left
+// out (matches no namespace); a set but empty one is written as {} (matches
+// every namespace).
+boost::json::object EncodeClusterQueue(const ClusterQueue& cq);
+// kueue.x-k8s.io/v1beta1 LocalQueue.
+boost::json::object EncodeLocalQueue(const LocalQueue& queue);
+// kueue.x-k8s.io/v1beta1 WorkloadPriorityClass.
+boost::json::object EncodePriorityClass(const WorkloadPriorityClass& pc);
+// v1 Namespace.
+boost::json::object EncodeNamespace(const Namespace& ns);
+// allot.dev/v1 Node.
+boost::json::object EncodeNode(const Node& node);
+// allot.dev/v1 Workload: metadata (labels, annotations, creationTimestamp
+// with millisecond precision, left out when 0), spec.type unless "batch",
+// spec.priorityClassName when set, else spec.priority unless 0, the pod
+// sets with requests, selectors, tolerations, command, args, env and
+// workingDir, and status.admission when set (every count written).
+boost::json::object EncodeWorkload(const Workload& workload);
+// allot.dev/v1 SchedulerConfig, as spec.fairSharing.
+boost::json::object EncodeSchedulerConfig(const SchedulerConfig& config);
+
+// RFC 3339 in UTC with milliseconds: "2026-01-01T00:00:00.123Z", and
+// "2026-01-01T00:00:00Z" when the milliseconds are 0 (as Kubernetes writes
+// creationTimestamp). Times before 1970 work; years outside 0000..9999 give
+// text that the parser rejects.
+std::string FormatRfc3339Ms(int64_t unix_ms);
+
+}  // namespace allot::core

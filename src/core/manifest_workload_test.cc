@@ -1,0 +1,285 @@
+// What a workload runs: labels, annotations, type, command, args, env and
+// workingDir of every workload kind, and their errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/manifest.h"
+
+namespace allot::core {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+using Strings = std::vector<std::string>;
+
+Workload ParseOne(const std::string& yaml) {
+  Config c;
+  Status s = ParseManifests(yaml, "w.yaml", &c);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (c.workloads.size() != 1) {
+    ADD_FAILURE() << "want one workload, got " << c.workloads.size();
+    return Workload();
+  }
+  return c.workloads[0];
+}
+
+// The compact template carries the fields directly; an env entry without a
+// value has the empty value; annotations are kept verbatim.
+TEST(ManifestWorkloadTest, AllotWorkloadRunFields) {
+  Workload w = ParseOne(R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata:
+  name: serve
+  namespace: team-a
+  labels: {app: chat, allot.dev/workload-type: notebook}
+  annotations: {owner: "alice@example.com", note: "a: b"}
+spec:
+  queueName: lq
+  type: inference
+  podSets:
+  - template:
+      resources: {requests: {nvidia.com/gpu: 1}}
+      command: [python, -m, server]
+      args: ["--port", 8080]
+      env:
+      - {name: MODEL, value: llama}
+      - {name: EMPTY}
+      - {name: MODEL, value: again}
+      workingDir: /srv
+)");
+  EXPECT_EQ(w.labels,
+            (Labels{{"app", "chat"}, {"allot.dev/workload-type", "notebook"}}));
+  EXPECT_EQ(w.annotations.at("owner"), "alice@example.com");
+  EXPECT_EQ(w.annotations.at("note"), "a: b");
+  // spec.type decides for allot.dev/v1; the label is not read.
+  EXPECT_EQ(w.type, "inference");
+  const PodSet& ps = w.pod_sets[0];
+  EXPECT_EQ(ps.command, (Strings{"python", "-m", "server"}));
+  EXPECT_EQ(ps.args, (Strings{"--port", "8080"}));
+  // Order and repeats are kept (Kubernetes: the last one wins).
+  EXPECT_EQ(ps.env,
+            (Env{{"MODEL", "llama"}, {"EMPTY", ""}, {"MODEL", "again"}}));
+  EXPECT_EQ(ps.working_dir, "/srv");
+}
+
+TEST(ManifestWorkloadTest, DefaultsAreEmptyAndBatch) {
+  Workload w = ParseOne(R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w}
+spec: {queueName: lq, podSets: [{template: {}}]}
+)");
+  EXPECT_EQ(w.type, "batch");
+  EXPECT_TRUE(w.labels.empty());
+  EXPECT_TRUE(w.annotations.empty());
+  const PodSet& ps = w.pod_sets[0];
+  EXPECT_TRUE(ps.command.empty());
+  EXPECT_TRUE(ps.args.empty());
+  EXPECT_TRUE(ps.env.empty());
+  EXPECT_EQ(ps.working_dir, "");
+}
+
+// A full PodSpec: only the first container says what runs; env entries
+// with valueFrom are skipped (their value is known only on the node).
+TEST(ManifestWorkloadTest, KueueWorkloadReadsFirstContainer) {
+  Workload w = ParseOne(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: pytorch
+  labels: {allot.dev/workload-type: training}
+  annotations: {kueue.x-k8s.io/something: "x"}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: trainer
+          image: pytorch
+          command: [torchrun]
+          args: [--nnodes=2, train.py]
+          workingDir: /workspace
+          env:
+          - {name: EPOCHS, value: "3"}
+          - name: POD_IP
+            valueFrom: {fieldRef: {fieldPath: status.podIP}}
+          - {name: NO_VALUE}
+        - name: sidecar
+          command: [logger]
+          workingDir: /ignored
+)");
+  EXPECT_EQ(w.type, "training");
+  EXPECT_EQ(w.annotations.at("kueue.x-k8s.io/something"), "x");
+  const PodSet& ps = w.pod_sets[0];
+  EXPECT_EQ(ps.command, Strings{"torchrun"});
+  EXPECT_EQ(ps.args, (Strings{"--nnodes=2", "train.py"}));
+  EXPECT_EQ(ps.env, (Env{{"EPOCHS", "3"}, {"NO_VALUE", ""}}));
+  EXPECT_EQ(ps.working_dir, "/workspace");
+}
+
+// A Job keeps its labels (the queue label too) and annotations; without
+// the type label it is a batch workload.
+TEST(ManifestWorkloadTest, JobKeepsMetadataAndTypeLabel) {
+  constexpr char kJob[] = R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: eval
+  labels: {kueue.x-k8s.io/queue-name: lq%s}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "1"}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers:
+      - {name: c, command: [sh, -c], args: [echo hi], env: [{name: A, value: b}]}
+)";
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, kJob, "");
+  Workload w = ParseOne(buf);
+  EXPECT_EQ(w.type, "batch");
+  EXPECT_EQ(w.labels, (Labels{{"kueue.x-k8s.io/queue-name", "lq"}}));
+  EXPECT_EQ(w.annotations,
+            (Labels{{"kueue.x-k8s.io/job-min-parallelism", "1"}}));
+  EXPECT_EQ(w.pod_sets[0].min_count, 1);
+  EXPECT_EQ(w.pod_sets[0].command, (Strings{"sh", "-c"}));
+  EXPECT_EQ(w.pod_sets[0].args, Strings{"echo hi"});
+  EXPECT_EQ(w.pod_sets[0].env, (Env{{"A", "b"}}));
+
+  std::snprintf(buf, sizeof buf, kJob, ", allot.dev/workload-type: notebook");
+  EXPECT_EQ(ParseOne(buf).type, "notebook");
+}
+
+struct BadCase {
+  std::string name;
+  std::string yaml;
+  std::string message;  // Expected fragment of the message.
+  std::string field;    // Expected Status::field().
+};
+
+std::string AllotWorkload(const std::string& spec_extra,
+                          const std::string& template_extra) {
+  return R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w}
+spec:
+  queueName: lq
+)" + spec_extra +
+         R"(
+  podSets:
+  - template:
+)" + template_extra +
+         "\n";
+}
+
+std::string KueueWorkload(const std::string& labels,
+                          const std::string& container_extra) {
+  return R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: w, labels: {)" +
+         labels + R"(}}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+)" + container_extra +
+         "\n";
+}
+
+TEST(ManifestWorkloadTest, BadRunFields) {
+  const std::vector<BadCase> cases = {
+      {"unknown type", AllotWorkload("  type: service", "      {}"),
+       "(Workload default/w): spec.type: unknown value \"service\" (expected "
+       "one of: batch, training, inference, notebook)",
+       "spec.type"},
+      {"type not a string", AllotWorkload("  type: [batch]", "      {}"),
+       "spec.type: expected a string", "spec.type"},
+      {"bad type label",
+       KueueWorkload("allot.dev/workload-type: web", "          image: x"),
+       "metadata.labels[allot.dev/workload-type]: unknown value \"web\"",
+       "metadata.labels[allot.dev/workload-type]"},
+      {"bad type label on a Job", R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels: {kueue.x-k8s.io/queue-name: lq, allot.dev/workload-type: Batch}
+spec: {template: {spec: {containers: [{name: c}]}}}
+)",
+       "(Job default/j): metadata.labels[allot.dev/workload-type]: unknown "
+       "value \"Batch\"",
+       "metadata.labels[allot.dev/workload-type]"},
+      {"command not a list", AllotWorkload("", "      command: python"),
+       "spec.podSets[0].template.command: expected a list",
+       "spec.podSets[0].template.command"},
+      {"args item not a string", AllotWorkload("", "      args: [a, {b: c}]"),
+       "spec.podSets[0].template.args[1]: expected a string",
+       "spec.podSets[0].template.args[1]"},
+      {"env not a list", AllotWorkload("", "      env: {A: b}"),
+       "spec.podSets[0].template.env: expected a list",
+       "spec.podSets[0].template.env"},
+      {"env without name", AllotWorkload("", "      env: [{value: b}]"),
+       "spec.podSets[0].template.env[0].name: required field is missing",
+       "spec.podSets[0].template.env[0].name"},
+      {"env with empty name",
+       AllotWorkload("", "      env: [{name: A}, {name: \"\", value: b}]"),
+       "spec.podSets[0].template.env[1].name: must not be empty",
+       "spec.podSets[0].template.env[1].name"},
+      {"env value not a string",
+       AllotWorkload("", "      env: [{name: A, value: [1]}]"),
+       "spec.podSets[0].template.env[0].value: expected a string",
+       "spec.podSets[0].template.env[0].value"},
+      {"valueFrom in the compact template",
+       AllotWorkload("", "      env: [{name: A, valueFrom: {x: y}}]"),
+       "spec.podSets[0].template.env[0].valueFrom: unknown field",
+       "spec.podSets[0].template.env[0].valueFrom"},
+      {"workingDir not a string", AllotWorkload("", "      workingDir: [a]"),
+       "spec.podSets[0].template.workingDir: expected a string",
+       "spec.podSets[0].template.workingDir"},
+      {"container command not a list",
+       KueueWorkload("", "          command: {a: b}"),
+       "spec.podSets[0].template.spec.containers[0].command: expected a list",
+       "spec.podSets[0].template.spec.containers[0].command"},
+      {"container env without name",
+       KueueWorkload("", "          env: [{valueFrom: {}}]"),
+       "spec.podSets[0].template.spec.containers[0].env[0].name: required",
+       "spec.podSets[0].template.spec.containers[0].env[0].name"},
+      {"container env unknown field",
+       KueueWorkload("", "          env: [{name: A, vaule: b}]"),
+       "containers[0].env[0].vaule: unknown field",
+       "spec.podSets[0].template.spec.containers[0].env[0].vaule"},
+      {"annotation not a string", R"(
+apiVersion: allot.dev/v1
+kind: Workload
+metadata: {name: w, annotations: {a: {b: c}}}
+spec: {queueName: lq, podSets: [{template: {}}]}
+)",
+       "metadata.annotations[a]: expected a string", "metadata.annotations[a]"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Config config;
+    Status s = ParseManifests(c.yaml, "bad.yaml", &config);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
+    EXPECT_EQ(s.field(), c.field);
+  }
+}
+
+}  // namespace
+}  // namespace allot::core

@@ -1,0 +1,174 @@
+// allot: the command-line entry point (CLI11).
+//
+// Server: `allot serve`. Client verbs talk to a server over its API (see
+// cli/client.h for where the server URL and token come from). Offline:
+// `allot schedule --dry-run`. Exit codes: 0 success, 1 the server refused
+// or could not be reached, 2 usage error or bad input.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/dry_run.h"
+#include "server/api.h"
+
+using namespace allot::cli;  // NOLINT: the entry point only.
+
+int main(int argc, char** argv) {
+  CLI::App app{"allot: a GPU-as-a-Service control plane"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "every command's help");
+  ClientFlags cf;
+  auto client_flags = [&](CLI::App* sub) {
+    sub->add_option("--server", cf.server, "server URL (ALLOT_SERVER)");
+    sub->add_option("--token", cf.token, "bearer token (ALLOT_TOKEN)");
+    sub->add_option("--ca", cf.ca_file, "trust this CA for https");
+    sub->add_flag("--insecure", cf.insecure, "skip TLS verification");
+  };
+  int rc = 0;
+
+  auto* version = app.add_subcommand("version", "print the version");
+  version->callback([&] { std::cout << "allot " << allot::server::kVersion << "\n"; });
+
+  // schedule --dry-run
+  auto* schedule = app.add_subcommand(
+      "schedule", "run the scheduler once over manifest files (--dry-run)");
+  bool dry_run = false;
+  std::vector<std::string> sched_files;
+  schedule->add_flag("--dry-run", dry_run, "print decisions; change nothing")->required();
+  schedule->add_option("-f,--file", sched_files, "manifest file (- = stdin)")->required();
+  schedule->callback([&] { rc = RunDryRun(sched_files, std::cout, std::cerr); });
+
+  // serve
+  ServeFlags sf;
+  auto* serve = app.add_subcommand("serve", "run the control plane");
+  serve->add_option("--listen", sf.listen, "host:port")->capture_default_str();
+  serve->add_option("--store", sf.store, "sqlite:PATH (default under $XDG_DATA_HOME/allot or /var/lib/allot)");
+  serve->add_option("--tls-cert", sf.tls_cert, "PEM certificate chain");
+  serve->add_option("--tls-key", sf.tls_key, "PEM private key");
+  serve->add_option("--admin-token-file", sf.admin_token_file,
+                    "register the cluster-admin token in this file");
+  serve->add_option("--threads", sf.threads, "network threads")->capture_default_str();
+  serve->callback([&] { rc = CmdServe(sf); });
+
+  // apply
+  std::vector<std::string> apply_files;
+  auto* apply = app.add_subcommand("apply", "create or update objects from manifests (all or nothing)");
+  apply->add_option("-f,--file", apply_files, "manifest file (- = stdin)")->required();
+  client_flags(apply);
+  apply->callback([&] { rc = CmdApply(cf, apply_files); });
+
+  // submit
+  SubmitFlags sub;
+  auto* submit = app.add_subcommand("submit", "submit a workload: -f FILE, or flags -- COMMAND ARGS");
+  submit->add_option("-f,--file", sub.file, "a Workload or Job manifest");
+  submit->add_option("--name", sub.name, "workload name");
+  submit->add_option("-t,--tenant", sub.tenant, "tenant (namespace)")->capture_default_str();
+  submit->add_option("-q,--queue", sub.queue, "LocalQueue");
+  submit->add_option("--gpus", sub.gpus, "GPUs (or MIG slices) per pod");
+  submit->add_option("--mig", sub.mig, "MIG profile of the GPUs, e.g. 1g.10gb");
+  submit->add_option("--pods", sub.pods, "pods (gang)")->capture_default_str();
+  submit->add_option("--cpu", sub.cpu, "cpu per pod, e.g. 4 or 500m");
+  submit->add_option("--memory", sub.memory, "memory per pod, e.g. 16Gi");
+  submit->add_option("--priority-class", sub.priority_class, "WorkloadPriorityClass");
+  submit->add_option("--type", sub.type, "batch|training|inference|notebook")->capture_default_str();
+  submit->add_option("-e,--env", sub.env, "K=V (repeatable)");
+  submit->add_option("command", sub.command, "command and arguments (after --)");
+  client_flags(submit);
+  submit->callback([&] { rc = CmdSubmit(cf, sub); });
+
+  // get
+  GetFlags gf;
+  auto* get = app.add_subcommand("get", "list or show objects");
+  get->add_option("kind", gf.kind, "workloads|clusterqueues|localqueues|flavors|cohorts|nodes|tenants|priorityclasses")->required();
+  get->add_option("name", gf.name, "one object");
+  get->add_option("-t,--tenant", gf.tenant, "tenant");
+  get->add_option("-o,--output", gf.output, "table|json|yaml")->capture_default_str();
+  get->add_flag("-w,--watch", gf.watch, "stream changes");
+  get->add_option("--state", gf.state, "workloads in this state");
+  get->add_option("-q,--queue", gf.queue, "workloads of this LocalQueue");
+  get->add_option("-l,--label", gf.label, "k=v[,k=v]");
+  get->add_option("--limit", gf.limit, "at most this many");
+  client_flags(get);
+  get->callback([&] { rc = CmdGet(cf, gf); });
+
+  // describe
+  std::string d_kind, d_name, d_tenant;
+  auto* describe = app.add_subcommand("describe", "show an object; for a workload, why it waits and its place in line");
+  describe->add_option("kind", d_kind)->required();
+  describe->add_option("name", d_name)->required();
+  describe->add_option("-t,--tenant", d_tenant, "tenant (default: default)");
+  client_flags(describe);
+  describe->callback([&] { rc = CmdDescribe(cf, d_kind, d_name, d_tenant); });
+
+  // delete
+  std::string x_kind, x_name, x_tenant;
+  bool x_drain = false;
+  auto* del = app.add_subcommand("delete", "delete an object");
+  del->add_option("kind", x_kind)->required();
+  del->add_option("name", x_name)->required();
+  del->add_option("-t,--tenant", x_tenant, "tenant (default: default)");
+  del->add_flag("--drain", x_drain, "evict admitted workloads that use it first");
+  client_flags(del);
+  del->callback([&] { rc = CmdDelete(cf, x_kind, x_name, x_tenant, x_drain); });
+
+  // cordon / uncordon / drain
+  std::string node;
+  for (const char* action : {"cordon", "uncordon", "drain"}) {
+    auto* n = app.add_subcommand(action, std::string(action) + " a node");
+    n->add_option("node", node)->required();
+    client_flags(n);
+    std::string a = action;
+    n->callback([&, a] { rc = CmdNode(cf, a, node); });
+  }
+
+  // token
+  auto* token = app.add_subcommand("token", "API tokens");
+  token->require_subcommand(1);
+  std::string t_user, t_role, t_tenant, t_id;
+  auto* tcreate = token->add_subcommand("create", "create a token (printed once)");
+  tcreate->add_option("--user", t_user)->required();
+  tcreate->add_option("--role", t_role, "cluster-admin|tenant-admin|member|viewer")->required();
+  tcreate->add_option("--tenant", t_tenant);
+  client_flags(tcreate);
+  tcreate->callback([&] { rc = CmdTokenCreate(cf, t_user, t_role, t_tenant); });
+  auto* trevoke = token->add_subcommand("revoke", "revoke a token by id");
+  trevoke->add_option("id", t_id)->required();
+  client_flags(trevoke);
+  trevoke->callback([&] { rc = CmdTokenRevoke(cf, t_id); });
+  auto* tlist = token->add_subcommand("list", "list tokens (no secrets)");
+  client_flags(tlist);
+  tlist->callback([&] { rc = CmdTokenList(cf); });
+
+  // audit
+  auto* audit = app.add_subcommand("audit", "the audit log");
+  audit->require_subcommand(1);
+  std::map<std::string, std::string> aq;
+  auto* alist = audit->add_subcommand("list", "list audit records");
+  alist->add_option("--principal", aq["principal"]);
+  alist->add_option("--tenant", aq["tenant"]);
+  alist->add_option("--verb", aq["verb"]);
+  alist->add_option("--since-ms", aq["sinceUnixMs"], "unix milliseconds");
+  alist->add_option("--until-ms", aq["untilUnixMs"], "unix milliseconds");
+  alist->add_option("--after", aq["after"], "records after this seq");
+  alist->add_option("--limit", aq["limit"]);
+  client_flags(alist);
+  alist->callback([&] { rc = CmdAuditList(cf, aq); });
+  std::string verify_store;
+  auto* averify = audit->add_subcommand("verify", "check the hash chain");
+  averify->add_option("--store", verify_store, "verify this store file directly (sqlite:PATH)");
+  client_flags(averify);
+  averify->callback([&] { rc = CmdAuditVerify(cf, verify_store); });
+
+  auto* whoami = app.add_subcommand("whoami", "who the token is");
+  client_flags(whoami);
+  whoami->callback([&] { rc = CmdWhoami(cf); });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  return rc;
+}

@@ -1,0 +1,636 @@
+#include "server/api.h"
+
+#include <boost/json.hpp>
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/manifest.h"
+#include "core/manifest_encode.h"
+#include "server/audit.h"
+
+namespace allot::server {
+namespace json = boost::json;
+
+namespace {
+
+const char* CodeName(StatusCode c) {
+  switch (c) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "InvalidArgument";
+    case StatusCode::kNotFound: return "NotFound";
+    case StatusCode::kAlreadyExists: return "AlreadyExists";
+    case StatusCode::kFailedPrecondition: return "Conflict";
+    case StatusCode::kPermissionDenied: return "Forbidden";
+    case StatusCode::kUnauthenticated: return "Unauthorized";
+    case StatusCode::kInternal: return "Internal";
+  }
+  return "Internal";
+}
+
+net::Response JsonResponse(int status, const json::value& v) {
+  net::Response r;
+  r.status = status;
+  r.body = json::serialize(v);
+  r.body += '\n';
+  return r;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string::npos) end = s.size();
+    out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
+
+Result<int64_t> ParseInt(const std::string& v, const char* field) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
+    return Status::InvalidArgument(
+        std::string(field) + " must be a non-negative integer, not '" + v + "'",
+        field);
+  }
+  return n;
+}
+
+// metadata.resourceVersion of a request body, if any (the manifest reader
+// treats it as bookkeeping and drops it).
+Result<std::optional<int64_t>> BodyResourceVersion(const std::string& body) {
+  try {
+    YAML::Node n = YAML::Load(body);
+    if (!n.IsMap() || !n["metadata"] || !n["metadata"].IsMap()) {
+      return std::optional<int64_t>();
+    }
+    YAML::Node rv = n["metadata"]["resourceVersion"];
+    if (!rv || rv.IsNull()) return std::optional<int64_t>();
+    if (!rv.IsScalar()) {
+      return Status::InvalidArgument("must be a string",
+                                     "metadata.resourceVersion");
+    }
+    Result<int64_t> v = ParseInt(rv.Scalar(), "metadata.resourceVersion");
+    if (!v.ok()) return v.status();
+    return std::optional<int64_t>(*v);
+  } catch (const YAML::Exception&) {
+    return std::optional<int64_t>();  // The manifest reader reports it.
+  }
+}
+
+// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
+bool IsDnsLabel(const std::string& s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && !(c == '-' && i > 0 && i + 1 < s.size())) return false;
+  }
+  return true;
+}
+// DNS-1123 subdomain: labels joined by '.', at most 253 characters.
+bool IsDnsSubdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  for (const std::string& part : Split(s, '.')) {
+    if (!IsDnsLabel(part)) return false;
+  }
+  return true;
+}
+
+template <typename T>
+Status CheckNames(const std::vector<T>& items, bool label_only) {
+  for (const T& x : items) {
+    bool ok = label_only ? IsDnsLabel(x.name) : IsDnsSubdomain(x.name);
+    if (!ok) {
+      return Status::InvalidArgument(
+          x.source.Describe(x.name) + ": metadata.name: '" + x.name +
+              "' is not a DNS-1123 " + (label_only ? "label" : "subdomain") +
+              " (lower-case letters, digits and '-'" +
+              (label_only ? ", at most 63" : " and '.', at most 253") +
+              " characters, starting and ending with a letter or digit)",
+          "metadata.name");
+    }
+    if constexpr (requires { x.ns; }) {
+      if (!IsDnsLabel(x.ns)) {
+        return Status::InvalidArgument(
+            x.source.Describe(x.name) + ": metadata.namespace: '" + x.ns +
+                "' is not a DNS-1123 label",
+            "metadata.namespace");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Object names follow Kubernetes: tenants, queues and workloads are DNS
+// labels; the rest DNS subdomains.
+Status CheckAllNames(const core::Config& c) {
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.flavors, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.cohorts, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.cluster_queues, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.local_queues, true));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.priority_classes, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.namespaces, true));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.nodes, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.workloads, true));
+  return Status::Ok();
+}
+
+// The body of a create, replace or apply, parsed on the network thread.
+struct Body {
+  Status status;
+  core::Config config;
+  std::optional<int64_t> expected_rv;
+};
+
+Body ParseBody(const net::Request& req, bool want_rv) {
+  Body b;
+  if (req.body.empty()) {
+    b.status = Status::InvalidArgument("the request has no body", "body");
+    return b;
+  }
+  b.status = core::ParseManifests(req.body, "request body", &b.config);
+  if (b.status.ok()) b.status = CheckAllNames(b.config);
+  if (b.status.ok() && want_rv) {
+    Result<std::optional<int64_t>> rv = BodyResourceVersion(req.body);
+    if (rv.ok()) {
+      b.expected_rv = *rv;
+    } else {
+      b.status = rv.status();
+    }
+  }
+  return b;
+}
+
+std::string Bearer(const net::Request& req) {
+  const std::string& h = req.Header("authorization");
+  if (h.size() > 7 && (h.compare(0, 7, "Bearer ") == 0 ||
+                       h.compare(0, 7, "bearer ") == 0)) {
+    return h.substr(7);
+  }
+  return "";
+}
+
+std::string Outcome(const Status& s) {
+  if (s.ok()) return "ok";
+  std::string m = s.message();
+  if (m.size() > 200) m = m.substr(0, 200) + "...";
+  return std::to_string(HttpStatusFor(s.code())) + " " + m;
+}
+
+json::object AuditJson(const store::AuditRow& r) {
+  json::object o;
+  o["seq"] = r.seq;
+  o["time"] = core::FormatRfc3339Ms(r.time_unix_ms);
+  o["principal"] = r.principal;
+  o["tenant"] = r.tenant;
+  o["verb"] = r.verb;
+  o["object"] = r.object;
+  o["outcome"] = r.outcome;
+  o["hash"] = r.hash;
+  return o;
+}
+
+}  // namespace
+
+int HttpStatusFor(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kFailedPrecondition: return 409;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+net::Response ErrorResponse(const Status& s) {
+  json::object e;
+  e["code"] = CodeName(s.code());
+  e["message"] = s.message();
+  e["field"] = s.field();
+  json::object o;
+  o["error"] = std::move(e);
+  net::Response r = JsonResponse(HttpStatusFor(s.code()), o);
+  if (s.code() == StatusCode::kUnauthenticated) {
+    r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"allot\""});
+  }
+  return r;
+}
+
+void Api::Handle(std::shared_ptr<net::Exchange> ex) {
+  const net::Request& req = ex->request();
+  const std::string& path = req.path;
+  if (path == "/healthz" || path == "/readyz") {
+    json::object o;
+    o["status"] = "ok";
+    ex->Reply(JsonResponse(200, o));
+    return;
+  }
+  if (path == "/version") {
+    json::object o;
+    o["version"] = kVersion;
+    o["api"] = "v1";
+    ex->Reply(JsonResponse(200, o));
+    return;
+  }
+  const std::string prefix = "/api/v1/";
+  if (path.compare(0, prefix.size(), prefix) != 0) {
+    ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
+    return;
+  }
+  std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
+  if (!seg.empty() && seg.back().empty()) seg.pop_back();
+  const std::string& method = req.method;
+  const std::string token = Bearer(req);
+
+  // Everything below needs a principal; the owner authenticates.
+  auto authed = [this, ex, token](auto fn) {
+    owner_->Post([ex, token, fn = std::move(fn)](Turn& t) mutable {
+      const net::Request& rq = ex->request();
+      std::optional<Principal> p =
+          token.empty() ? std::nullopt : t.state.Authenticate(token);
+      if (!p) {
+        std::string why = token.empty() ? "no bearer token" : "unknown or revoked token";
+        t.state.Audit("-", "", "authenticate", rq.method + " " + rq.path,
+                      "401 " + why, &t.txn);
+        t.After([ex, why] {
+          ex->Reply(ErrorResponse(Status::Unauthenticated(
+              why + ": send 'Authorization: Bearer TOKEN' (allot token create)")));
+        });
+        return;
+      }
+      fn(t, *p);
+    });
+  };
+  auto reply_after = [](Turn& t, std::shared_ptr<net::Exchange> ex,
+                        net::Response r) {
+    t.After([ex, r = std::move(r)]() mutable { ex->Reply(std::move(r)); });
+  };
+
+  // ---- whoami, tokens, audit, apply --------------------------------------
+  if (seg.size() == 1 && seg[0] == "whoami" && method == "GET") {
+    authed([ex, reply_after](Turn& t, const Principal& p) {
+      json::object o;
+      o["user"] = p.user;
+      o["role"] = ToString(p.role);
+      o["tenant"] = p.tenant;
+      o["tokenId"] = p.token_id;
+      reply_after(t, ex, JsonResponse(200, o));
+    });
+    return;
+  }
+  if (!seg.empty() && seg[0] == "tokens") {
+    if (seg.size() == 1 && method == "GET") {
+      authed([ex, reply_after](Turn& t, const Principal& p) {
+        json::object o;
+        o["items"] = t.state.ListTokens(p);
+        reply_after(t, ex, JsonResponse(200, o));
+      });
+      return;
+    }
+    if (seg.size() == 1 && method == "POST") {
+      // {"user":U,"role":R,"tenant":T}
+      Status bad;
+      std::string user, role_s, tenant;
+      boost::system::error_code ec;
+      json::value v = json::parse(req.body, ec);
+      if (ec || !v.is_object()) {
+        bad = Status::InvalidArgument(
+            "the body must be a JSON object {\"user\",\"role\",\"tenant\"}", "body");
+      } else {
+        for (const auto& [k, val] : v.as_object()) {
+          if (!val.is_string()) {
+            bad = Status::InvalidArgument(std::string(k) + " must be a string", std::string(k));
+            break;
+          }
+          std::string sv(val.as_string());
+          if (k == "user") user = sv;
+          else if (k == "role") role_s = sv;
+          else if (k == "tenant") tenant = sv;
+          else {
+            bad = Status::InvalidArgument("unknown field " + std::string(k), std::string(k));
+            break;
+          }
+        }
+      }
+      authed([ex, reply_after, bad, user, role_s, tenant](Turn& t, const Principal& p) {
+        Status s = bad;
+        Result<std::pair<std::string, std::string>> secret =
+            Status::InvalidArgument("unset");
+        Result<Role> role = ParseRole(role_s);
+        if (s.ok() && !role.ok()) s = role.status();
+        if (s.ok()) {
+          secret = t.state.CreateToken(p, user, *role, tenant, &t.txn);
+          s = secret.status();
+        }
+        t.state.Audit(p.user, p.tenant, "create",
+                      "Token for " + user + " (" + role_s + " " + tenant + ")",
+                      Outcome(s), &t.txn);
+        if (!s.ok()) {
+          reply_after(t, ex, ErrorResponse(s));
+          return;
+        }
+        json::object o;
+        o["id"] = secret->first;
+        o["token"] = secret->second;
+        o["user"] = user;
+        o["role"] = role_s;
+        o["tenant"] = tenant;
+        reply_after(t, ex, JsonResponse(201, o));
+      });
+      return;
+    }
+    if (seg.size() == 2 && method == "DELETE") {
+      std::string id = seg[1];
+      authed([ex, reply_after, id](Turn& t, const Principal& p) {
+        Status s = t.state.RevokeToken(p, id, &t.txn);
+        t.state.Audit(p.user, p.tenant, "revoke", "Token " + id, Outcome(s), &t.txn);
+        reply_after(t, ex, s.ok() ? JsonResponse(200, json::object{{"revoked", id}})
+                                  : ErrorResponse(s));
+      });
+      return;
+    }
+  }
+  if (!seg.empty() && seg[0] == "audit" && method == "GET") {
+    store::AuditFilter f;
+    Status bad;
+    auto num = [&](const char* k, auto set) {
+      auto it = req.query.find(k);
+      if (it == req.query.end() || !bad.ok()) return;
+      Result<int64_t> v = ParseInt(it->second, k);
+      if (v.ok()) set(*v); else bad = v.status();
+    };
+    num("sinceUnixMs", [&](int64_t v) { f.since_unix_ms = v; });
+    num("untilUnixMs", [&](int64_t v) { f.until_unix_ms = v; });
+    num("after", [&](int64_t v) { f.after_seq = v; });
+    num("limit", [&](int64_t v) { f.limit = v; });
+    if (auto it = req.query.find("principal"); it != req.query.end()) f.principal = it->second;
+    if (auto it = req.query.find("tenant"); it != req.query.end()) f.tenant = it->second;
+    if (auto it = req.query.find("verb"); it != req.query.end()) f.verb = it->second;
+    bool verify = seg.size() == 2 && seg[1] == "verify";
+    if (seg.size() > 2 || (seg.size() == 2 && !verify)) {
+      ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
+      return;
+    }
+    authed([ex, f, bad, verify](Turn& t, const Principal& p) {
+      if (p.role != Role::kClusterAdmin) {
+        t.After([ex] {
+          ex->Reply(ErrorResponse(Status::PermissionDenied(
+              "only a cluster-admin may read the audit log")));
+        });
+        return;
+      }
+      if (!bad.ok()) {
+        t.After([ex, bad] { ex->Reply(ErrorResponse(bad)); });
+        return;
+      }
+      // After the commit: the log then holds everything written so far.
+      t.After([ex, f, verify, &t] {
+        if (!verify) {
+          Result<std::vector<store::AuditRow>> rows = t.store.ListAudit(f);
+          if (!rows.ok()) {
+            ex->Reply(ErrorResponse(rows.status()));
+            return;
+          }
+          json::array items;
+          for (const store::AuditRow& r : *rows) items.push_back(AuditJson(r));
+          ex->Reply(JsonResponse(200, json::object{{"items", std::move(items)}}));
+          return;
+        }
+        Result<std::vector<store::AuditRow>> rows = t.store.ListAudit({});
+        if (!rows.ok()) {
+          ex->Reply(ErrorResponse(rows.status()));
+          return;
+        }
+        Status s = VerifyAuditChain(*rows, std::nullopt);
+        json::object o;
+        o["ok"] = s.ok();
+        o["records"] = rows->size();
+        if (!s.ok()) o["error"] = s.message();
+        ex->Reply(JsonResponse(200, o));
+      });
+    });
+    return;
+  }
+  if (seg.size() == 1 && seg[0] == "apply") {
+    if (method != "POST") {
+      ex->Reply(ErrorResponse(Status::InvalidArgument("apply takes POST")));
+      return;
+    }
+    auto body = std::make_shared<Body>(ParseBody(req, false));
+    authed([ex, reply_after, body](Turn& t, const Principal& p) {
+      Status s = body->status;
+      json::array items;
+      if (s.ok()) {
+        Result<std::vector<ApplyResult>> r =
+            t.state.Apply(p, std::move(body->config), &t.txn);
+        s = r.status();
+        if (r.ok()) {
+          for (const ApplyResult& a : *r) {
+            json::object o;
+            o["kind"] = a.key == "SchedulerConfig" ? "SchedulerConfig" : KindName(a.kind);
+            o["name"] = a.key;
+            o["action"] = a.action;
+            items.push_back(std::move(o));
+          }
+        }
+      }
+      t.state.Audit(p.user, p.tenant, "apply",
+                    std::to_string(items.size()) + " object(s)", Outcome(s), &t.txn);
+      reply_after(t, ex, s.ok() ? JsonResponse(200, json::object{{"results", std::move(items)}})
+                                : ErrorResponse(s));
+    });
+    return;
+  }
+
+  if (seg.size() == 3 && seg[0] == "nodes" && method == "POST") {
+    std::string node = seg[1], action = seg[2];
+    authed([ex, reply_after, node, action](Turn& t, const Principal& p) {
+      Status s = t.state.NodeAction(p, node, action, &t.txn);
+      t.state.Audit(p.user, p.tenant, action, "Node " + node, Outcome(s), &t.txn);
+      std::string done = action == "drain" ? "drained" : action + "ed";
+      reply_after(t, ex, s.ok() ? JsonResponse(200, json::object{{"result", done}})
+                                : ErrorResponse(s));
+    });
+    return;
+  }
+
+  // ---- resources: /api/v1/{plural}[/{tenant}]/{name} -----------------------
+  Result<Kind> kind_r = seg.empty() ? Result<Kind>(Status::NotFound("no route " + path))
+                                    : KindFromPlural(seg[0]);
+  if (!kind_r.ok()) {
+    ex->Reply(ErrorResponse(Status::NotFound("no route " + path + ": " +
+                                             kind_r.status().message())));
+    return;
+  }
+  const Kind kind = *kind_r;
+  const size_t key_parts = IsNamespaced(kind) ? 2 : 1;
+  if (seg.size() != 1 && seg.size() != 1 + key_parts) {
+    ex->Reply(ErrorResponse(Status::NotFound(
+        "no route " + path + (IsNamespaced(kind)
+                                  ? ": use /api/v1/" + seg[0] + "/TENANT/NAME"
+                                  : ": use /api/v1/" + seg[0] + "/NAME"))));
+    return;
+  }
+  const bool collection = seg.size() == 1;
+  const std::string key =
+      collection ? "" : (key_parts == 2 ? seg[1] + "/" + seg[2] : seg[1]);
+
+  if (collection && method == "GET") {
+    ListOptions o;
+    Status bad;
+    auto q = [&](const char* k) -> std::string {
+      auto it = req.query.find(k);
+      return it == req.query.end() ? "" : it->second;
+    };
+    o.tenant = q("tenant");
+    o.queue = q("queue");
+    if (!q("state").empty()) {
+      Result<WorkloadState> st = ParseWorkloadState(q("state"));
+      if (st.ok()) o.state = *st; else bad = st.status();
+    }
+    if (!q("label").empty()) {
+      for (const std::string& kv : Split(q("label"), ',')) {
+        size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          bad = Status::InvalidArgument("label must be k=v[,k=v...], not '" + q("label") + "'", "label");
+          break;
+        }
+        o.labels[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+    }
+    if (!q("limit").empty() && bad.ok()) {
+      Result<int64_t> n = ParseInt(q("limit"), "limit");
+      if (n.ok()) o.limit = *n; else bad = n.status();
+    }
+    o.after = q("continue");
+    bool watch = Truthy(q("watch"));
+    std::optional<int64_t> from_rv;
+    if (!q("resourceVersion").empty() && bad.ok()) {
+      Result<int64_t> n = ParseInt(q("resourceVersion"), "resourceVersion");
+      if (n.ok()) from_rv = *n; else bad = n.status();
+    }
+    authed([ex, reply_after, kind, o, bad, watch, from_rv](Turn& t, const Principal& p) {
+      if (!bad.ok()) {
+        reply_after(t, ex, ErrorResponse(bad));
+        return;
+      }
+      if (!watch) {
+        Result<std::string> body = t.state.List(p, kind, o);
+        net::Response r;
+        r.body = *body + "\n";
+        reply_after(t, ex, std::move(r));
+        return;
+      }
+      std::string tenant = o.tenant;
+      if (p.role != Role::kClusterAdmin && IsNamespaced(kind) && tenant.empty()) {
+        tenant = p.tenant;
+      }
+      Principal pr = p;
+      t.After([ex, kind, tenant, from_rv, pr, &t] {
+        if (from_rv && !t.CanResume(*from_rv)) {
+          ex->Reply(ErrorResponse(Status::NotFound(
+              "resourceVersion " + std::to_string(*from_rv) +
+              " is too old: list again and watch from the list's resourceVersion")));
+          return;
+        }
+        auto stream = ex->StartStream(200, "application/x-ndjson");
+        if (!from_rv) {
+          for (std::string& line : t.state.Snapshot(pr, kind, tenant)) {
+            stream->Write(std::move(line));
+          }
+        }
+        t.Watch(Watcher{pr, kind, tenant, stream}, from_rv.value_or(-1));
+      });
+    });
+    return;
+  }
+  if (collection && method == "POST") {
+    auto body = std::make_shared<Body>(ParseBody(req, false));
+    authed([ex, reply_after, body, kind](Turn& t, const Principal& p) {
+      Status s = body->status;
+      std::string name;
+      if (s.ok()) {
+        core::Config copy = body->config;
+        s = t.state.Create(p, kind, std::move(body->config), &t.txn);
+        // The key of what was created, for the reply and the audit.
+        for (const auto& w : copy.workloads) name = w.Key();
+        for (const auto& x : copy.local_queues) name = x.ns + "/" + x.name;
+        auto any = [&](const auto& v) { for (const auto& x : v) name = x.name; };
+        any(copy.flavors); any(copy.cohorts); any(copy.cluster_queues);
+        any(copy.priority_classes); any(copy.namespaces); any(copy.nodes);
+      }
+      t.state.Audit(p.user, p.tenant, "create", std::string(KindName(kind)) + " " + name,
+                    Outcome(s), &t.txn);
+      if (!s.ok()) {
+        reply_after(t, ex, ErrorResponse(s));
+        return;
+      }
+      t.After([ex, kind, name, p, &t] {
+        Result<json::object> o = t.state.Get(p, kind, name);
+        if (o.ok()) ex->Reply(JsonResponse(201, *o));
+        else ex->Reply(ErrorResponse(o.status()));
+      });
+    });
+    return;
+  }
+  if (!collection && method == "GET") {
+    authed([ex, reply_after, kind, key](Turn& t, const Principal& p) {
+      t.After([ex, kind, key, p, &t] {
+        Result<json::object> o = t.state.Get(p, kind, key);
+        ex->Reply(o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
+      });
+    });
+    return;
+  }
+  if (!collection && method == "PUT") {
+    auto body = std::make_shared<Body>(ParseBody(req, true));
+    authed([ex, reply_after, body, kind, key](Turn& t, const Principal& p) {
+      Status s = body->status;
+      if (s.ok()) {
+        s = t.state.Replace(p, kind, key, std::move(body->config),
+                            body->expected_rv, &t.txn);
+      }
+      t.state.Audit(p.user, p.tenant, "replace", std::string(KindName(kind)) + " " + key,
+                    Outcome(s), &t.txn);
+      if (!s.ok()) {
+        reply_after(t, ex, ErrorResponse(s));
+        return;
+      }
+      t.After([ex, kind, key, p, &t] {
+        Result<json::object> o = t.state.Get(p, kind, key);
+        ex->Reply(o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
+      });
+    });
+    return;
+  }
+  if (!collection && method == "DELETE") {
+    bool drain = false;
+    if (auto it = req.query.find("drain"); it != req.query.end()) drain = Truthy(it->second);
+    authed([ex, reply_after, kind, key, drain](Turn& t, const Principal& p) {
+      Status s = t.state.Delete(p, kind, key, drain, &t.txn);
+      t.state.Audit(p.user, p.tenant, drain ? "delete (drain)" : "delete",
+                    std::string(KindName(kind)) + " " + key, Outcome(s), &t.txn);
+      reply_after(t, ex, s.ok() ? JsonResponse(200, json::object{{"deleted", key}})
+                                : ErrorResponse(s));
+    });
+    return;
+  }
+  ex->Reply(ErrorResponse(Status::InvalidArgument(
+      "method " + method + " is not allowed on " + path, "method")));
+}
+
+}  // namespace allot::server

@@ -1,0 +1,98 @@
+#include "server/authz.h"
+
+namespace allot::server {
+
+const char* ToString(Role r) {
+  switch (r) {
+    case Role::kClusterAdmin: return "cluster-admin";
+    case Role::kTenantAdmin: return "tenant-admin";
+    case Role::kMember: return "member";
+    case Role::kViewer: return "viewer";
+  }
+  return "?";
+}
+
+Result<Role> ParseRole(const std::string& s) {
+  for (Role r : {Role::kClusterAdmin, Role::kTenantAdmin, Role::kMember,
+                 Role::kViewer}) {
+    if (s == ToString(r)) return r;
+  }
+  return Status::InvalidArgument(
+      "unknown role '" + s +
+          "': use cluster-admin, tenant-admin, member or viewer",
+      "role");
+}
+
+namespace {
+struct KindInfo {
+  const char* name;
+  const char* plural;
+  bool namespaced;
+};
+constexpr KindInfo kKinds[kNumKinds] = {
+    {"ResourceFlavor", "resourceflavors", false},
+    {"Cohort", "cohorts", false},
+    {"ClusterQueue", "clusterqueues", false},
+    {"LocalQueue", "localqueues", true},
+    {"WorkloadPriorityClass", "workloadpriorityclasses", false},
+    {"Tenant", "tenants", false},
+    {"Node", "nodes", false},
+    {"Workload", "workloads", true},
+};
+}  // namespace
+
+const char* KindName(Kind k) { return kKinds[int(k)].name; }
+const char* KindPlural(Kind k) { return kKinds[int(k)].plural; }
+bool IsNamespaced(Kind k) { return kKinds[int(k)].namespaced; }
+
+Result<Kind> KindFromPlural(const std::string& plural) {
+  for (int i = 0; i < kNumKinds; ++i) {
+    if (plural == kKinds[i].plural) return Kind(i);
+  }
+  return Status::NotFound("no resource type '" + plural + "'");
+}
+
+Result<Kind> KindFromName(const std::string& name) {
+  for (int i = 0; i < kNumKinds; ++i) {
+    if (name == kKinds[i].name) return Kind(i);
+  }
+  return Status::NotFound("no kind '" + name + "'");
+}
+
+bool CanSee(const Principal& p, Kind kind, const std::string& tenant) {
+  if (p.role == Role::kClusterAdmin) return true;
+  switch (kind) {
+    case Kind::kResourceFlavor:
+    case Kind::kCohort:
+    case Kind::kClusterQueue:
+    case Kind::kWorkloadPriorityClass:
+    case Kind::kNode:
+      return true;
+    case Kind::kTenant:
+    case Kind::kLocalQueue:
+    case Kind::kWorkload:
+      return tenant == p.tenant;
+  }
+  return false;
+}
+
+bool CanWrite(const Principal& p, Kind kind, const std::string& tenant) {
+  if (p.role == Role::kClusterAdmin) return true;
+  if (tenant != p.tenant) return false;
+  switch (kind) {
+    case Kind::kLocalQueue:
+      return p.role == Role::kTenantAdmin;
+    case Kind::kWorkload:
+      return p.role == Role::kTenantAdmin || p.role == Role::kMember;
+    default:
+      return false;
+  }
+}
+
+bool CanGrant(const Principal& p, Role role, const std::string& tenant) {
+  if (p.role == Role::kClusterAdmin) return true;
+  return p.role == Role::kTenantAdmin && role != Role::kClusterAdmin &&
+         tenant == p.tenant;
+}
+
+}  // namespace allot::server

@@ -1,0 +1,118 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "net/http.h"
+#include "server/api.h"
+#include "server/crypto.h"
+#include "server/owner.h"
+#include "server/state.h"
+#include "store/store.h"
+
+namespace allot::server {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool IsLoopback(const std::string& listen) {
+  return listen.rfind("127.", 0) == 0 || listen.rfind("localhost:", 0) == 0 ||
+         listen.rfind("[::1]:", 0) == 0;
+}
+
+class ServerImpl : public Server {
+ public:
+  std::unique_ptr<Owner> owner;
+  std::unique_ptr<Api> api;
+  std::unique_ptr<net::HttpServer> http;
+
+  uint16_t port() const override { return http->port(); }
+  void Stop() override {
+    if (http) http->Stop();
+    if (owner) owner->Stop();
+  }
+  ~ServerImpl() override { Stop(); }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
+                                              std::ostream& out) {
+  std::string url =
+      opts.store_url.empty() ? store::DefaultStoreUrl() : opts.store_url;
+  auto st = store::OpenStore(url);
+  if (!st.ok()) return st.status();
+  auto snap = (*st)->Load();
+  if (!snap.ok()) return snap.status();
+  auto state = State::Load(*snap);
+  if (!state.ok()) return state.status();
+
+  // Bootstrap the first cluster-admin token.
+  Txn txn;
+  txn.now_unix_ms = NowMs();
+  if (!opts.admin_token_file.empty()) {
+    std::ifstream f(opts.admin_token_file);
+    if (!f) {
+      return Status::NotFound("cannot read the admin token file " +
+                              opts.admin_token_file);
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string secret = ss.str();
+    while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' ||
+                               secret.back() == ' ')) {
+      secret.pop_back();
+    }
+    Status s = (*state)->AddAdminToken(secret, "admin", &txn);
+    if (!s.ok()) {
+      return Status::InvalidArgument(opts.admin_token_file + ": " + s.message());
+    }
+  } else if (!(*state)->HasTokens()) {
+    std::string secret = "allot_" + RandomHex(32);
+    ALLOT_RETURN_IF_ERROR((*state)->AddAdminToken(secret, "admin", &txn));
+    out << "bootstrap cluster-admin token (shown once; keep it safe):\n  "
+        << secret << "\n";
+  }
+  if (!txn.batch.empty()) {
+    (*state)->Audit("-", "", "bootstrap", "Token admin", "ok", &txn);
+    ALLOT_RETURN_IF_ERROR((*st)->Commit(txn.batch));
+  }
+
+  auto impl = std::make_unique<ServerImpl>();
+  std::string describe = (*st)->Describe();
+  impl->owner = std::make_unique<Owner>(std::move(*st), std::move(*state), NowMs);
+  impl->owner->Start();
+  impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
+  impl->api = std::make_unique<Api>(impl->owner.get());
+  net::ServerOptions so;
+  so.listen = opts.listen;
+  so.threads = opts.threads;
+  so.tls_cert_file = opts.tls_cert_file;
+  so.tls_key_file = opts.tls_key_file;
+  Api* api = impl->api.get();
+  auto http = net::HttpServer::Start(
+      so, [api](std::shared_ptr<net::Exchange> ex) { api->Handle(std::move(ex)); });
+  if (!http.ok()) {
+    impl->owner->Stop();
+    return http.status();
+  }
+  impl->http = std::move(*http);
+  bool tls = !opts.tls_cert_file.empty();
+  std::string host = opts.listen.substr(0, opts.listen.rfind(':'));
+  out << "allot " << kVersion << " serving on " << (tls ? "https" : "http")
+      << "://" << host << ":" << impl->http->port() << " (store " << describe
+      << ")\n";
+  if (!tls && !IsLoopback(opts.listen)) {
+    out << "WARNING: serving plain HTTP on a non-loopback address: tokens "
+           "cross the network in clear text; use --tls-cert and --tls-key\n";
+  }
+  out.flush();
+  return std::unique_ptr<Server>(std::move(impl));
+}
+
+}  // namespace allot::server

@@ -1,0 +1,38 @@
+// Server: `allot serve` assembled: store, state, owner, API, HTTP.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "core/status.h"
+
+namespace allot::server {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8470";
+  std::string store_url;  // Empty: store::DefaultStoreUrl().
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // A file holding the bootstrap cluster-admin token. Given: that token is
+  // registered (idempotent). Not given and the store has no token: one is
+  // generated and printed once.
+  std::string admin_token_file;
+  int threads = 2;
+};
+
+class Server {
+ public:
+  // Opens and loads the store, bootstraps the admin token, starts the owner
+  // and the HTTP server. Writes start-up lines (and a generated token) to
+  // `out`.
+  static Result<std::unique_ptr<Server>> Start(const ServeOptions& opts,
+                                               std::ostream& out);
+  virtual ~Server() = default;
+  virtual uint16_t port() const = 0;
+  // Stops taking requests, finishes queued commands, closes the store.
+  virtual void Stop() = 0;
+};
+
+}  // namespace allot::server

@@ -1,0 +1,232 @@
+// State: everything the control plane knows, owned by one thread.
+//
+// The state owner (server/owner.h) calls State from its single thread, so
+// State has no locks. Every mutating call validates first and changes
+// nothing on error; on success it changes memory and records what to write
+// (Txn::batch) and what to tell watchers (Txn::events). The owner commits
+// the batch before anyone is told (group commit), so memory runs ahead of
+// the store only for the length of one turn; a failed commit aborts the
+// process and a restart reloads the store.
+//
+// Scheduling: workload arrivals and deletions go to the scheduler
+// incrementally; any change to flavors, cohorts, ClusterQueues,
+// LocalQueues, priority classes, tenants, nodes or the scheduler config
+// rebuilds the scheduler from the whole state (admitted workloads keep
+// their placements; pending ones keep their arrival order). Schedule()
+// then runs cycles until nothing changes and records every decision.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+#include "core/status.h"
+#include "sched/scheduler.h"
+#include "server/authz.h"
+#include "store/store.h"
+
+namespace allot::server {
+
+enum class WorkloadState {
+  kPending,
+  kAdmitted,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kEvicted,
+  kRequeued,
+  kSuspended,
+};
+const char* ToString(WorkloadState s);
+Result<WorkloadState> ParseWorkloadState(const std::string& s);
+
+struct Condition {
+  std::string type;  // Kueue's: QuotaReserved, Admitted, Evicted, ...
+  bool status = true;
+  std::string reason;
+  std::string message;
+  int64_t time_unix_ms = 0;
+};
+
+struct WorkloadRecord {
+  core::Workload spec;  // spec.admission is the current admission.
+  WorkloadState state = WorkloadState::kPending;
+  std::vector<Condition> conditions;  // One per type, newest values.
+  int64_t seq = 0;                    // Arrival order.
+  int64_t resource_version = 0;
+  std::string submitted_by;
+  std::string json;  // The API's JSON as last written (lists reuse it).
+};
+
+// One change for watchers: a line of newline-delimited JSON.
+struct Event {
+  int64_t resource_version = 0;
+  Kind kind = Kind::kWorkload;
+  std::string tenant;  // The object's tenant ("" for cluster-scoped kinds).
+  std::string line;    // {"type":"ADDED|MODIFIED|DELETED","object":{...}}\n
+};
+
+// What one owner turn writes and publishes.
+struct Txn {
+  int64_t now_unix_ms = 0;
+  store::Batch batch;
+  std::vector<Event> events;
+};
+
+struct ListOptions {
+  std::string tenant;  // Namespaced kinds: only this tenant.
+  std::string queue;   // Workloads: only this LocalQueue.
+  std::optional<WorkloadState> state;
+  core::Labels labels;  // Every pair must match.
+  int64_t limit = 0;    // 0: all.
+  std::string after;    // Continue after this key.
+};
+
+// The result of applying one document.
+struct ApplyResult {
+  Kind kind;
+  std::string key;
+  std::string action;  // "created", "configured", "unchanged".
+};
+
+template <typename T>
+struct Entry {
+  T obj;
+  int64_t rv = 0;
+};
+// The cluster's configuration: everything but workloads.
+struct Objects {
+  std::map<std::string, Entry<core::ResourceFlavor>> flavors;
+  std::map<std::string, Entry<core::Cohort>> cohorts;
+  std::map<std::string, Entry<core::ClusterQueue>> cluster_queues;
+  std::map<std::string, Entry<core::LocalQueue>> local_queues;  // ns/name
+  std::map<std::string, Entry<core::WorkloadPriorityClass>> priority_classes;
+  std::map<std::string, Entry<core::Namespace>> tenants;
+  std::map<std::string, Entry<core::Node>> nodes;
+  core::SchedulerConfig scheduler;
+  int64_t scheduler_rv = 0;
+};
+
+class State {
+ public:
+  // Rebuilds the state from the store's snapshot; an unreadable row is an
+  // error that names it.
+  static Result<std::unique_ptr<State>> Load(const store::Snapshot& snap);
+  ~State();
+
+  // ---- Objects --------------------------------------------------------
+  // `doc` holds exactly one object of `kind` (as parsed from a request
+  // body). Create fails with AlreadyExists; Replace with NotFound, or
+  // FailedPrecondition when `expected_rv` is given and stale.
+  Status Create(const Principal& p, Kind kind, core::Config doc, Txn* txn);
+  Status Replace(const Principal& p, Kind kind, const std::string& key,
+                 core::Config doc, std::optional<int64_t> expected_rv,
+                 Txn* txn);
+  // Refuses (FailedPrecondition) to delete what admitted workloads use
+  // unless `drain`, which evicts them first.
+  Status Delete(const Principal& p, Kind kind, const std::string& key,
+                bool drain, Txn* txn);
+  // cordon (unschedulable), uncordon, or drain (cordon and evict what runs
+  // there back to the queues). Cluster-admins only.
+  Status NodeAction(const Principal& p, const std::string& node,
+                    const std::string& action, Txn* txn);
+  // Creates or replaces every object of `docs`, all or nothing.
+  Result<std::vector<ApplyResult>> Apply(const Principal& p, core::Config docs,
+                                         Txn* txn);
+  Result<boost::json::object> Get(const Principal& p, Kind kind,
+                                  const std::string& key) const;
+  // The serialized list: {"items":[...], "resourceVersion":"N",
+  // "continue":"key"?} ("continue" when `limit` cut it short).
+  Result<std::string> List(const Principal& p, Kind kind,
+                           const ListOptions& opts) const;
+  // The JSON of every object `p` may see of `kind` in `tenant` (all
+  // tenants when empty), as ADDED events, for a watch that starts now.
+  std::vector<std::string> Snapshot(const Principal& p, Kind kind,
+                                    const std::string& tenant) const;
+
+  // ---- Tokens and audit -----------------------------------------------
+  std::optional<Principal> Authenticate(const std::string& secret) const;
+  // Returns (id, secret); the secret is shown once and stored only hashed.
+  Result<std::pair<std::string, std::string>> CreateToken(const Principal& p, const std::string& user,
+                                  Role role, const std::string& tenant,
+                                  Txn* txn);
+  Status RevokeToken(const Principal& p, const std::string& id, Txn* txn);
+  boost::json::array ListTokens(const Principal& p) const;
+  bool HasTokens() const { return !tokens_.empty(); }
+  // Registers `secret` as a cluster-admin token (bootstrap).
+  Status AddAdminToken(const std::string& secret, const std::string& user,
+                       Txn* txn);
+  void Audit(const std::string& principal, const std::string& tenant,
+             const std::string& verb, const std::string& object,
+             const std::string& outcome, Txn* txn);
+
+  int64_t resource_version() const { return rv_; }
+  size_t WorkloadCount() const { return workloads_.size(); }
+  const WorkloadRecord* FindWorkload(const std::string& key) const;
+  // Ends an owner turn: runs scheduling cycles until nothing changes,
+  // records the decisions and writes every workload changed this turn
+  // (Txn::batch, Txn::events). Returns the number of cycles.
+  int32_t FinishTurn(Txn* txn);
+
+ private:
+  struct Change;
+
+  State();
+  // The scheduler's input: the configuration, then admitted workloads
+  // (minus `evict`), then pending ones in arrival order.
+  core::Config BuildConfig(const Objects& objs,
+                           const std::set<std::string>& evict) const;
+  // Applies `changes` to a copy of the configuration, validates it with
+  // every workload, builds a scheduler for it, calls `check` (if set) on
+  // the candidate, and only then commits.
+  Status ChangeConfig(
+      const Principal& p, std::vector<Change> changes, bool drain, Txn* txn,
+      std::vector<ApplyResult>* results,
+      const std::function<Status(const Objects&)>& check = nullptr);
+  // The checks of a submission against configuration `o`.
+  Status CheckWorkload(const Principal& p, const core::Workload& w,
+                       const Objects& o) const;
+  Status InUse(const Objects& objs, Kind kind, const std::string& key,
+               bool drain, std::set<std::string>* evict) const;
+  Status SubmitWorkload(const Principal& p, core::Workload w, Txn* txn);
+  Status DeleteWorkload(const std::string& key, Txn* txn);
+  void Evicted(WorkloadRecord* rec, const std::string& reason,
+               const std::string& message, int64_t now);
+  void MarkDirty(const std::string& key) { dirty_.insert(key); }
+  void Flush(Txn* txn);
+  boost::json::object WorkloadJson(const WorkloadRecord& rec,
+                                   bool explain) const;
+  // The object's API JSON; `status` adds what is computed now (usage of a
+  // ClusterQueue, counts of a LocalQueue), which the store does not keep.
+  boost::json::object ConfigJson(Kind kind, const std::string& key,
+                                 bool status) const;
+  bool Exists(Kind kind, const std::string& key) const;
+  int64_t RvOf(Kind kind, const std::string& key) const;
+  void PutObject(Kind kind, const std::string& key, bool added, Txn* txn);
+  std::string EventLine(const char* type, const boost::json::object& obj);
+
+  Objects objs_;
+  std::map<std::string, WorkloadRecord> workloads_;
+  std::unique_ptr<sched::Scheduler> sched_;
+  std::map<std::string, store::TokenRow> tokens_;         // By id.
+  std::map<std::string, std::string> token_by_hash_;      // Hash -> id.
+  std::set<std::string> dirty_;    // Workloads changed this turn.
+  std::set<std::string> created_;  // Workloads created this turn.
+  int64_t rv_ = 0;
+  int64_t seq_ = 0;
+  int64_t audit_seq_ = 0;
+  std::string audit_hash_;
+  size_t removed_since_rebuild_ = 0;
+};
+
+}  // namespace allot::server

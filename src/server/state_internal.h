@@ -1,0 +1,92 @@
+// Helpers shared by the State's .cc files.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <variant>
+
+#include "core/manifest_encode.h"
+#include "server/state.h"
+
+namespace allot::server::internal {
+
+// A configuration object of any kind but Workload (variant index = Kind).
+using ConfigObject =
+    std::variant<core::ResourceFlavor, core::Cohort, core::ClusterQueue,
+                 core::LocalQueue, core::WorkloadPriorityClass,
+                 core::Namespace, core::Node>;
+
+inline std::string KeyOf(const core::LocalQueue& lq) {
+  return lq.ns + "/" + lq.name;
+}
+template <typename T>
+std::string KeyOf(const T& obj) {
+  return obj.name;
+}
+inline std::string KeyOf(const core::Workload& w) { return w.Key(); }
+
+// Calls f(map) with the map of `kind` (not Workload).
+template <typename F>
+decltype(auto) WithMap(Objects& o, Kind kind, F&& f) {
+  switch (kind) {
+    case Kind::kResourceFlavor: return f(o.flavors);
+    case Kind::kCohort: return f(o.cohorts);
+    case Kind::kClusterQueue: return f(o.cluster_queues);
+    case Kind::kLocalQueue: return f(o.local_queues);
+    case Kind::kWorkloadPriorityClass: return f(o.priority_classes);
+    case Kind::kTenant: return f(o.tenants);
+    case Kind::kNode: return f(o.nodes);
+    case Kind::kWorkload: break;
+  }
+  std::abort();
+}
+template <typename F>
+decltype(auto) WithMap(const Objects& o, Kind kind, F&& f) {
+  return WithMap(const_cast<Objects&>(o), kind,
+                 [&](auto& m) -> decltype(auto) { return f(std::as_const(m)); });
+}
+
+inline boost::json::object Encode(const core::ResourceFlavor& x) {
+  return core::EncodeFlavor(x);
+}
+inline boost::json::object Encode(const core::Cohort& x) {
+  return core::EncodeCohort(x);
+}
+inline boost::json::object Encode(const core::ClusterQueue& x) {
+  return core::EncodeClusterQueue(x);
+}
+inline boost::json::object Encode(const core::LocalQueue& x) {
+  return core::EncodeLocalQueue(x);
+}
+inline boost::json::object Encode(const core::WorkloadPriorityClass& x) {
+  return core::EncodePriorityClass(x);
+}
+inline boost::json::object Encode(const core::Namespace& x) {
+  return core::EncodeNamespace(x);
+}
+inline boost::json::object Encode(const core::Node& x) {
+  return core::EncodeNode(x);
+}
+
+// Sets metadata.resourceVersion (a string, as Kubernetes does).
+void SetResourceVersion(boost::json::object* obj, int64_t rv);
+
+// The source every object loaded from the store carries, so messages read
+// "ClusterQueue team-a: ...".
+core::SourceRef StoredSource(Kind kind);
+
+}  // namespace allot::server::internal
+
+namespace allot::server {
+// One change to the configuration; `obj` unset deletes.
+struct State::Change {
+  Kind kind = Kind::kResourceFlavor;
+  std::string key;
+  std::optional<internal::ConfigObject> obj;
+  enum class Mode { kCreate, kReplace, kApply, kDelete } mode = Mode::kApply;
+  std::optional<int64_t> expected_rv;
+  // A SchedulerConfig document (kind is ignored).
+  std::optional<core::SchedulerConfig> scheduler;
+};
+}  // namespace allot::server

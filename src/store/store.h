@@ -1,0 +1,119 @@
+// Store: the durable state of an Allot server, behind one interface.
+//
+// The server's state owner keeps everything in memory and writes every
+// change through a Store before it tells anyone. A Store holds opaque
+// objects (kind, key -> resource version and a JSON body the server owns),
+// API tokens (only their hashes), small metadata values and the
+// hash-chained audit log. It knows nothing about Kueue or scheduling, so a
+// PostgreSQL backend can follow without touching the rest.
+//
+// Guarantees:
+//  - Commit applies a whole Batch in one transaction and returns only once
+//    it is durable (synced); a crash (kill -9) loses no committed batch and
+//    never shows half of one. A failed Commit changes nothing.
+//  - Load returns exactly what the committed batches left.
+//  - Thread-compatible: one caller at a time (the state owner). ListAudit
+//    may be called from the same thread between commits.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace allot::store {
+
+// One stored object. `key` is "name" (cluster-scoped) or "namespace/name".
+struct ObjectRow {
+  std::string kind;  // "Workload", "ClusterQueue", ...
+  std::string key;
+  int64_t resource_version = 0;
+  std::string body;  // Opaque to the store (JSON written by the server).
+};
+
+struct TokenRow {
+  std::string id;    // Public, short: names the token in lists and revoke.
+  std::string hash;  // Hex SHA-256 of the secret; the secret is never stored.
+  std::string user;
+  std::string role;    // "cluster-admin", "tenant-admin", "member", "viewer".
+  std::string tenant;  // Empty for cluster-admin.
+  int64_t created_unix_ms = 0;
+  bool revoked = false;
+};
+
+// One audit record. `seq` starts at 1 and has no gaps; `hash` is the
+// chain hash the server computes over prev_hash and the other fields.
+struct AuditRow {
+  int64_t seq = 0;
+  int64_t time_unix_ms = 0;
+  std::string principal;  // User name, or "-" when authentication failed.
+  std::string tenant;
+  std::string verb;     // "create", "replace", "delete", "apply", "login", ...
+  std::string object;   // "Workload team-a/train", a route, ...
+  std::string outcome;  // "ok", or an HTTP status and a short reason.
+  std::string prev_hash;
+  std::string hash;
+};
+
+struct AuditFilter {
+  std::optional<int64_t> since_unix_ms;  // Inclusive.
+  std::optional<int64_t> until_unix_ms;  // Exclusive.
+  std::string principal;                 // Empty: any. Exact match.
+  std::string tenant;                    // Empty: any.
+  std::string verb;                      // Empty: any.
+  int64_t after_seq = 0;                 // Only records with seq > after_seq.
+  int64_t limit = 0;  // 0: no limit. Ordered by seq ascending.
+};
+
+// Everything a Commit writes. Applied in this order: object deletes, object
+// puts (insert or replace by kind+key), token upserts (by id), meta
+// upserts, audit appends (seq must continue the log: a gap or repeat fails
+// the whole batch with FailedPrecondition).
+struct Batch {
+  std::vector<std::pair<std::string, std::string>> deletes;  // (kind, key)
+  std::vector<ObjectRow> puts;
+  std::vector<TokenRow> tokens;
+  std::map<std::string, std::string> meta;
+  std::vector<AuditRow> audit;
+  bool empty() const {
+    return deletes.empty() && puts.empty() && tokens.empty() && meta.empty() &&
+           audit.empty();
+  }
+};
+
+struct Snapshot {
+  // Ordered by (kind, resource_version): within a kind, oldest change first.
+  std::vector<ObjectRow> objects;
+  std::vector<TokenRow> tokens;  // Ordered by id.
+  std::map<std::string, std::string> meta;
+  std::optional<AuditRow> last_audit;  // The newest record, if any.
+  int32_t schema_version = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual Status Commit(const Batch& batch) = 0;
+  virtual Result<Snapshot> Load() = 0;
+  virtual Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) = 0;
+  // "sqlite:/path/to/allot.db", for messages.
+  virtual std::string Describe() const = 0;
+};
+
+// Opens (creating when missing, with its parent directory) the store named
+// by `url`: "sqlite:PATH" (PATH may be relative). Runs schema migrations
+// up to the version this binary knows; a store written by a newer binary is
+// refused with FailedPrecondition. Any other scheme is InvalidArgument.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
+
+// The default store URL: sqlite:$XDG_DATA_HOME/allot/allot.db, else
+// sqlite:$HOME/.local/share/allot/allot.db for non-root users, else
+// sqlite:/var/lib/allot/allot.db.
+std::string DefaultStoreUrl();
+
+}  // namespace allot::store
