@@ -637,7 +637,13 @@ int32_t State::FinishTurn(Txn* txn) {
       SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now});
       SetCondition(&rec.conditions, {"Admitted", true, "Admitted",
                                      "the workload is admitted", now});
-      SetCondition(&rec.conditions, {"Evicted", false, "Admitted", "", now});
+      for (const Condition& c : rec.conditions) {
+        if (c.type == "Evicted" && c.status) {
+          SetCondition(&rec.conditions,
+                       {"Evicted", false, "Readmitted", "admitted again", now});
+          break;
+        }
+      }
     } else {
       rec.spec.admission.reset();
       rec.state = WorkloadState::kRequeued;

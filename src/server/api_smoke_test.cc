@@ -1,0 +1,85 @@
+// A first end-to-end check of `allot serve`: apply, submit, admit, restart.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+
+#include "server/test_server.h"
+
+namespace allot::server {
+namespace {
+
+using testing::TestServer;
+namespace json = boost::json;
+
+constexpr char kCluster[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-a}
+spec: {clusterQueue: cq-a}
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata: {name: n1}
+status:
+  capacity: {cpu: 64, memory: 512Gi}
+  gpus: [{uuid: G0}, {uuid: G1}, {uuid: G2}, {uuid: G3}, {uuid: G4}, {uuid: G5}, {uuid: G6}, {uuid: G7}]
+)";
+
+std::string Workload(const std::string& name, int gpus) {
+  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" +
+         name + R"(","namespace":"team-a"},"spec":{"queueName":"q","podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
+         std::to_string(gpus) + "}}}}]}}";
+}
+
+TEST(ApiSmoke, ApplySubmitAdmitRestart) {
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  int code = 0;
+  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  r = srv->Json("POST", "/api/v1/workloads", Workload("a", 6), &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  r = srv->Json("POST", "/api/v1/workloads", Workload("b", 4), &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  r = srv->Json("GET", "/api/v1/workloads/team-a/a", "", &code);
+  EXPECT_EQ(r.at("status").at("state").as_string(), "Admitted");
+  json::value before = r.at("status").at("admission");
+  r = srv->Json("GET", "/api/v1/workloads/team-a/b", "", &code);
+  EXPECT_EQ(r.at("status").at("state").as_string(), "Pending");
+  EXPECT_EQ(r.at("status").at("position").as_int64(), 1);
+
+  srv->Kill9();
+  ASSERT_TRUE(srv->Restart()) << srv->Log();
+  r = srv->Json("GET", "/api/v1/workloads/team-a/a", "", &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(json::serialize(r.at("status").at("admission")), json::serialize(before));
+  // Deleting a frees its GPUs; b is admitted in the same turn.
+  srv->Json("DELETE", "/api/v1/workloads/team-a/a", "", &code);
+  EXPECT_EQ(code, 200);
+  r = srv->Json("GET", "/api/v1/workloads/team-a/b", "", &code);
+  EXPECT_EQ(r.at("status").at("state").as_string(), "Admitted");
+  r = srv->Json("GET", "/api/v1/clusterqueues/cq-a", "", &code);
+  EXPECT_EQ(r.at("status").at("flavorsUsage").at(0).at("resources").at(0).at("total").as_string(), "4");
+}
+
+}  // namespace
+}  // namespace allot::server
