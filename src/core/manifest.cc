@@ -7,6 +7,7 @@
 // yaml-cpp exceptions are caught in ParseManifests and never leave it.
 #include "core/manifest.h"
 
+#include <boost/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -541,11 +542,11 @@ constexpr KindParser kKinds[] = {
 
 // Parses one document into *out. `scheduler_doc` remembers the document of
 // this file's SchedulerConfig, of which there may be one.
-Status ParseDocument(const YAML::Node& node, const std::string& file, int index,
+Status ParseDocument(const Tree& node, const std::string& file, int index,
                      int* scheduler_doc, Config* out) {
-  Doc d(node, SourceRef{file, index, ""});
+  Doc d(&node, SourceRef{file, index, ""});
   if (d.root.unset()) return Status::Ok();  // An empty document.
-  if (!node.IsMap()) {
+  if (!d.root.IsMap()) {
     return At(
         d.source, "",
         Status::InvalidArgument("expected a mapping with apiVersion and kind"));
@@ -580,6 +581,96 @@ Status ParseDocument(const YAML::Node& node, const std::string& file, int index,
   return s.ok() ? s : At(d.source, d.DisplayName(), s);
 }
 
+Tree FromYaml(const YAML::Node& n) {
+  Tree t;
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      t.type = Tree::Type::kScalar;
+      t.scalar = n.Scalar();
+      break;
+    case YAML::NodeType::Sequence:
+      t.type = Tree::Type::kSeq;
+      t.items.reserve(n.size());
+      for (const YAML::Node& item : n) t.items.push_back(FromYaml(item));
+      break;
+    case YAML::NodeType::Map:
+      t.type = Tree::Type::kMap;
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        if (!it->first.IsScalar()) {
+          t.bad_key = true;
+          continue;
+        }
+        t.keys.push_back(it->first.Scalar());
+        t.items.push_back(FromYaml(it->second));
+      }
+      break;
+    default:  // Null, Undefined.
+      break;
+  }
+  return t;
+}
+
+Tree FromJson(const boost::json::value& v) {
+  Tree t;
+  switch (v.kind()) {
+    case boost::json::kind::null:
+      break;
+    case boost::json::kind::bool_:
+      t.type = Tree::Type::kScalar;
+      t.scalar = v.get_bool() ? "true" : "false";
+      break;
+    case boost::json::kind::int64:
+      t.type = Tree::Type::kScalar;
+      t.scalar = std::to_string(v.get_int64());
+      break;
+    case boost::json::kind::uint64:
+      t.type = Tree::Type::kScalar;
+      t.scalar = std::to_string(v.get_uint64());
+      break;
+    case boost::json::kind::double_: {
+      t.type = Tree::Type::kScalar;
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
+      t.scalar.assign(buf, ec == std::errc() ? end : buf);
+      break;
+    }
+    case boost::json::kind::string:
+      t.type = Tree::Type::kScalar;
+      t.scalar = std::string(v.get_string());
+      break;
+    case boost::json::kind::array:
+      t.type = Tree::Type::kSeq;
+      t.items.reserve(v.get_array().size());
+      for (const boost::json::value& item : v.get_array())
+        t.items.push_back(FromJson(item));
+      break;
+    case boost::json::kind::object:
+      t.type = Tree::Type::kMap;
+      t.keys.reserve(v.get_object().size());
+      t.items.reserve(v.get_object().size());
+      for (const auto& [k, x] : v.get_object()) {
+        t.keys.emplace_back(k);
+        t.items.push_back(FromJson(x));
+      }
+      break;
+  }
+  return t;
+}
+
+// A body that is one JSON object is read with Boost.JSON (an API client's
+// usual body; about 10x faster than yaml-cpp). Anything else, including
+// JSON that Boost.JSON rejects, goes to yaml-cpp, which also reports
+// syntax errors with line and column.
+bool TryJson(const std::string& text, std::vector<Tree>* docs) {
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos || text[i] != '{') return false;
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  if (ec || !v.is_object()) return false;
+  docs->push_back(FromJson(v));
+  return true;
+}
+
 template <typename T>
 void AppendAll(std::vector<T>* from, std::vector<T>* to) {
   for (T& x : *from) to->push_back(std::move(x));
@@ -592,8 +683,14 @@ Status ParseManifests(const std::string& text, const std::string& file,
                       Config* config) {
   using internal::AppendAll;
   using internal::ParseDocument;
+  using internal::Tree;
+  using internal::TryJson;
+  using internal::FromYaml;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    std::vector<Tree> docs;
+    if (!TryJson(text, &docs)) {
+      for (const YAML::Node& n : YAML::LoadAll(text)) docs.push_back(FromYaml(n));
+    }
     Config parsed;
     int scheduler_doc = -1;
     for (size_t i = 0; i < docs.size(); ++i) {

@@ -2,13 +2,10 @@
 // (manifest.cc, manifest_workload.cc, manifest_validate.cc). Not part of the
 // public API: include core/manifest.h instead.
 //
-// Val is a YAML node with its field path, which does the strict field and
-// scalar checks; Doc is one manifest document with its metadata read.
-// yaml-cpp exceptions thrown under these helpers are caught by
-// ParseManifests and never leave the manifest reader.
+// Tree is a parsed document (from YAML or JSON text); Val is a node of it
+// with its field path, which does the strict field and scalar checks; Doc
+// is one manifest document with its metadata read.
 #pragma once
-
-#include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cstdint>
@@ -40,14 +37,29 @@ inline bool Contains(Names names, std::string_view s) {
   return false;
 }
 
-// A YAML node and its field path ("spec.resourceGroups[0]"). An absent or
+// A document tree: what YAML and JSON have in common. Scalars keep their
+// text (JSON numbers and booleans are written as YAML would show them), so
+// the checks below treat `count: 2` and `"count": 2` alike.
+struct Tree {
+  enum class Type : uint8_t { kNull, kScalar, kMap, kSeq };
+  Type type = Type::kNull;
+  bool bad_key = false;  // A mapping key that is not a scalar.
+  std::string scalar;
+  std::vector<std::string> keys;  // kMap: in document order.
+  std::vector<Tree> items;        // kMap: the values; kSeq: the items.
+};
+
+// A Tree node and its field path ("spec.resourceGroups[0]"). An absent or
 // null node is "unset": getters then leave their output untouched.
 class Val {
  public:
-  Val(YAML::Node node, std::string path)
-      : node_(std::move(node)), path_(std::move(path)) {}
+  Val(const Tree* node, std::string path)
+      : node_(node), path_(std::move(path)) {}
 
-  bool unset() const { return !node_.IsDefined() || node_.IsNull(); }
+  bool unset() const {
+    return node_ == nullptr || node_->type == Tree::Type::kNull;
+  }
+  bool IsMap() const { return !unset() && node_->type == Tree::Type::kMap; }
   const std::string& path() const { return path_; }
   Status Error(const std::string& msg) const {
     return Status::InvalidArgument(msg, path_);
@@ -88,11 +100,11 @@ class Val {
   // The entries of a mapping, each with path "path[key]".
   Status Entries(std::vector<std::pair<std::string, Val>>* out) const {
     if (unset()) return Status::Ok();
-    if (!node_.IsMap()) return Error("expected a mapping");
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      if (!it->first.IsScalar()) return Error("mapping keys must be strings");
-      const std::string& key = it->first.Scalar();
-      out->emplace_back(key, Val(it->second, path_ + "[" + key + "]"));
+    if (!IsMap()) return Error("expected a mapping");
+    if (node_->bad_key) return Error("mapping keys must be strings");
+    for (size_t i = 0; i < node_->keys.size(); ++i) {
+      const std::string& key = node_->keys[i];
+      out->emplace_back(key, Val(&node_->items[i], path_ + "[" + key + "]"));
     }
     return Status::Ok();
   }
@@ -100,16 +112,16 @@ class Val {
   // The items of a sequence, each with path "path[i]".
   Status Items(std::vector<Val>* out) const {
     if (unset()) return Status::Ok();
-    if (!node_.IsSequence()) return Error("expected a list");
-    for (size_t i = 0; i < node_.size(); ++i) {
-      out->emplace_back(node_[i], path_ + "[" + std::to_string(i) + "]");
+    if (node_->type != Tree::Type::kSeq) return Error("expected a list");
+    for (size_t i = 0; i < node_->items.size(); ++i) {
+      out->emplace_back(&node_->items[i],
+                        path_ + "[" + std::to_string(i) + "]");
     }
     return Status::Ok();
   }
 
   Status CheckMap() const {
-    return unset() || node_.IsMap() ? Status::Ok()
-                                    : Error("expected a mapping");
+    return unset() || IsMap() ? Status::Ok() : Error("expected a mapping");
   }
   Status Require() const {
     return unset() ? Error("required field is missing") : Status::Ok();
@@ -117,8 +129,8 @@ class Val {
 
   Status Get(std::string* out) const {
     if (unset()) return Status::Ok();
-    if (!node_.IsScalar()) return Error("expected a string");
-    *out = node_.Scalar();
+    if (node_->type != Tree::Type::kScalar) return Error("expected a string");
+    *out = node_->scalar;
     return Status::Ok();
   }
   // A string that must be given and not be empty.
@@ -219,17 +231,15 @@ class Val {
 
  private:
   Val Find(const std::string& key, std::string path) const {
-    if (!unset() && node_.IsMap()) {
-      for (auto it = node_.begin(); it != node_.end(); ++it) {
-        if (it->first.IsScalar() && it->first.Scalar() == key) {
-          return Val(it->second, std::move(path));
-        }
+    if (IsMap()) {
+      for (size_t i = 0; i < node_->keys.size(); ++i) {
+        if (node_->keys[i] == key) return Val(&node_->items[i], std::move(path));
       }
     }
-    return Val(YAML::Node(YAML::NodeType::Undefined), std::move(path));
+    return Val(nullptr, std::move(path));
   }
 
-  YAML::Node node_;
+  const Tree* node_;
   std::string path_;
 };
 
@@ -248,8 +258,8 @@ Status ParseRequests(const Val& v, ResourceList* out);
 
 // One manifest document, with its metadata read.
 struct Doc {
-  Doc(const YAML::Node& node, SourceRef src)
-      : root(node, ""), metadata(YAML::Node(), "metadata"), source(src) {}
+  Doc(const Tree* node, SourceRef src)
+      : root(node, ""), metadata(nullptr, "metadata"), source(src) {}
   Val root;
   Val metadata;
   SourceRef source;
