@@ -7,7 +7,7 @@
 // yaml-cpp exceptions are caught in ParseManifests and never leave it.
 #include "core/manifest.h"
 
-#include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -237,6 +237,10 @@ Status ParseRequests(const Val& v, ResourceList* out) {
     if (IsGpuResource(resource) && q.milli() % 1000 != 0) {
       return qv.Error(resource + " must be a whole number, got " +
                       q.ToString());
+    }
+    if (IsGpuResource(resource) && q.milli() > kMaxGpusPerPod * 1000) {
+      return qv.Error(resource + " per pod must be at most " +
+                      std::to_string(kMaxGpusPerPod) + ", got " + q.ToString());
     }
     (*out)[resource] = q;
   }
@@ -540,6 +544,27 @@ constexpr KindParser kKinds[] = {
     {kAllot, "Workload", true, ParseAllotWorkload},
 };
 
+// A pod set's total request (count x per pod) must stay far from int64's
+// limit, so that quota sums over many workloads cannot overflow.
+Status CheckTotals(const Workload& w) {
+  constexpr int64_t kMaxTotalMilli = int64_t(1) << 60;
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    const PodSet& ps = w.pod_sets[i];
+    for (const auto& [r, q] : ps.requests) {
+      int64_t total = 0;
+      if (__builtin_mul_overflow(q.milli(), int64_t(ps.count), &total) ||
+          total > kMaxTotalMilli) {
+        return Status::InvalidArgument(
+            "the pod set's total request of " + r + " (" +
+                std::to_string(ps.count) + " x " + q.ToString() +
+                ") is absurdly large",
+            "spec.podSets[" + std::to_string(i) + "]");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 // Parses one document into *out. `scheduler_doc` remembers the document of
 // this file's SchedulerConfig, of which there may be one.
 Status ParseDocument(const Tree& node, const std::string& file, int index,
@@ -577,7 +602,11 @@ Status ParseDocument(const Tree& node, const std::string& file, int index,
                   std::to_string(*scheduler_doc) + ")"));
   }
   if (is_config) *scheduler_doc = index;
+  size_t workloads_before = out->workloads.size();
   s = parser->parse(d, out);
+  if (s.ok() && out->workloads.size() > workloads_before) {
+    s = CheckTotals(out->workloads.back());
+  }
   return s.ok() ? s : At(d.source, d.DisplayName(), s);
 }
 
@@ -610,52 +639,99 @@ Tree FromYaml(const YAML::Node& n) {
   return t;
 }
 
-Tree FromJson(const boost::json::value& v) {
-  Tree t;
-  switch (v.kind()) {
-    case boost::json::kind::null:
-      break;
-    case boost::json::kind::bool_:
-      t.type = Tree::Type::kScalar;
-      t.scalar = v.get_bool() ? "true" : "false";
-      break;
-    case boost::json::kind::int64:
-      t.type = Tree::Type::kScalar;
-      t.scalar = std::to_string(v.get_int64());
-      break;
-    case boost::json::kind::uint64:
-      t.type = Tree::Type::kScalar;
-      t.scalar = std::to_string(v.get_uint64());
-      break;
-    case boost::json::kind::double_: {
-      t.type = Tree::Type::kScalar;
-      char buf[64];
-      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
-      t.scalar.assign(buf, ec == std::errc() ? end : buf);
-      break;
-    }
-    case boost::json::kind::string:
-      t.type = Tree::Type::kScalar;
-      t.scalar = std::string(v.get_string());
-      break;
-    case boost::json::kind::array:
-      t.type = Tree::Type::kSeq;
-      t.items.reserve(v.get_array().size());
-      for (const boost::json::value& item : v.get_array())
-        t.items.push_back(FromJson(item));
-      break;
-    case boost::json::kind::object:
-      t.type = Tree::Type::kMap;
-      t.keys.reserve(v.get_object().size());
-      t.items.reserve(v.get_object().size());
-      for (const auto& [k, x] : v.get_object()) {
-        t.keys.emplace_back(k);
-        t.items.push_back(FromJson(x));
-      }
-      break;
+// Builds a Tree from JSON text with Boost.JSON's SAX parser. Unlike
+// boost::json::parse it keeps repeated keys (CheckFields then reports
+// "field given twice", as for YAML) and the exact text of numbers.
+class TreeBuilder {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+  using ec_t = boost::system::error_code;
+  using sv = boost::json::string_view;
+
+  Tree root;
+
+  bool on_document_begin(ec_t&) { return true; }
+  bool on_document_end(ec_t&) { return true; }
+  bool on_object_begin(ec_t&) { return Open(Tree::Type::kMap); }
+  bool on_object_end(std::size_t, ec_t&) { return Close(); }
+  bool on_array_begin(ec_t&) { return Open(Tree::Type::kSeq); }
+  bool on_array_end(std::size_t, ec_t&) { return Close(); }
+  bool on_key_part(sv s, std::size_t, ec_t&) { return Append(&key_, s); }
+  bool on_key(sv s, std::size_t, ec_t&) {
+    Append(&key_, s);
+    have_key_ = true;
+    return true;
   }
-  return t;
-}
+  bool on_string_part(sv s, std::size_t, ec_t&) { return Append(&text_, s); }
+  bool on_string(sv s, std::size_t, ec_t&) {
+    Append(&text_, s);
+    return Scalar();
+  }
+  bool on_number_part(sv s, ec_t&) { return Append(&text_, s); }
+  bool on_int64(int64_t, sv s, ec_t&) { return Number(s); }
+  bool on_uint64(uint64_t, sv s, ec_t&) { return Number(s); }
+  bool on_double(double, sv s, ec_t&) { return Number(s); }
+  bool on_bool(bool b, ec_t&) {
+    text_ = b ? "true" : "false";
+    return Scalar();
+  }
+  bool on_null(ec_t&) {
+    NewValue();
+    return true;
+  }
+  bool on_comment_part(sv, ec_t&) { return true; }
+  bool on_comment(sv, ec_t&) { return true; }
+
+ private:
+  static bool Append(std::string* to, sv s) {
+    to->append(s.data(), s.size());
+    return true;
+  }
+  // The slot of the next value: the root, the next item of a list, or the
+  // value of the key just read.
+  Tree* NewValue() {
+    if (stack_.empty()) return &root;
+    Tree* top = stack_.back();
+    if (top->type == Tree::Type::kMap) {
+      top->keys.push_back(std::move(key_));
+      key_.clear();
+      have_key_ = false;
+    }
+    top->items.emplace_back();
+    return &top->items.back();
+  }
+  bool Open(Tree::Type type) {
+    Tree* t = NewValue();
+    t->type = type;
+    stack_.push_back(t);
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+  bool Scalar() {
+    Tree* t = NewValue();
+    t->type = Tree::Type::kScalar;
+    t->scalar = std::move(text_);
+    text_.clear();
+    return true;
+  }
+  bool Number(sv last) {
+    Append(&text_, last);
+    return Scalar();
+  }
+
+  // Open containers; a pointer stays valid because only the innermost
+  // container's item list grows.
+  std::vector<Tree*> stack_;
+  std::string key_;
+  bool have_key_ = false;
+  std::string text_;
+};
 
 // A body that is one JSON object is read with Boost.JSON (an API client's
 // usual body; about 10x faster than yaml-cpp). Anything else, including
@@ -664,10 +740,11 @@ Tree FromJson(const boost::json::value& v) {
 bool TryJson(const std::string& text, std::vector<Tree>* docs) {
   size_t i = text.find_first_not_of(" \t\r\n");
   if (i == std::string::npos || text[i] != '{') return false;
+  boost::json::basic_parser<TreeBuilder> p(boost::json::parse_options{});
   boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(text, ec);
-  if (ec || !v.is_object()) return false;
-  docs->push_back(FromJson(v));
+  size_t n = p.write_some(false, text.data(), text.size(), ec);
+  if (ec || n != text.size() || !p.done()) return false;
+  docs->push_back(std::move(p.handler().root));
   return true;
 }
 

@@ -251,7 +251,11 @@ Status At(const SourceRef& src, const std::string& name, const Status& s);
 
 Status ParseTolerations(const Val& v, std::vector<Toleration>* out);
 
-// Per-pod requests: non-negative; GPUs and MIG slices in whole units.
+// No node has more GPUs than this; a larger per-pod request is a typo.
+inline constexpr int64_t kMaxGpusPerPod = 4096;
+
+// Per-pod requests: non-negative; GPUs and MIG slices in whole units, at
+// most kMaxGpusPerPod.
 Status ParseRequests(const Val& v, ResourceList* out);
 
 // ---- Kinds -----------------------------------------------------------------

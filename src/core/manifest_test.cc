@@ -222,6 +222,27 @@ spec:
       "body", &c);
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(bad.field(), "spec.podSets[0].count");
+  // A key given twice is an error in JSON as in YAML.
+  Status dup = ParseManifests(
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a","name":"b"}})",
+      "body", &c);
+  EXPECT_FALSE(dup.ok());
+  EXPECT_NE(dup.message().find("given twice"), std::string::npos) << dup.message();
+  // Absurd totals are refused before any arithmetic can overflow.
+  Status huge = ParseManifests(
+      R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":"w"},)"
+      R"("spec":{"queueName":"q","podSets":[{"count":2,"template":{"resources":)"
+      R"({"requests":{"nvidia.com/gpu":"4699982712012801"}}}}]}})",
+      "body", &c);
+  EXPECT_FALSE(huge.ok());
+  EXPECT_NE(huge.message().find("at most 4096"), std::string::npos) << huge.message();
+  Status total = ParseManifests(
+      R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":"w"},)"
+      R"("spec":{"queueName":"q","podSets":[{"count":2000000000,"template":)"
+      R"({"resources":{"requests":{"memory":"1Pi"}}}}]}})",
+      "body", &c);
+  EXPECT_FALSE(total.ok());
+  EXPECT_NE(total.message().find("absurdly large"), std::string::npos) << total.message();
   // Malformed JSON falls back to the YAML reader, which says where.
   Status syntax = ParseManifests(R"({"apiVersion": "v1", "kind": )", "body", &c);
   EXPECT_FALSE(syntax.ok());

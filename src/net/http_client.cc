@@ -13,18 +13,17 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <optional>
 
 #include "net/http.h"
+#include "net/http_wire.h"
 
 namespace allot::net {
 namespace {
@@ -114,10 +113,6 @@ bool IsIpLiteral(const std::string& host) {
   error_code ec;
   asio::ip::make_address(host, ec);
   return !ec;
-}
-
-bool HasCrLf(const std::string& s) {
-  return s.find_first_of("\r\n") != std::string::npos;
 }
 
 StatusCode CodeForHttpStatus(int status) {
@@ -249,9 +244,8 @@ class ClientImpl final : public HttpClient {
       r.status = static_cast<int>(res.result_int());
       r.content_type = std::string(res[http::field::content_type]);
       for (const auto& f : res) {
-        std::string name(f.name_string());
-        for (char& c : name) c = static_cast<char>(std::tolower(c));
-        r.headers.emplace_back(std::move(name), std::string(f.value()));
+        r.headers.emplace_back(wire::ToLower(f.name_string()),
+                               std::string(f.value()));
       }
       r.body = std::move(out);
       return r;
@@ -308,7 +302,7 @@ class ClientImpl final : public HttpClient {
                                     const std::string& target,
                                     const Headers& headers,
                                     const std::string* body) {
-    if (method.empty() || HasCrLf(method) ||
+    if (method.empty() || wire::HasCrLf(method) ||
         method.find(' ') != std::string::npos) {
       return Status::InvalidArgument("bad HTTP method \"" + method + "\"");
     }
@@ -321,16 +315,16 @@ class ClientImpl final : public HttpClient {
     head += "Host: " + url_.host_header + "\r\n";
     bool user_agent = false;
     for (const auto& [name, value] : headers) {
-      if (name.empty() || HasCrLf(name) || HasCrLf(value) ||
+      if (name.empty() || wire::HasCrLf(name) || wire::HasCrLf(value) ||
           name.find(':') != std::string::npos) {
         return Status::InvalidArgument("bad header \"" + name + "\"");
       }
-      if (beast::iequals(name, "host") ||
-          beast::iequals(name, "content-length") ||
-          beast::iequals(name, "transfer-encoding")) {
+      if (wire::IEquals(name, "host") ||
+          wire::IEquals(name, "content-length") ||
+          wire::IEquals(name, "transfer-encoding")) {
         continue;
       }
-      if (beast::iequals(name, "user-agent")) user_agent = true;
+      if (wire::IEquals(name, "user-agent")) user_agent = true;
       head += name + ": " + value + "\r\n";
     }
     if (!user_agent) head += "User-Agent: allot\r\n";

@@ -15,7 +15,13 @@
 // A session's life: [TLS handshake] -> read request -> call handler ->
 // (reply: write, then read the next request if keep-alive | stream: write
 // head and chunks while a read waits for the client to go away) -> linger
-// (half-close, drain what the client still sends, then close).
+// (half-close, drain what the client still sends, then close). Beast only
+// parses requests; responses are framed by http_wire. Timeouts: 120 s idle
+// between requests, 60 s to write a response, 10 s for a TLS handshake.
+//
+// Stop: no new posts (Life), acceptor closed, every session closed on its
+// strand (streams' OnClose run there); the I/O threads then run out of work
+// and return. After a 2 s grace the io_context is stopped outright.
 #include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -25,12 +31,11 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -39,6 +44,7 @@
 #include <utility>
 
 #include "net/http.h"
+#include "net/http_wire.h"
 
 namespace allot::net {
 namespace {
@@ -67,86 +73,12 @@ struct Life {
   bool running = true;  // Guarded by mu.
 };
 
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 Response ErrorResponse(int status, const std::string& code,
                        const std::string& message) {
   Response r;
   r.status = status;
-  r.body = "{\"error\":{\"code\":\"" + code + "\",\"message\":\"" +
-           JsonEscape(message) + "\",\"field\":\"\"}}";
+  r.body = wire::ErrorBody(code, message);
   return r;
-}
-
-bool HasCrLf(const std::string& s) {
-  return s.find_first_of("\r\n") != std::string::npos;
-}
-
-// The response head. `content_length` < 0: no Content-Length (the body is
-// chunked when `chunked`, else delimited by closing the connection).
-std::string FormatHead(int status, const std::string& content_type,
-                       const Headers& extra, bool keep_alive,
-                       int64_t content_length, bool chunked) {
-  if (status < 100 || status > 599) status = 500;
-  std::string head = "HTTP/1.1 " + std::to_string(status) + " ";
-  head += std::string_view(http::obsolete_reason(http::int_to_status(status)));
-  head += "\r\nServer: allot\r\n";
-  if (!content_type.empty() && !HasCrLf(content_type)) {
-    head += "Content-Type: " + content_type + "\r\n";
-  }
-  for (const auto& [name, value] : extra) {
-    // The framing headers are ours; a header that could split the head is
-    // dropped.
-    if (name.empty() || HasCrLf(name) || HasCrLf(value) ||
-        name.find(':') != std::string::npos ||
-        beast::iequals(name, "content-length") ||
-        beast::iequals(name, "transfer-encoding") ||
-        beast::iequals(name, "connection") || beast::iequals(name, "server") ||
-        (!content_type.empty() && beast::iequals(name, "content-type"))) {
-      continue;
-    }
-    head += name + ": " + value + "\r\n";
-  }
-  if (status == 204 || status == 304) {
-    // No body and no framing headers by definition.
-  } else if (content_length >= 0) {
-    head += "Content-Length: " + std::to_string(content_length) + "\r\n";
-  } else if (chunked) {
-    head += "Transfer-Encoding: chunked\r\n";
-  }
-  if (!keep_alive) head += "Connection: close\r\n";
-  head += "\r\n";
-  return head;
-}
-
-void ParseQuery(std::string_view q, std::map<std::string, std::string>* out) {
-  while (!q.empty()) {
-    size_t amp = q.find('&');
-    std::string_view part = q.substr(0, amp);
-    q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
-    if (part.empty()) continue;
-    size_t eq = part.find('=');
-    std::string key = UrlDecode(std::string(part.substr(0, eq)), true);
-    std::string value = eq == std::string_view::npos
-                            ? std::string()
-                            : UrlDecode(std::string(part.substr(eq + 1)), true);
-    out->emplace(std::move(key), std::move(value));  // The first one wins.
-  }
 }
 
 Request ToRequest(http::request<http::string_body>&& msg,
@@ -154,17 +86,10 @@ Request ToRequest(http::request<http::string_body>&& msg,
   Request r;
   r.method = std::string(msg.method_string());
   r.target = std::string(msg.target());
-  size_t q = r.target.find('?');
-  r.path = UrlDecode(r.target.substr(0, q), false);
-  if (q != std::string::npos) {
-    ParseQuery(std::string_view(r.target).substr(q + 1), &r.query);
-  }
+  wire::SplitTarget(r.target, &r.path, &r.query);
   for (const auto& field : msg) {
-    std::string name(field.name_string());
-    for (char& c : name) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    auto [it, fresh] = r.headers.emplace(name, std::string(field.value()));
+    auto [it, fresh] = r.headers.emplace(wire::ToLower(field.name_string()),
+                                         std::string(field.value()));
     if (!fresh) it->second += ", " + std::string(field.value());
   }
   r.body = std::move(msg.body());
@@ -389,7 +314,7 @@ class Session final : public SessionBase {
   void SendResponse(Response r) override {
     if (finished_ || state_ != State::kHandling) return;
     for (const auto& [name, value] : r.headers) {
-      if (beast::iequals(name, "connection") && beast::iequals(value, "close"))
+      if (wire::IEquals(name, "connection") && wire::IEquals(value, "close"))
         keep_alive_ = false;
     }
     WriteResponse(std::move(r));
@@ -405,8 +330,9 @@ class Session final : public SessionBase {
     stream_impl_ = std::move(stream);
     keep_alive_ = false;
     chunked_ = !http10_;
-    pending_ = FormatHead(status, content_type, headers, /*keep_alive=*/false,
-                          /*content_length=*/-1, chunked_);
+    pending_ =
+        wire::ResponseHead(status, content_type, headers, /*keep_alive=*/false,
+                           /*content_length=*/-1, chunked_);
     WriteNext();
     DrainRead();  // Its end tells that the client went away.
   }
@@ -477,7 +403,7 @@ class Session final : public SessionBase {
     if (finished_) return;
     if (ec) return OnReadError(ec);
     if (!parser_->is_done() &&
-        beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+        wire::IEquals(parser_->get()[http::field::expect], "100-continue")) {
       static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(stream_, asio::buffer(kContinue, sizeof kContinue - 1),
                         [self = Self()](error_code ec, size_t) {
@@ -541,8 +467,8 @@ class Session final : public SessionBase {
 
   void WriteResponse(Response r) {
     state_ = State::kWriting;
-    head_ = FormatHead(r.status, r.content_type, r.headers, keep_alive_,
-                       static_cast<int64_t>(r.body.size()), false);
+    head_ = wire::ResponseHead(r.status, r.content_type, r.headers, keep_alive_,
+                               static_cast<int64_t>(r.body.size()), false);
     if (r.status != 204 && r.status != 304) body_ = std::move(r.body);
     std::array<asio::const_buffer, 2> bufs = {asio::buffer(head_),
                                               asio::buffer(body_)};

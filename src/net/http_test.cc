@@ -17,6 +17,8 @@
 #include <mutex>
 #include <thread>
 
+#include "net/http_wire.h"
+
 namespace allot::net {
 namespace {
 
@@ -83,6 +85,32 @@ std::string RawExchange(uint16_t port, const std::string& bytes) {
   }
   ::close(fd);
   return out;
+}
+
+TEST(HttpWireTest, SplitTarget) {
+  std::string path;
+  std::map<std::string, std::string> query;
+  wire::SplitTarget("/a%2Fb+c?x=1&&y&x=2&s=a+b%21", &path, &query);
+  EXPECT_EQ(path, "/a/b+c");  // '+' is a space only in queries.
+  EXPECT_EQ(query, (std::map<std::string, std::string>{
+                       {"x", "1"}, {"y", ""}, {"s", "a b!"}}));
+}
+
+TEST(HttpWireTest, ResponseHead) {
+  EXPECT_EQ(wire::ResponseHead(404, "application/json",
+                               {{"X-A", "1"}, {"content-length", "9"}},
+                               /*keep_alive=*/true, 2, false),
+            "HTTP/1.1 404 Not Found\r\nServer: allot\r\nContent-Type: "
+            "application/json\r\nX-A: 1\r\nContent-Length: 2\r\n\r\n");
+  EXPECT_EQ(wire::ResponseHead(204, "", {}, false, 0, false),
+            "HTTP/1.1 204 No Content\r\nServer: allot\r\nConnection: "
+            "close\r\n\r\n");
+  EXPECT_EQ(wire::ResponseHead(7, "", {}, true, -1, true),
+            "HTTP/1.1 500 Internal Server Error\r\nServer: "
+            "allot\r\nTransfer-Encoding: chunked\r\n\r\n");
+  EXPECT_EQ(wire::ErrorBody("X", "say \"hi\"\n"),
+            "{\"error\":{\"code\":\"X\",\"message\":\"say "
+            "\\\"hi\\\"\\u000a\",\"field\":\"\"}}");
 }
 
 TEST(HttpTest, EchoesMethodPathQueryHeadersAndBody) {

@@ -200,6 +200,39 @@ json::object AuditJson(const store::AuditRow& r) {
   return o;
 }
 
+net::Response Http(int status, const char* code, const std::string& message,
+                   const std::string& field = "") {
+  json::object e;
+  e["code"] = code;
+  e["message"] = message;
+  e["field"] = field;
+  return JsonResponse(status, json::object{{"error", std::move(e)}});
+}
+
+net::Response MethodNotAllowed(const std::string& method,
+                               const std::string& path,
+                               const std::string& allow) {
+  net::Response r = Http(405, "MethodNotAllowed",
+                         "method " + method + " is not allowed on " + path +
+                             " (allowed: " + allow + ")",
+                         "method");
+  r.headers.push_back({"Allow", allow});
+  return r;
+}
+
+// How often `"key"` appears as an object key in `body` (Boost.JSON's DOM
+// keeps only one of repeated keys, so the token body is checked first).
+int KeyCount(const std::string& body, const std::string& key) {
+  int n = 0;
+  std::string quoted = "\"" + key + "\"";
+  for (size_t at = body.find(quoted); at != std::string::npos;
+       at = body.find(quoted, at + 1)) {
+    size_t next = body.find_first_not_of(" \t\r\n", at + quoted.size());
+    if (next != std::string::npos && body[next] == ':') ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 int HttpStatusFor(StatusCode code) {
@@ -310,6 +343,12 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       if (ec || !v.is_object()) {
         bad = Status::InvalidArgument(
             "the body must be a JSON object {\"user\",\"role\",\"tenant\"}", "body");
+      } else if (int dup = KeyCount(req.body, "user") > 1     ? 1
+                           : KeyCount(req.body, "role") > 1   ? 2
+                           : KeyCount(req.body, "tenant") > 1 ? 3
+                                                              : 0) {
+        const char* f = dup == 1 ? "user" : dup == 2 ? "role" : "tenant";
+        bad = Status::InvalidArgument("field given twice", f);
       } else {
         for (const auto& [k, val] : v.as_object()) {
           if (!val.is_string()) {
@@ -363,6 +402,15 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       });
       return;
     }
+  }
+  if (!seg.empty() && seg[0] == "tokens" && seg.size() <= 2) {
+    ex->Reply(MethodNotAllowed(method, path, seg.size() == 1 ? "GET, POST" : "DELETE"));
+    return;
+  }
+  if (!seg.empty() && (seg[0] == "audit" || seg[0] == "whoami") &&
+      method != "GET") {
+    ex->Reply(MethodNotAllowed(method, path, "GET"));
+    return;
   }
   if (!seg.empty() && seg[0] == "audit" && method == "GET") {
     store::AuditFilter f;
@@ -427,7 +475,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
   }
   if (seg.size() == 1 && seg[0] == "apply") {
     if (method != "POST") {
-      ex->Reply(ErrorResponse(Status::InvalidArgument("apply takes POST")));
+      ex->Reply(MethodNotAllowed(method, path, "POST"));
       return;
     }
     auto body = std::make_shared<Body>(ParseBody(req, false));
@@ -456,6 +504,10 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     return;
   }
 
+  if (seg.size() == 3 && seg[0] == "nodes" && method != "POST") {
+    ex->Reply(MethodNotAllowed(method, path, "POST"));
+    return;
+  }
   if (seg.size() == 3 && seg[0] == "nodes" && method == "POST") {
     std::string node = seg[1], action = seg[2];
     authed([ex, reply_after, node, action](Turn& t, const Principal& p) {
@@ -535,16 +587,19 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
         reply_after(t, ex, std::move(r));
         return;
       }
-      std::string tenant = o.tenant;
+      // ?tenant= narrows namespaced kinds only (as it does for lists).
+      std::string tenant = IsNamespaced(kind) ? o.tenant : "";
       if (p.role != Role::kClusterAdmin && IsNamespaced(kind) && tenant.empty()) {
         tenant = p.tenant;
       }
       Principal pr = p;
       t.After([ex, kind, tenant, from_rv, pr, &t] {
         if (from_rv && !t.CanResume(*from_rv)) {
-          ex->Reply(ErrorResponse(Status::NotFound(
-              "resourceVersion " + std::to_string(*from_rv) +
-              " is too old: list again and watch from the list's resourceVersion")));
+          ex->Reply(Http(410, "Gone",
+                         "resourceVersion " + std::to_string(*from_rv) +
+                             " is too old: list again and watch from the "
+                             "list's resourceVersion",
+                         "resourceVersion"));
           return;
         }
         auto stream = ex->StartStream(200, "application/x-ndjson");
@@ -629,8 +684,8 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     });
     return;
   }
-  ex->Reply(ErrorResponse(Status::InvalidArgument(
-      "method " + method + " is not allowed on " + path, "method")));
+  ex->Reply(MethodNotAllowed(method, path,
+                             collection ? "GET, POST" : "GET, PUT, DELETE"));
 }
 
 }  // namespace allot::server

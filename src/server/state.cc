@@ -376,9 +376,12 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
         ch.kind == Kind::kTenant ? ch.key : TenantOfKey(ch.key);
     std::string what = std::string(KindName(ch.kind)) + " " + ch.key;
     if (!CanWrite(p, ch.kind, tenant)) {
-      if (!CanSee(p, ch.kind, tenant) && ch.kind == Kind::kLocalQueue) {
-        return Status::NotFound("tenant " + tenant + " does not exist",
-                                "metadata.namespace");
+      // Another tenant's objects do not exist for this principal.
+      if (!CanSee(p, ch.kind, tenant)) {
+        return ch.kind == Kind::kLocalQueue
+                   ? Status::NotFound("tenant " + tenant + " does not exist",
+                                      "metadata.namespace")
+                   : Status::NotFound(what + " does not exist");
       }
       return Status::PermissionDenied(std::string("role ") + ToString(p.role) +
                                       " may not change " + what);

@@ -223,6 +223,11 @@ Status State::Replace(const Principal& p, Kind kind, const std::string& key,
                                        " but the URL names " + key,
                                    "metadata.name");
   }
+  if (!CanWrite(p, kind, tenant)) {
+    return Status::PermissionDenied(std::string("role ") + ToString(p.role) +
+                                    " may not change " + KindName(kind) + " " +
+                                    key);
+  }
   if (kind == Kind::kWorkload) {
     return Status::FailedPrecondition(
         "a Workload's spec cannot change once submitted; delete it and "
@@ -354,6 +359,11 @@ Result<std::vector<ApplyResult>> State::Apply(const Principal& p,
       }
       if (const WorkloadRecord* old = FindWorkload(key);
           old && CanSee(p, Kind::kWorkload, w.ns)) {
+        if (!CanWrite(p, Kind::kWorkload, w.ns)) {
+          return Status::PermissionDenied(std::string("role ") +
+                                          ToString(p.role) +
+                                          " may not submit workloads");
+        }
         core::Workload same = w;
         same.creation_unix_ms = old->spec.creation_unix_ms;
         same.admission = old->spec.admission;
