@@ -463,7 +463,8 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
           ex->Reply(ErrorResponse(rows.status()));
           return;
         }
-        Status s = VerifyAuditChain(*rows, std::nullopt);
+        // After the commit, memory's head is the store's.
+        Status s = VerifyAuditChain(*rows, t.state.AuditHead());
         json::object o;
         o["ok"] = s.ok();
         o["records"] = rows->size();
@@ -582,8 +583,13 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       }
       if (!watch) {
         Result<std::string> body = t.state.List(p, kind, o);
+        if (!body.ok()) {
+          reply_after(t, ex, ErrorResponse(body.status()));
+          return;
+        }
         net::Response r;
-        r.body = *body + "\n";
+        r.body = std::move(*body);
+        r.body += '\n';
         reply_after(t, ex, std::move(r));
         return;
       }
@@ -635,7 +641,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
         return;
       }
       t.After([ex, kind, name, p, &t] {
-        Result<json::object> o = t.state.Get(p, kind, name);
+        Result<json::object> o = t.state.Get(p, kind, name, /*explain=*/false);
         if (o.ok()) ex->Reply(JsonResponse(201, *o));
         else ex->Reply(ErrorResponse(o.status()));
       });

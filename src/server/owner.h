@@ -70,7 +70,7 @@ class Owner {
   using Command = std::function<void(Turn&)>;
   // `now` gives wall-clock milliseconds (injected for tests).
   Owner(std::unique_ptr<store::Store> store, std::unique_ptr<State> state,
-        std::function<int64_t()> now, size_t event_ring = 100000);
+        std::function<int64_t()> now, size_t event_ring = 10000);
   ~Owner();
   void Start();
   // Finishes queued commands, then stops the thread; closes watch streams.

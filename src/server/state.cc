@@ -215,7 +215,6 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
         rec.spec = std::move(c.workloads[0]);
         rec.spec.source = src;
         rec.resource_version = row.resource_version;
-        rec.json = row.body;
         st->seq_ = std::max(st->seq_, rec.seq);
         st->workloads_[row.key] = std::move(rec);
         break;
@@ -617,7 +616,9 @@ int32_t State::FinishTurn(Txn* txn) {
       touched.insert(e.workload);
       preempted[e.workload] = std::move(e);
     }
-    if (!r.Changed() || cycles >= 100000) break;
+    // A cycle that set heads aside changed nothing visible but lets the
+    // workloads behind them be tried: stop only when no head was tried.
+    if ((!r.Changed() && r.attempts == 0) || cycles >= 100000) break;
   }
   const int64_t now = txn->now_unix_ms;
   for (const std::string& key : touched) {
@@ -676,12 +677,12 @@ void State::Flush(Txn* txn) {
     if (it == workloads_.end()) continue;
     WorkloadRecord& rec = it->second;
     rec.resource_version = ++rv_;
-    rec.json = json::serialize(WorkloadJson(rec, false));
+    std::string body = json::serialize(WorkloadJson(rec, false));
     const char* type = created_.count(key) ? "ADDED" : "MODIFIED";
     txn->events.push_back({rv_, Kind::kWorkload, rec.spec.ns,
                            "{\"type\":\"" + std::string(type) +
-                               "\",\"object\":" + rec.json + "}\n"});
-    txn->batch.puts.push_back({"Workload", key, rv_, rec.json});
+                               "\",\"object\":" + body + "}\n"});
+    txn->batch.puts.push_back({"Workload", key, rv_, std::move(body)});
   }
   dirty_.clear();
   created_.clear();

@@ -65,7 +65,6 @@ struct WorkloadRecord {
   int64_t seq = 0;                    // Arrival order.
   int64_t resource_version = 0;
   std::string submitted_by;
-  std::string json;  // The API's JSON as last written (lists reuse it).
 };
 
 // One change for watchers: a line of newline-delimited JSON.
@@ -143,8 +142,12 @@ class State {
   // Creates or replaces every object of `docs`, all or nothing.
   Result<std::vector<ApplyResult>> Apply(const Principal& p, core::Config docs,
                                          Txn* txn);
+  // `explain` adds a pending workload's reason and place in line, which
+  // costs a sort of its ClusterQueue's queue: a single GET does it, the
+  // replies to writes do not.
   Result<boost::json::object> Get(const Principal& p, Kind kind,
-                                  const std::string& key) const;
+                                  const std::string& key,
+                                  bool explain = true) const;
   // The serialized list: {"items":[...], "resourceVersion":"N",
   // "continue":"key"?} ("continue" when `limit` cut it short).
   Result<std::string> List(const Principal& p, Kind kind,
@@ -171,6 +174,10 @@ class State {
              const std::string& outcome, Txn* txn);
 
   int64_t resource_version() const { return rv_; }
+  // The newest audit record (seq, hash) this state wrote or loaded.
+  std::pair<int64_t, std::string> AuditHead() const {
+    return {audit_seq_, audit_hash_};
+  }
   size_t WorkloadCount() const { return workloads_.size(); }
   const WorkloadRecord* FindWorkload(const std::string& key) const;
   // Ends an owner turn: runs scheduling cycles until nothing changes,

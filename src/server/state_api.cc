@@ -400,12 +400,12 @@ Result<std::vector<ApplyResult>> State::Apply(const Principal& p,
 }
 
 Result<json::object> State::Get(const Principal& p, Kind kind,
-                                const std::string& key) const {
+                                const std::string& key, bool explain) const {
   if (!CanSee(p, kind, TenantOf(kind, key)) || !Exists(kind, key)) {
     return Status::NotFound(std::string(KindName(kind)) + " " + key +
                             " does not exist");
   }
-  if (kind == Kind::kWorkload) return WorkloadJson(workloads_.at(key), true);
+  if (kind == Kind::kWorkload) return WorkloadJson(workloads_.at(key), explain);
   return ConfigJson(kind, key, true);
 }
 
@@ -416,7 +416,10 @@ Result<std::string> State::List(const Principal& p, Kind kind,
     if (!tenant.empty() && tenant != p.tenant) tenant = "\x01";  // Nothing.
     if (tenant.empty()) tenant = p.tenant;
   }
-  std::string out = "{\"items\":[";
+  std::string out;
+  out.reserve(opts.limit > 0 ? size_t(std::min<int64_t>(opts.limit, 100000)) * 700
+                             : size_t(1) << 16);
+  out += "{\"items\":[";
   int64_t n = 0;
   std::string last;
   bool more = false;
@@ -442,7 +445,7 @@ Result<std::string> State::List(const Principal& p, Kind kind,
       if (!opts.queue.empty() && r.spec.queue_name != opts.queue) continue;
       if (opts.state && r.state != *opts.state) continue;
       if (!core::LabelsMatch(opts.labels, r.spec.labels)) continue;
-      if (!add(it->first, r.json)) break;
+      if (!add(it->first, json::serialize(WorkloadJson(r, false)))) break;
     }
   } else {
     WithMap(objs_, kind, [&](const auto& m) {
@@ -474,7 +477,8 @@ std::vector<std::string> State::Snapshot(const Principal& p, Kind kind,
   if (kind == Kind::kWorkload) {
     for (const auto& [k, r] : workloads_) {
       if (!tenant.empty() && r.spec.ns != tenant) continue;
-      if (CanSee(p, kind, r.spec.ns)) lines.push_back(line(r.json));
+      if (CanSee(p, kind, r.spec.ns))
+        lines.push_back(line(json::serialize(WorkloadJson(r, false))));
     }
     return lines;
   }

@@ -8,6 +8,7 @@
 // store directory survives them.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>

@@ -1,0 +1,718 @@
+// The audit log: its hash chain (server/audit.h) on hand-built records, and
+// end to end: what `allot serve` records, GET /api/v1/audit and its
+// filters, GET /api/v1/audit/verify, and `allot audit verify --store` on a
+// store file tampered with through SQLite directly. Secrets never reach the
+// log output, the audit records or the store.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/audit.h"
+#include "server/test_server.h"
+#include "store/store.h"
+
+namespace allot::server {
+namespace {
+
+using store::AuditRow;
+using testing::TestServer;
+namespace json = boost::json;
+
+// ---- The chain on hand-built records ----------------------------------------
+
+std::vector<AuditRow> Chain(int n) {
+  std::vector<AuditRow> rows;
+  std::string prev = kAuditGenesis;
+  for (int i = 1; i <= n; ++i) {
+    AuditRow r;
+    r.seq = i;
+    r.time_unix_ms = 1700000000000 + i * 17;
+    r.principal = i % 3 == 0 ? "-" : "user" + std::to_string(i % 2);
+    r.tenant = i % 2 ? "team-a" : "";
+    r.verb = i % 3 == 0 ? "authenticate" : "create";
+    r.object = "Workload team-a/w" + std::to_string(i);
+    r.outcome = i % 3 == 0 ? "401 unknown or revoked token" : "ok";
+    r.prev_hash = prev;
+    r.hash = AuditHash(r);
+    prev = r.hash;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::pair<int64_t, std::string> Head(const std::vector<AuditRow>& rows) {
+  return {rows.back().seq, rows.back().hash};
+}
+
+// The chain's verdict; "" when it verifies.
+std::string Verdict(const std::vector<AuditRow>& rows,
+                    std::optional<std::pair<int64_t, std::string>> head) {
+  Status s = VerifyAuditChain(rows, std::move(head));
+  if (s.ok()) return "";
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  return s.message();
+}
+
+#define EXPECT_NAMES(verdict, text)                                          \
+  do {                                                                       \
+    std::string v_ = (verdict);                                              \
+    EXPECT_NE(v_, "") << "the tampering was not detected";                   \
+    EXPECT_NE(v_.find(text), std::string::npos) << "'" << v_ << "' should name " \
+                                                 << (text);                  \
+  } while (0)
+
+TEST(AuditChain, IntactChainVerifies) {
+  std::vector<AuditRow> rows = Chain(8);
+  EXPECT_EQ(Verdict(rows, std::nullopt), "");
+  EXPECT_EQ(Verdict(rows, Head(rows)), "");
+  EXPECT_EQ(Verdict({}, std::nullopt), "");
+  EXPECT_EQ(Verdict({}, std::make_pair(int64_t(0), std::string())), "");
+  EXPECT_EQ(rows[0].prev_hash, std::string(64, '0'));
+  EXPECT_EQ(rows[0].hash.size(), 64u);
+}
+
+TEST(AuditChain, HashCoversEveryFieldAndIgnoresTheStoredHash) {
+  AuditRow r = Chain(1)[0];
+  const std::string h = AuditHash(r);
+  EXPECT_EQ(AuditHash(r), h);  // Deterministic.
+  AuditRow x = r;
+  x.hash = "anything";
+  EXPECT_EQ(AuditHash(x), h);
+  auto differs = [&](auto edit) {
+    AuditRow y = r;
+    edit(y);
+    return AuditHash(y) != h;
+  };
+  EXPECT_TRUE(differs([](AuditRow& y) { y.seq = 2; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.time_unix_ms += 1; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.principal += "x"; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.tenant += "x"; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.verb = "delete"; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.object += " "; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.outcome = "403 no"; }));
+  EXPECT_TRUE(differs([](AuditRow& y) { y.prev_hash[0] = '1'; }));
+  // Length-prefixed: moving a character between fields changes the hash.
+  AuditRow a = r, b = r;
+  a.principal = "ab";
+  a.tenant = "c";
+  b.principal = "a";
+  b.tenant = "bc";
+  EXPECT_NE(AuditHash(a), AuditHash(b));
+}
+
+TEST(AuditChain, EditedFieldIsDetected) {
+  const std::vector<AuditRow> good = Chain(8);
+  const std::vector<void (*)(AuditRow&)> edits = {
+      [](AuditRow& r) { r.outcome = "ok"; },
+      [](AuditRow& r) { r.principal = "admin"; },
+      [](AuditRow& r) { r.tenant = "team-b"; },
+      [](AuditRow& r) { r.verb = "get"; },
+      [](AuditRow& r) { r.object = "Workload team-a/other"; },
+      [](AuditRow& r) { r.time_unix_ms -= 1000; },
+  };
+  for (size_t i = 0; i < edits.size(); ++i) {
+    SCOPED_TRACE("edit " + std::to_string(i));
+    std::vector<AuditRow> rows = good;
+    edits[i](rows[5]);  // Record 6 (an authenticate record).
+    EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 6:");
+    EXPECT_NAMES(Verdict(rows, Head(good)), "audit record 6:");
+  }
+  // Edited and re-hashed: the next record no longer chains from it.
+  std::vector<AuditRow> rows = good;
+  rows[5].outcome = "ok";
+  rows[5].hash = AuditHash(rows[5]);
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 7:");
+  // Editing the last record and re-hashing it: only the head sees it.
+  rows = good;
+  rows[7].outcome = "ok ";
+  rows[7].hash = AuditHash(rows[7]);
+  EXPECT_EQ(Verdict(rows, std::nullopt), "");
+  EXPECT_NAMES(Verdict(rows, Head(good)), "record 8");
+  // A broken stored hash.
+  rows = good;
+  rows[2].hash[10] = rows[2].hash[10] == 'a' ? 'b' : 'a';
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 3:");
+}
+
+TEST(AuditChain, InsertedRecordIsDetected) {
+  const std::vector<AuditRow> good = Chain(8);
+  AuditRow forged;
+  forged.seq = 4;
+  forged.time_unix_ms = good[2].time_unix_ms + 1;
+  forged.principal = "admin";
+  forged.verb = "delete";
+  forged.object = "Workload team-a/evidence";
+  forged.outcome = "ok";
+  forged.prev_hash = good[2].hash;
+  forged.hash = AuditHash(forged);
+
+  // After record 3, with the later records renumbered: record 5 (the old
+  // 4) does not chain from the forged one.
+  std::vector<AuditRow> rows = good;
+  rows.insert(rows.begin() + 3, forged);
+  for (size_t i = 4; i < rows.size(); ++i) rows[i].seq = int64_t(i) + 1;
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 5:");
+  // Without renumbering: two records 4.
+  rows = good;
+  rows.insert(rows.begin() + 3, forged);
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 4: expected record 5");
+  // Before the first record.
+  rows = good;
+  AuditRow first = forged;
+  first.seq = 1;
+  first.prev_hash = kAuditGenesis;
+  first.hash = AuditHash(first);
+  rows.insert(rows.begin(), first);
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 1: expected record 2");
+  // Appended at the end and chained correctly: only the head tells.
+  rows = good;
+  AuditRow last = forged;
+  last.seq = 9;
+  last.prev_hash = good.back().hash;
+  last.hash = AuditHash(last);
+  rows.push_back(last);
+  EXPECT_EQ(Verdict(rows, std::nullopt), "");
+  EXPECT_NAMES(Verdict(rows, Head(good)), "the log ends at record 9");
+  EXPECT_NAMES(Verdict(rows, Head(good)), "head says 8");
+}
+
+TEST(AuditChain, DeletedRecordIsDetected) {
+  const std::vector<AuditRow> good = Chain(8);
+  std::vector<AuditRow> rows = good;
+  rows.erase(rows.begin() + 3);  // Record 4.
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 5: expected record 4");
+  rows = good;
+  rows.erase(rows.begin());  // Record 1.
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 2: expected record 1");
+  // Deleted and renumbered: record 4 (the old 5) does not chain.
+  rows = good;
+  rows.erase(rows.begin() + 3);
+  for (size_t i = 3; i < rows.size(); ++i) rows[i].seq = int64_t(i) + 1;
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 4:");
+}
+
+TEST(AuditChain, ReorderedPairIsDetected) {
+  const std::vector<AuditRow> good = Chain(8);
+  std::vector<AuditRow> rows = good;
+  std::swap(rows[4], rows[5]);  // Records 5 and 6.
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 6: expected record 5");
+  // Swapped contents but sequence numbers kept in place.
+  rows = good;
+  std::swap(rows[4], rows[5]);
+  rows[4].seq = 5;
+  rows[5].seq = 6;
+  EXPECT_NAMES(Verdict(rows, std::nullopt), "audit record 5:");
+}
+
+TEST(AuditChain, DeletedTailIsDetectedWithTheHead) {
+  const std::vector<AuditRow> good = Chain(8);
+  std::vector<AuditRow> rows = good;
+  rows.pop_back();
+  // The records alone cannot show it (documented); the head does.
+  EXPECT_EQ(Verdict(rows, std::nullopt), "");
+  std::string v = Verdict(rows, Head(good));
+  EXPECT_NAMES(v, "the log ends at record 7");
+  EXPECT_NAMES(v, "head says 8");
+  // Everything deleted.
+  EXPECT_NAMES(Verdict({}, Head(good)), "head says 8");
+  // Same length, other last hash (the last record replaced wholesale).
+  rows = good;
+  rows.back().object = "x";
+  rows.back().hash = AuditHash(rows.back());
+  EXPECT_NAMES(Verdict(rows, Head(good)), "record 8");
+}
+
+// ---- End to end ---------------------------------------------------------------
+
+std::string Str(const json::value& v) {
+  return v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs a command line; its exit code and its stdout and stderr.
+std::pair<int, std::string> Run(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::pair<int, std::string> VerifyStore(const std::string& path) {
+  const char* bin = std::getenv("ALLOT_BIN");
+  return Run(std::string("'") + (bin ? bin : "allot") + "' audit verify --store 'sqlite:" +
+             path + "'");
+}
+
+// The same check in this process (store + VerifyAuditChain with the
+// store's head, as `allot audit verify --store` does), where a subprocess
+// per case would cost more than the check: (0, "audit log OK...") or
+// (1, "audit log BROKEN: ...").
+std::pair<int, std::string> VerifyHere(const std::string& path) {
+  auto st = store::OpenStore("sqlite:" + path);
+  if (!st.ok()) return {2, st.status().ToString()};
+  auto rows = (*st)->ListAudit({});
+  if (!rows.ok()) return {2, rows.status().ToString()};
+  auto snap = (*st)->Load();
+  if (!snap.ok()) return {2, snap.status().ToString()};
+  std::optional<std::pair<int64_t, std::string>> head;
+  if (auto it = snap->meta.find("audit_head"); it != snap->meta.end()) {
+    size_t colon = it->second.find(':');
+    head = {std::atoll(it->second.substr(0, colon).c_str()), it->second.substr(colon + 1)};
+  }
+  Status s = VerifyAuditChain(*rows, head);
+  if (!s.ok()) return {1, "audit log BROKEN: " + s.message()};
+  return {0, "audit log OK: " + std::to_string(rows->size()) + " records verified"};
+}
+
+// A small sqlite3 handle for tampering.
+class Db {
+ public:
+  explicit Db(const std::string& path) {
+    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+      ADD_FAILURE() << "cannot open " << path << ": " << sqlite3_errmsg(db_);
+    }
+  }
+  ~Db() { sqlite3_close(db_); }
+  void Exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << (err ? err : "?");
+    }
+    sqlite3_free(err);
+  }
+  std::optional<AuditRow> Row(int64_t seq) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db_,
+                       "SELECT seq, time_ms, principal, tenant, verb, object, outcome, "
+                       "prev_hash, hash FROM audit WHERE seq = ?",
+                       -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, seq);
+    std::optional<AuditRow> r;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      auto text = [&](int i) {
+        const unsigned char* t = sqlite3_column_text(st, i);
+        return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+      };
+      r.emplace();
+      r->seq = sqlite3_column_int64(st, 0);
+      r->time_unix_ms = sqlite3_column_int64(st, 1);
+      r->principal = text(2);
+      r->tenant = text(3);
+      r->verb = text(4);
+      r->object = text(5);
+      r->outcome = text(6);
+      r->prev_hash = text(7);
+      r->hash = text(8);
+    }
+    sqlite3_finalize(st);
+    return r;
+  }
+  void Insert(const AuditRow& r) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db_,
+                       "INSERT INTO audit (seq, time_ms, principal, tenant, verb, object, "
+                       "outcome, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, r.seq);
+    sqlite3_bind_int64(st, 2, r.time_unix_ms);
+    int i = 3;
+    for (const std::string* s : {&r.principal, &r.tenant, &r.verb, &r.object, &r.outcome,
+                                 &r.prev_hash, &r.hash}) {
+      sqlite3_bind_text(st, i++, s->c_str(), -1, SQLITE_TRANSIENT);
+    }
+    EXPECT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db_);
+    sqlite3_finalize(st);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+constexpr char kCluster[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: t1}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: t2}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: t1}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: t2}
+spec: {clusterQueue: cq}
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata: {name: n1}
+status:
+  capacity: {cpu: 64, memory: 512Gi}
+  gpus: [{uuid: G0}, {uuid: G1}, {uuid: G2}, {uuid: G3}]
+)";
+
+std::string Workload(const std::string& ns, const std::string& name) {
+  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" +
+         name + R"(","namespace":")" + ns +
+         R"("},"spec":{"queueName":"q","podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":1}}}}]}})";
+}
+
+json::array AuditItems(TestServer& srv, const std::string& query) {
+  int code = 0;
+  json::value v = srv.Json("GET", "/api/v1/audit" + query, "", &code);
+  EXPECT_EQ(code, 200) << query << ": " << json::serialize(v);
+  if (code != 200 || !v.is_object() || !v.as_object().contains("items")) return {};
+  return v.at("items").as_array();
+}
+
+std::vector<int64_t> Seqs(const json::array& items) {
+  std::vector<int64_t> out;
+  for (const json::value& i : items) out.push_back(i.at("seq").as_int64());
+  return out;
+}
+
+TEST(AuditLog, RecordsFiltersVerifiesAndDetectsTampering) {
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  const std::string admin = srv->admin_token();
+  int code = 0;
+  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  r = srv->Json("POST", "/api/v1/tokens", R"({"user":"alice","role":"member","tenant":"t1"})",
+                &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  const std::string alice = Str(r.at("token"));
+  const std::string alice_id = Str(r.at("id"));
+
+  // Mutations, allowed and refused.
+  net::Response resp = srv->Call(alice, "POST", "/api/v1/workloads", Workload("t1", "w1"));
+  EXPECT_EQ(resp.status, 201) << resp.body;
+  resp = srv->Call(alice, "POST", "/api/v1/workloads", Workload("t2", "w2"));
+  EXPECT_EQ(resp.status, 404) << resp.body;  // Not her tenant.
+  resp = srv->Call(admin, "POST", "/api/v1/workloads", Workload("t2", "w3"));
+  EXPECT_EQ(resp.status, 201) << resp.body;
+  resp = srv->Call(admin, "DELETE", "/api/v1/workloads/t2/w3");
+  EXPECT_EQ(resp.status, 200) << resp.body;
+  // Failed authentications: none, unknown, revoked.
+  const std::string bogus = "allot_" + std::string(64, 'b');
+  resp = srv->Call("", "GET", "/api/v1/whoami");
+  EXPECT_EQ(resp.status, 401) << resp.body;
+  resp = srv->Call(bogus, "POST", "/api/v1/workloads", Workload("t1", "w4"));
+  EXPECT_EQ(resp.status, 401) << resp.body;
+  // Only a cluster-admin reads the log.
+  resp = srv->Call(alice, "GET", "/api/v1/audit");
+  EXPECT_EQ(resp.status, 403) << resp.body;
+  resp = srv->Call(admin, "DELETE", "/api/v1/tokens/" + alice_id);
+  EXPECT_EQ(resp.status, 200) << resp.body;
+  resp = srv->Call(alice, "GET", "/api/v1/workloads");
+  EXPECT_EQ(resp.status, 401) << resp.body;
+  resp = srv->Call(admin, "GET", "/api/v1/audit?limit=x");
+  EXPECT_EQ(resp.status, 400) << resp.body;
+
+  // Everything, in order, from 1 without gaps.
+  json::array all = AuditItems(*srv, "");
+  ASSERT_GE(all.size(), 10u);
+  const int64_t total = int64_t(all.size());
+  for (int64_t i = 0; i < total; ++i) {
+    EXPECT_EQ(all[i].at("seq").as_int64(), i + 1) << json::serialize(all[i]);
+    EXPECT_EQ(Str(all[i].at("hash")).size(), 64u);
+  }
+  EXPECT_EQ(Str(all[0].at("verb")), "bootstrap") << json::serialize(all[0]);
+  std::vector<std::string> lines;
+  for (const json::value& a : all) {
+    lines.push_back(Str(a.at("principal")) + "|" + Str(a.at("tenant")) + "|" +
+                    Str(a.at("verb")) + "|" + Str(a.at("object")) + "|" +
+                    Str(a.at("outcome")).substr(0, 3));
+  }
+  const std::vector<std::string> want = {
+      "-||bootstrap|Token admin|ok",
+      "admin||apply|7 object(s)|ok",
+      "admin||create|Token for alice (member t1)|ok",
+      "alice|t1|create|Workload t1/w1|ok",
+      "alice|t1|create|Workload t2/w2|404",
+      "admin||create|Workload t2/w3|ok",
+      "admin||delete|Workload t2/w3|ok",
+      "-||authenticate|GET /api/v1/whoami|401",
+      "-||authenticate|POST /api/v1/workloads|401",
+      "admin||revoke|Token " + alice_id + "|ok",
+      "-||authenticate|GET /api/v1/workloads|401",
+  };
+  EXPECT_EQ(lines, want);
+  const json::value* unauth = nullptr;
+  for (const json::value& a : all) {
+    if (Str(a.at("verb")) == "authenticate") {
+      unauth = &a;
+      break;
+    }
+  }
+  ASSERT_NE(unauth, nullptr);
+  EXPECT_EQ(Str(unauth->at("outcome")), "401 no bearer token");
+  const int64_t unauth_seq = unauth->at("seq").as_int64();
+
+  // Filters.
+  json::array items = AuditItems(*srv, "?verb=authenticate");
+  EXPECT_EQ(items.size(), 3u);
+  for (const json::value& a : items) {
+    EXPECT_EQ(Str(a.at("verb")), "authenticate");
+    EXPECT_EQ(Str(a.at("principal")), "-");
+  }
+  items = AuditItems(*srv, "?principal=alice");
+  EXPECT_EQ(items.size(), 2u);
+  for (const json::value& a : items) EXPECT_EQ(Str(a.at("principal")), "alice");
+  items = AuditItems(*srv, "?principal=-&verb=authenticate&limit=2");
+  EXPECT_EQ(Seqs(items), (std::vector<int64_t>{8, 9}));
+  items = AuditItems(*srv, "?tenant=t1");
+  EXPECT_EQ(Seqs(items), (std::vector<int64_t>{4, 5}));
+  items = AuditItems(*srv, "?limit=3");
+  EXPECT_EQ(Seqs(items), (std::vector<int64_t>{1, 2, 3}));
+  items = AuditItems(*srv, "?after=8");
+  EXPECT_EQ(int64_t(items.size()), total - 8);
+  if (!items.empty()) {
+    EXPECT_EQ(items[0].at("seq").as_int64(), 9);
+  }
+  items = AuditItems(*srv, "?after=3&limit=2");
+  EXPECT_EQ(Seqs(items), (std::vector<int64_t>{4, 5}));
+  items = AuditItems(*srv, "?verb=create&after=4");
+  EXPECT_EQ(Seqs(items), (std::vector<int64_t>{5, 6}));
+  items = AuditItems(*srv, "?after=" + std::to_string(total));
+  EXPECT_TRUE(items.empty());
+  items = AuditItems(*srv, "?principal=nobody");
+  EXPECT_TRUE(items.empty());
+
+  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  EXPECT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(json::serialize(r), "{\"ok\":true,\"records\":" + std::to_string(total) + "}");
+
+  // No secret anywhere: not in the log, not in the audit records.
+  const std::string all_json = json::serialize(all);
+  for (const std::string* secret : {&admin, &alice, &bogus}) {
+    EXPECT_EQ(srv->Log().find(*secret), std::string::npos) << "a token is in the server's log";
+    EXPECT_EQ(all_json.find(*secret), std::string::npos) << "a token is in the audit log";
+  }
+  EXPECT_EQ(srv->Log().find("bootstrap cluster-admin token"), std::string::npos) << srv->Log();
+
+  // The store, read directly after a clean stop.
+  srv->Stop();
+  const std::string db = srv->dir() + "/allot.db";
+  for (const std::string* secret : {&admin, &alice, &bogus}) {
+    for (const char* suffix : {"", "-wal"}) {
+      EXPECT_EQ(ReadAll(db + suffix).find(*secret), std::string::npos)
+          << "a token is stored in clear in allot.db" << suffix;
+    }
+  }
+  const std::string d = srv->dir();
+  auto copy = [&](const std::string& name) {
+    std::string path = d + "/" + name + ".db";
+    Db src(db);
+    src.Exec("VACUUM INTO '" + path + "'");
+    return path;
+  };
+
+  {
+    std::string clean = copy("clean");
+    auto [rc, out] = VerifyStore(clean);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("audit log OK: " + std::to_string(total) + " records"), std::string::npos)
+        << out;
+  }
+  {  // One record's outcome edited.
+    std::string path = copy("edited");
+    Db(path).Exec("UPDATE audit SET outcome = 'ok' WHERE seq = " + std::to_string(unauth_seq));
+    auto [rc, out] = VerifyStore(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("audit record " + std::to_string(unauth_seq) + ":"), std::string::npos)
+        << out;
+  }
+  {  // Edited and re-hashed: the next record gives it away.
+    std::string path = copy("rehashed");
+    Db t(path);
+    std::optional<AuditRow> row = t.Row(unauth_seq);
+    ASSERT_TRUE(row.has_value());
+    row->outcome = "ok";
+    row->hash = AuditHash(*row);
+    t.Exec("UPDATE audit SET outcome = 'ok', hash = '" + row->hash +
+           "' WHERE seq = " + std::to_string(unauth_seq));
+    auto [rc, out] = VerifyHere(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("audit record " + std::to_string(unauth_seq + 1) + ":"),
+              std::string::npos)
+        << out;
+  }
+  {  // A forged record inserted after record 4, the later ones renumbered.
+    std::string path = copy("inserted");
+    Db t(path);
+    std::optional<AuditRow> prev = t.Row(4);
+    ASSERT_TRUE(prev.has_value());
+    t.Exec("UPDATE audit SET seq = -seq - 1 WHERE seq > 4");
+    t.Exec("UPDATE audit SET seq = -seq WHERE seq < 0");
+    AuditRow forged;
+    forged.seq = 5;
+    forged.time_unix_ms = prev->time_unix_ms;
+    forged.principal = "admin";
+    forged.verb = "delete";
+    forged.object = "Workload t1/evidence";
+    forged.outcome = "ok";
+    forged.prev_hash = prev->hash;
+    forged.hash = AuditHash(forged);
+    t.Insert(forged);
+    auto [rc, out] = VerifyStore(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("audit record 6:"), std::string::npos) << out;
+  }
+  {  // A forged record appended, chained correctly: the head tells.
+    std::string path = copy("appended");
+    Db t(path);
+    std::optional<AuditRow> prev = t.Row(total);
+    ASSERT_TRUE(prev.has_value());
+    AuditRow forged = *prev;
+    forged.seq = total + 1;
+    forged.object = "Workload t1/forged";
+    forged.prev_hash = prev->hash;
+    forged.hash = AuditHash(forged);
+    t.Insert(forged);
+    auto [rc, out] = VerifyHere(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("record " + std::to_string(total + 1)), std::string::npos) << out;
+  }
+  {  // A middle record deleted.
+    std::string path = copy("deleted");
+    Db(path).Exec("DELETE FROM audit WHERE seq = 5");
+    auto [rc, out] = VerifyStore(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("audit record 6: expected record 5"), std::string::npos) << out;
+  }
+  {  // The last record deleted: the store's head names it.
+    std::string path = copy("tail");
+    Db(path).Exec("DELETE FROM audit WHERE seq = " + std::to_string(total));
+    auto [rc, out] = VerifyStore(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("head says " + std::to_string(total)), std::string::npos) << out;
+  }
+  {  // Two records swapped (by content).
+    std::string path = copy("swapped");
+    Db t(path);
+    t.Exec("UPDATE audit SET seq = -1 WHERE seq = 6");
+    t.Exec("UPDATE audit SET seq = 6 WHERE seq = 7");
+    t.Exec("UPDATE audit SET seq = 7 WHERE seq = -1");
+    auto [rc, out] = VerifyHere(path);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("audit record 6:"), std::string::npos) << out;
+  }
+
+  // The untouched store still verifies, and the server comes back on it
+  // and keeps chaining.
+  {
+    auto [rc, out] = VerifyHere(db);
+    EXPECT_EQ(rc, 0) << out;
+  }
+  ASSERT_TRUE(srv->Restart()) << srv->Log();
+  resp = srv->Call(bogus, "GET", "/api/v1/whoami");
+  EXPECT_EQ(resp.status, 401);
+  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  EXPECT_EQ(json::serialize(r), "{\"ok\":true,\"records\":" + std::to_string(total + 1) + "}");
+  items = AuditItems(*srv, "?after=" + std::to_string(total));
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(Str(items[0].at("verb")), "authenticate");
+  for (const std::string* secret : {&admin, &alice, &bogus}) {
+    EXPECT_EQ(srv->Log().find(*secret), std::string::npos) << "a token is in the server's log";
+  }
+  srv->Stop();
+  auto [rc, out] = VerifyHere(db);
+  EXPECT_EQ(rc, 0) << out;
+}
+
+// GET /api/v1/audit/verify while the server runs: the server knows its
+// newest record (audit.h: it keeps the head and passes it), so a record
+// removed from the end of the store's log is reported, and so is an edit.
+// (Only reads follow the tampering: the next append would not continue the
+// store's log, and a failed commit stops the server by design.)
+TEST(AuditLog, VerifyEndpointSeesTamperingOfTheLiveStore) {
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  int code = 0;
+  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  net::Response resp = srv->Call("", "GET", "/api/v1/whoami");
+  EXPECT_EQ(resp.status, 401);
+  resp = srv->Call(srv->admin_token(), "POST", "/api/v1/workloads", Workload("t1", "w1"));
+  EXPECT_EQ(resp.status, 201) << resp.body;
+  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  EXPECT_EQ(json::serialize(r), "{\"ok\":true,\"records\":4}");
+
+  const std::string db = srv->dir() + "/allot.db";
+  {
+    Db t(db);
+    t.Exec("UPDATE audit SET outcome = 'ok' WHERE seq = 3");
+  }
+  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(Str(r.at("ok")), "false") << json::serialize(r);
+  EXPECT_NE(json::serialize(r).find("audit record 3:"), std::string::npos)
+      << json::serialize(r);
+  {
+    Db t(db);
+    t.Exec("UPDATE audit SET outcome = '401 no bearer token' WHERE seq = 3");
+  }
+  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  EXPECT_EQ(json::serialize(r), "{\"ok\":true,\"records\":4}");
+
+  {
+    Db t(db);
+    t.Exec("DELETE FROM audit WHERE seq = 4");
+  }
+  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(Str(r.at("ok")), "false")
+      << "the newest record was deleted from the store, yet the server says: "
+      << json::serialize(r);
+  EXPECT_NE(json::serialize(r).find("4"), std::string::npos) << json::serialize(r);
+  // The offline check sees it (the store's head).
+  srv->Kill9();
+  auto [rc, out] = VerifyStore(db);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("head says 4"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace allot::server
