@@ -320,10 +320,16 @@ int CmdSubmit(const ClientFlags& c, const SubmitFlags& f) {
   }
   auto r = (*cl)->Call("POST", "/api/v1/workloads", body);
   if (!r.ok()) return Fail(r.status());
-  std::cout << "workload " << Str(*r, {"metadata", "namespace"}) << "/"
-            << Str(*r, {"metadata", "name"}) << " submitted: "
+  std::string ns = Str(*r, {"metadata", "namespace"});
+  std::string name = Str(*r, {"metadata", "name"});
+  std::cout << "workload " << ns << "/" << name << " submitted: "
             << Str(*r, {"status", "state"});
-  std::string reason = Str(*r, {"status", "pendingReason"});
+  std::string reason;
+  if (Str(*r, {"status", "state"}) != "Admitted") {
+    // The reply to a write leaves out the (costly) reason; ask for it.
+    auto got = (*cl)->Call("GET", Path("workloads", ns, name));
+    if (got.ok()) reason = Str(*got, {"status", "pendingReason"});
+  }
   if (!reason.empty()) std::cout << " (" << reason << ")";
   std::cout << "\n";
   return kExitOk;
