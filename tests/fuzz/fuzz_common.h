@@ -1,0 +1,74 @@
+// Shared by the fuzz targets: skipping inputs of known, reported findings.
+//
+// With ALLOT_FUZZ_SKIP_KNOWN=1 in the environment the targets skip inputs
+// that trigger the open findings of tests/fuzz/crashes/README.md, so that a
+// run can look past them (`make fuzz-smoke` and `make fuzz` set it unless
+// FUZZ_SKIP_KNOWN=0). Remove a check once its finding is fixed.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+
+#include "core/model.h"
+
+namespace allot::fuzz {
+
+inline bool SkipKnown() {
+  static const bool skip = [] {
+    const char* v = std::getenv("ALLOT_FUZZ_SKIP_KNOWN");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return skip;
+}
+
+// Finding 2: yaml-cpp 0.7's LoadAll never returns (and allocates without
+// bound) on a ',' outside any flow collection, e.g. "{}," or ",". A rough
+// scan: quotes and comments are skipped, brackets counted; any ',' at depth
+// 0 counts (over-approximating is fine here).
+inline bool MayHangYamlCpp(const std::string& text) {
+  int depth = 0;
+  char quote = 0;
+  char prev = '\n';
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\' && quote == '"') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      prev = c;
+      continue;
+    }
+    // Where a token may start: a quote there opens a quoted scalar, a '#'
+    // there a comment.
+    bool token_start = prev == '\n' || prev == ' ' || prev == '\t' ||
+                       prev == '[' || prev == '{' || prev == ',' || prev == ':';
+    if ((c == '"' || c == '\'') && token_start) {
+      quote = c;
+    } else if (c == '#' && token_start) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      return true;
+    }
+    prev = c;
+  }
+  return false;
+}
+
+// Finding 3: a pod set with count 0 is admitted with no flavor, and the
+// scheduler then reads flavors[-1] (sched::Scheduler::Impl::AdmissionOf).
+inline bool HasEmptyPodSet(const core::Config& c) {
+  for (const core::Workload& w : c.workloads) {
+    for (const core::PodSet& ps : w.pod_sets) {
+      if (ps.count == 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace allot::fuzz
