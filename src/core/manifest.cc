@@ -748,6 +748,58 @@ bool TryJson(const std::string& text, std::vector<Tree>* docs) {
   return true;
 }
 
+// Checks made before any YAML parsing:
+//  - the text is UTF-8 (the store keeps JSON, which must be UTF-8; invalid
+//    bytes once stored would stop the server from loading it);
+//  - no line starts a flow collection and ends with a comma ("{}," and the
+//    like): Debian's yaml-cpp 0.7 loops forever, allocating, on a stray
+//    comma after a top-level flow collection (jbeder/yaml-cpp#1040).
+Status CheckText(const std::string& text, const std::string& file) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size(), line = 1;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    if (c == '\n') ++line;
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
+                                                 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+    if (ok && len == 2) ok = c >= 0xC2;  // No overlong forms.
+    if (ok && len == 3) {
+      unsigned cp = ((c & 15u) << 12) | ((p[i + 1] & 63u) << 6) | (p[i + 2] & 63u);
+      ok = cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF);
+    }
+    if (ok && len == 4) {
+      unsigned cp = ((c & 7u) << 18) | ((p[i + 1] & 63u) << 12) |
+                    ((p[i + 2] & 63u) << 6) | (p[i + 3] & 63u);
+      ok = cp >= 0x10000 && cp <= 0x10FFFF;
+    }
+    if (!ok) {
+      return Status::InvalidArgument(file + ": line " + std::to_string(line) +
+                                     ": the text is not valid UTF-8");
+    }
+    i += len;
+  }
+  size_t start = 0;
+  line = 1;
+  while (start <= n) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = n;
+    size_t a = text.find_first_not_of(" \t\r", start);
+    size_t b = text.find_last_not_of(" \t\r", end == 0 ? 0 : end - 1);
+    if (a != std::string::npos && a < end && b != std::string::npos && b >= a &&
+        (text[a] == '{' || text[a] == '[') && text[b] == ',') {
+      return Status::InvalidArgument(
+          file + ": line " + std::to_string(line) +
+          ": a flow collection ({...} or [...]) that starts a line may not "
+          "end it with a comma (write one mapping per document)");
+    }
+    start = end + 1;
+    ++line;
+  }
+  return Status::Ok();
+}
+
 template <typename T>
 void AppendAll(std::vector<T>* from, std::vector<T>* to) {
   for (T& x : *from) to->push_back(std::move(x));
@@ -763,7 +815,9 @@ Status ParseManifests(const std::string& text, const std::string& file,
   using internal::Tree;
   using internal::TryJson;
   using internal::FromYaml;
+  using internal::CheckText;
   try {
+    ALLOT_RETURN_IF_ERROR(CheckText(text, file));
     std::vector<Tree> docs;
     if (!TryJson(text, &docs)) {
       for (const YAML::Node& n : YAML::LoadAll(text)) docs.push_back(FromYaml(n));

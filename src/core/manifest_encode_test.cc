@@ -365,7 +365,7 @@ std::vector<Workload> Workloads() {
   full.creation_unix_ms = 1767225601123;
   PodSet plain;
   plain.name = "launcher";
-  plain.count = 0;
+  plain.count = 1;  // A pod set has at least one pod.
   full.pod_sets = {FullPodSet(), plain};
   Admission& a = full.admission.emplace();
   a.cluster_queue = "cq-0";

@@ -250,6 +250,30 @@ spec:
       << syntax.message();
 }
 
+// Findings of the fuzzers (tests/fuzz): each must be a clear error.
+TEST(ManifestTest, FuzzFindingsAreClearErrors) {
+  Config c;
+  // Invalid UTF-8 would be stored and then stop the server from loading.
+  Status utf8 = ParseManifests(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: x, labels: {a: caf\xe9}}\n",
+      "f", &c);
+  EXPECT_NE(utf8.message().find("line 3: the text is not valid UTF-8"),
+            std::string::npos) << utf8.message();
+  // yaml-cpp 0.7 loops forever on a stray comma after a flow collection.
+  for (const char* hang : {"{},", "[],", "---\n  {\"a\": 1},  \n"}) {
+    Status s = ParseManifests(hang, "f", &c);
+    EXPECT_NE(s.message().find("may not end it with a comma"), std::string::npos)
+        << hang << ": " << s.message();
+  }
+  // A pod set of zero pods was admitted without a flavor.
+  Status zero = ParseManifests(
+      "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w}\n"
+      "spec: {queueName: q, podSets: [{count: 0}]}\n",
+      "f", &c);
+  EXPECT_EQ(zero.field(), "spec.podSets[0].count") << zero.message();
+  EXPECT_TRUE(c.workloads.empty());
+}
+
 TEST(ManifestTest, GoodFileFlavorsAndCohorts) {
   Config c = ParseGood();
   ASSERT_EQ(c.flavors.size(), 2u);

@@ -191,7 +191,7 @@ Status ParsePodSetHeader(const Val& v, PodSet* ps) {
   ps->name = "main";
   if (!v["name"].unset()) ALLOT_RETURN_IF_ERROR(v["name"].GetName(&ps->name));
   ALLOT_RETURN_IF_ERROR(v["count"].Get(&ps->count));
-  if (ps->count < 0) return v["count"].Error("must not be negative");
+  if (ps->count < 1) return v["count"].Error("must be at least 1");
   ALLOT_RETURN_IF_ERROR(v["minCount"].Get(&ps->min_count));
   if (ps->min_count && (*ps->min_count < 1 || *ps->min_count > ps->count)) {
     return v["minCount"].Error("minCount " + std::to_string(*ps->min_count) +
@@ -403,7 +403,7 @@ Status ParseJob(const Doc& d, Config* out) {
   std::optional<int32_t> completions;
   ALLOT_RETURN_IF_ERROR(spec["parallelism"].Get(&ps.count));
   ALLOT_RETURN_IF_ERROR(spec["completions"].Get(&completions));
-  if (ps.count < 0) return spec["parallelism"].Error("must not be negative");
+  if (ps.count < 1) return spec["parallelism"].Error("must be at least 1");
   if (completions && *completions < 0) {
     return spec["completions"].Error("must not be negative");
   }

@@ -10,7 +10,9 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 // Multiplies *v by m; false on overflow.
 bool MulChecked(__int128* v, __int128 m) {
-  *v *= m;
+  __int128 r = 0;
+  if (__builtin_mul_overflow(*v, m, &r)) return false;  // Before it can wrap.
+  *v = r;
   return *v <= kMax && *v >= -kMax;
 }
 

@@ -93,4 +93,11 @@ TEST(QuantityTest, UnitsCeilAndCheckedAdd) {
 }
 
 }  // namespace
+// A mantissa times a suffix factor can exceed even __int128: it must be
+// "too large", never wrap (the fuzzer found 2^68 Ei reading as 0).
+TEST(QuantityTest, HugeMantissaWithSuffixIsTooLarge) {
+  EXPECT_FALSE(Quantity::Parse("295147905179352825856Ei").ok());
+  EXPECT_FALSE(Quantity::Parse("-1.092233720368547758071E").ok());
+}
+
 }  // namespace allot

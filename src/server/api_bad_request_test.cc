@@ -233,7 +233,8 @@ std::vector<Row> Rows() {
 
   // ---- Quantities ----------------------------------------------------------
   add({"negative GPU request", "POST", W, Sub(kWl, R"("nvidia.com/gpu":1)", R"("nvidia.com/gpu":-1)"), 400, kBad, "must not be negative", kReq + "[" + kGpu + "]"});
-  add({"negative count", "POST", W, Sub(kWl, R"("count":1)", R"("count":-1)"), 400, kBad, "must not be negative", "spec.podSets[0].count"});
+  add({"negative count", "POST", W, Sub(kWl, R"("count":1)", R"("count":-1)"), 400, kBad, "must be at least 1", "spec.podSets[0].count"});
+  add({"zero pods", "POST", W, Sub(kWl, R"("count":1)", R"("count":0)"), 400, kBad, "must be at least 1", "spec.podSets[0].count"});
   add({"negative nominalQuota", "POST", "/api/v1/clusterqueues", Sub(kCq, R"("nominalQuota":4)", R"("nominalQuota":"-4")"),
        400, kBad, "must not be negative", "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"});
   add({"absurd quantity 1e30", "POST", W, Sub(kWl, R"("nvidia.com/gpu":1)", R"("nvidia.com/gpu":1e30)"), 400, kBad, "too large", kReq + "[" + kGpu + "]"});
