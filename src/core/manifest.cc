@@ -751,9 +751,8 @@ bool TryJson(const std::string& text, std::vector<Tree>* docs) {
 // Checks made before any YAML parsing:
 //  - the text is UTF-8 (the store keeps JSON, which must be UTF-8; invalid
 //    bytes once stored would stop the server from loading it);
-//  - no line starts a flow collection and ends with a comma ("{}," and the
-//    like): Debian's yaml-cpp 0.7 loops forever, allocating, on a stray
-//    comma after a top-level flow collection (jbeder/yaml-cpp#1040).
+//  - no stray ',' outside flow collections ("{},", "\"x\",", ","): Debian's
+//    yaml-cpp 0.7 loops forever, allocating, on one (jbeder/yaml-cpp#1040).
 Status CheckText(const std::string& text, const std::string& file) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   size_t n = text.size(), line = 1;
@@ -780,19 +779,71 @@ Status CheckText(const std::string& text, const std::string& file) {
     }
     i += len;
   }
+  // A ',' where a YAML token may start, outside any flow collection (after
+  // the line's indentation, a "- " or ": ", a closing quote or bracket, or
+  // another comma) is the loop's trigger ("{},", "\"x\",", ","). Plain
+  // scalars such as "a, b" are fine; block scalar bodies are skipped.
   size_t start = 0;
   line = 1;
+  int block_indent = -1;  // Lines indented deeper belong to a block scalar.
+  int depth = 0;          // Open flow collections; they may span lines.
   while (start <= n) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = n;
-    size_t a = text.find_first_not_of(" \t\r", start);
-    size_t b = text.find_last_not_of(" \t\r", end == 0 ? 0 : end - 1);
-    if (a != std::string::npos && a < end && b != std::string::npos && b >= a &&
-        (text[a] == '{' || text[a] == '[') && text[b] == ',') {
+    std::string_view l(text.data() + start, end - start);
+    size_t first = l.find_first_not_of(" \t\r");
+    int indent = first == std::string_view::npos ? -1 : int(first);
+    if (block_indent >= 0 && (indent < 0 || indent > block_indent)) {
+      start = end + 1;
+      ++line;
+      continue;
+    }
+    block_indent = -1;
+    if (l.substr(0, 3) == "---") depth = 0;
+    char quote = 0;
+    char prev = ' ';  // The previous significant character; ' ' = start.
+    bool stray = false;
+    for (size_t i = first == std::string_view::npos ? l.size() : first;
+         i < l.size() && !stray; ++i) {
+      char c = l[i];
+      if (quote) {
+        if (c == quote) {
+          quote = 0;
+          prev = c;
+        }
+        continue;
+      }
+      if (c == '#' && (i == 0 || l[i - 1] == ' ' || l[i - 1] == '\t')) break;
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      if ((c == '"' || c == '\'') &&
+          (prev == ' ' || prev == ':' || prev == '-' || prev == ',' ||
+           prev == '[' || prev == '{')) {
+        quote = c;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if ((c == '}' || c == ']') && depth > 0) --depth;
+      if (c == ',' && depth == 0 &&
+          (prev == ' ' || prev == ':' || prev == '-' || prev == '"' ||
+           prev == '\'' || prev == '}' || prev == ']' || prev == ',')) {
+        stray = true;
+      }
+      prev = c;
+    }
+    if (stray) {
       return Status::InvalidArgument(
           file + ": line " + std::to_string(line) +
-          ": a flow collection ({...} or [...]) that starts a line may not "
-          "end it with a comma (write one mapping per document)");
+          ": a ',' outside any {...} or [...] where a value should start "
+          "(write one mapping per document)");
+    }
+    // "key: |", "- >-", ...: the lines below, indented deeper, are text.
+    size_t last = l.find_last_not_of(" \t\r");
+    if (last != std::string_view::npos) {
+      size_t j = last;
+      while (j > 0 && (l[j] == '-' || l[j] == '+' || isdigit((unsigned char)l[j]))) --j;
+      if ((l[j] == '|' || l[j] == '>') && (j == 0 || l[j - 1] == ' ')) {
+        block_indent = indent;
+      }
     }
     start = end + 1;
     ++line;

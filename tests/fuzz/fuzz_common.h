@@ -6,6 +6,7 @@
 // FUZZ_SKIP_KNOWN=0). Remove a check once its finding is fixed.
 #pragma once
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -22,7 +23,8 @@ inline bool SkipKnown() {
 }
 
 // Finding 2: yaml-cpp 0.7's LoadAll never returns (and allocates without
-// bound) on a ',' outside any flow collection, e.g. "{}," or ",". A rough
+// bound) on a ',' outside any flow collection after a node, e.g. "{},",
+// "\"x\"," or ",". A rough
 // scan: quotes and comments are skipped, brackets counted; any ',' at depth
 // 0 counts (over-approximating is fine here).
 inline bool MayHangYamlCpp(const std::string& text) {
@@ -40,13 +42,14 @@ inline bool MayHangYamlCpp(const std::string& text) {
       prev = c;
       continue;
     }
-    // Where a token may start: a quote there opens a quoted scalar, a '#'
-    // there a comment.
-    bool token_start = prev == '\n' || prev == ' ' || prev == '\t' ||
-                       prev == '[' || prev == '{' || prev == ',' || prev == ':';
-    if ((c == '"' || c == '\'') && token_start) {
+    // A quote opens a quoted scalar unless it is inside a word (don't); a
+    // '#' after a space starts a comment.
+    bool in_word = std::isalnum(static_cast<unsigned char>(prev)) ||
+                   prev == '-' || prev == '_' || prev == '.' || prev == '/' ||
+                   prev == '@';
+    if ((c == '"' || c == '\'') && !in_word) {
       quote = c;
-    } else if (c == '#' && token_start) {
+    } else if (c == '#' && (prev == '\n' || prev == ' ' || prev == '\t')) {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
     } else if (c == '[' || c == '{') {
       ++depth;
