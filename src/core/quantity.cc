@@ -114,6 +114,10 @@ Result<Quantity> Quantity::Parse(std::string_view s) {
       }
       exp = exp * 10 + (suffix[j] - '0');
     }
+    if (exp > 30) {  // 10^-128 once wrapped the divisor to 0 (SIGFPE).
+      return Status::InvalidArgument("quantity " + quoted +
+                                     ": exponent out of range (at most 30)");
+    }
     for (int k = 0; k < exp; ++k) {
       if (eneg) {
         den *= 10;
@@ -126,7 +130,12 @@ Result<Quantity> Quantity::Parse(std::string_view s) {
                                    ": unknown suffix \"" + std::string(suffix) +
                                    "\"");
   }
-  for (int k = 0; k < frac_digits; ++k) den *= 10;
+  for (int k = 0; k < frac_digits; ++k) {
+    if (!MulChecked(&den, 10)) {
+      return Status::InvalidArgument("quantity " + quoted +
+                                     " has too many decimal places");
+    }
+  }
   __int128 v = mantissa;
   if (!MulChecked(&v, num)) {
     return Status::InvalidArgument("quantity " + quoted + " is too large");

@@ -98,6 +98,12 @@ TEST(QuantityTest, UnitsCeilAndCheckedAdd) {
 TEST(QuantityTest, HugeMantissaWithSuffixIsTooLarge) {
   EXPECT_FALSE(Quantity::Parse("295147905179352825856Ei").ok());
   EXPECT_FALSE(Quantity::Parse("-1.092233720368547758071E").ok());
+  // A huge negative exponent once wrapped the divisor to 0: SIGFPE.
+  EXPECT_FALSE(Quantity::Parse("1e-128").ok());
+  EXPECT_FALSE(Quantity::Parse("1e-200").ok());
+  EXPECT_FALSE(Quantity::Parse("1e-39").ok());
+  EXPECT_FALSE(Quantity::Parse("0." + std::string(40, '0') + "1").ok());
+  EXPECT_EQ(Quantity::Parse("1e-3")->milli(), 1);
 }
 
 }  // namespace allot
