@@ -352,6 +352,10 @@ std::vector<Row> Rows() {
        "apiVersion: allot.dev/v1\nkind: SchedulerConfig\n---\napiVersion: allot.dev/v1\nkind: SchedulerConfig\n", 400, kBad, "a second SchedulerConfig", {}});
 
   // ---- Apply is all or nothing --------------------------------------------------
+  add({"apply: the same flavor twice (found by the fuzzer)", "POST", A,
+       kNs + "\n---\n" + kFlavor + "\n---\n" + kFlavor,
+       400, kBad, "duplicate ResourceFlavor name", "metadata.name",
+       Tok::kAdmin, {"/api/v1/tenants/fresh-t", "/api/v1/resourceflavors/fresh-f"}});
   add({"apply: unknown field in the middle", "POST", A,
        kNs + "\n---\n" + kFlavor + "\n---\n" + Sub(kCq, R"("name":"h100")", R"("name":"fresh-f")") + "\n---\n" +
            Sub(kPc, R"("value":5)", R"("value":5,"globalDefault":true)") + "\n---\n" + Sub(kLq, "team-a", "fresh-t"),

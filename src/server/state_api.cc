@@ -332,10 +332,20 @@ Result<std::vector<ApplyResult>> State::Apply(const Principal& p,
       json::serialize(core::EncodeSchedulerConfig(core::SchedulerConfig{}));
   Docs d = Split(std::move(docs), has_scheduler);
   std::vector<Change> changes;
+  std::map<std::pair<Kind, std::string>, int> first_doc;
   for (auto& [at, obj] : d.objects) {
     Change ch;
     ch.kind = Kind(obj.index());
     ch.key = std::visit([](const auto& o) { return KeyOf(o); }, obj);
+    auto [it, fresh] = first_doc.insert({{ch.kind, ch.key}, at});
+    if (!fresh) {
+      // As the dry-run says: one body may not declare an object twice.
+      return Status::InvalidArgument(
+          "document " + std::to_string(at) + ": duplicate " +
+              KindName(ch.kind) + " name " + ch.key + " (first in document " +
+              std::to_string(it->second) + ")",
+          "metadata.name");
+    }
     ch.obj = std::move(obj);
     ch.mode = Change::Mode::kApply;
     changes.push_back(std::move(ch));
