@@ -8,7 +8,9 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "core/model.h"
 
@@ -64,16 +66,26 @@ inline bool MayHangYamlCpp(const std::string& text) {
 }
 
 // Finding 4: Quantity::Parse overflows __int128 (undefined behaviour; in
-// practice it wraps, so "295147905179352825856Ei" reads as 0). That needs a
-// mantissa of at least 18 digits, so skip inputs with such a number.
+// practice it wraps: "295147905179352825856Ei" reads as 0, and "1e-128"
+// divides by zero). That needs 18 or more digits in a row, or an exponent
+// of two or more digits, so skip inputs with either.
 inline bool HasHugeNumber(const std::string& text) {
   int digits = 0;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     if (c >= '0' && c <= '9') {
       if (++digits >= 18) return true;
-    } else if (c != '.') {
-      digits = 0;
+      continue;
     }
+    if (c == 'e' || c == 'E') {
+      size_t j = i + 1;
+      if (j < text.size() && (text[j] == '-' || text[j] == '+')) ++j;
+      if (j + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) &&
+          std::isdigit(static_cast<unsigned char>(text[j + 1]))) {
+        return true;
+      }
+    }
+    if (c != '.') digits = 0;
   }
   return false;
 }
@@ -87,6 +99,25 @@ inline bool HasEmptyPodSet(const core::Config& c) {
     }
   }
   return false;
+}
+
+// Finding 5: POST /api/v1/apply accepts two documents of one kind with the
+// same name (the last wins), so applying the same body again reports
+// "configured" instead of "unchanged".
+inline bool HasDuplicateNames(const core::Config& c) {
+  std::set<std::pair<int, std::string>> seen;
+  bool dup = false;
+  auto add = [&](int kind, const std::string& key) {
+    if (!seen.insert({kind, key}).second) dup = true;
+  };
+  for (const auto& x : c.flavors) add(0, x.name);
+  for (const auto& x : c.cohorts) add(1, x.name);
+  for (const auto& x : c.cluster_queues) add(2, x.name);
+  for (const auto& x : c.local_queues) add(3, x.ns + "/" + x.name);
+  for (const auto& x : c.priority_classes) add(4, x.name);
+  for (const auto& x : c.namespaces) add(5, x.name);
+  for (const auto& x : c.nodes) add(6, x.name);
+  return dup;
 }
 
 }  // namespace allot::fuzz

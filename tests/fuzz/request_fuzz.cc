@@ -375,7 +375,10 @@ void FuzzManifestBody(const std::string& body, uint8_t flags) {
   if (!core::ParseManifests(body, "request body", &doc).ok()) return;
   if (!AllNamesOk(doc)) return;  // api.cc answers 400 before State.
   if (SkipInvalidUtf8(doc)) return;
-  if (allot::fuzz::SkipKnown() && allot::fuzz::HasEmptyPodSet(doc)) return;
+  if (allot::fuzz::SkipKnown() && (allot::fuzz::HasEmptyPodSet(doc) ||
+                                    allot::fuzz::HasDuplicateNames(doc))) {
+    return;
+  }
   const Principal p = PrincipalFor(flags);
   const auto keys = Keys(doc);
   MemStore ms;
