@@ -823,10 +823,16 @@ Status CheckText(const std::string& text, const std::string& file) {
       }
       if (c == '{' || c == '[') ++depth;
       if ((c == '}' || c == ']') && depth > 0) --depth;
-      if (c == ',' && depth == 0 &&
-          (prev == ' ' || prev == ':' || prev == '-' || prev == '"' ||
-           prev == '\'' || prev == '}' || prev == ']' || prev == ',')) {
-        stray = true;
+      if (c == ',' && depth == 0) {
+        // Only a plain scalar's own text may hold a top-level comma: one
+        // right after a space, or after an indicator or control byte
+        // ("!,", "&a ,", "\0,"), starts a token yaml-cpp loops on.
+        bool after_space = i == first || l[i - 1] == ' ' || l[i - 1] == '\t';
+        bool plain = std::isalnum(static_cast<unsigned char>(prev)) ||
+                     std::string_view("._-/)%+@~=;$^").find(prev) !=
+                         std::string_view::npos ||
+                     static_cast<unsigned char>(prev) >= 0x80;
+        if (after_space || !plain || prev == ' ') stray = true;
       }
       prev = c;
     }

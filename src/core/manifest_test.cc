@@ -260,9 +260,10 @@ TEST(ManifestTest, FuzzFindingsAreClearErrors) {
   EXPECT_NE(utf8.message().find("line 3: the text is not valid UTF-8"),
             std::string::npos) << utf8.message();
   // yaml-cpp 0.7 loops forever on a stray comma after a flow collection.
-  for (const char* hang : {"{},", "[],", "---\n  {\"a\": 1},  \n", "\"x\",",
-                           ",", "a: \"b\", c\n", "- [1],\n"}) {
-    Status s = ParseManifests(hang, "f", &c);
+  for (std::string_view hang : std::initializer_list<std::string_view>{"{},", "[],", "---\n  {\"a\": 1},  \n", "\"x\",",
+                           ",", "a: \"b\", c\n", "- [1],\n",
+                           "!,", "&a ,", "... ,", std::string_view("\0,", 2)}) {
+    Status s = ParseManifests(std::string(hang), "f", &c);
     EXPECT_NE(s.message().find("a ',' outside any"), std::string::npos)
         << hang << ": " << s.message();
   }
