@@ -625,14 +625,15 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       Status s = body->status;
       std::string name;
       if (s.ok()) {
-        core::Config copy = body->config;
-        s = t.state.Create(p, kind, std::move(body->config), &t.txn);
-        // The key of what was created, for the reply and the audit.
-        for (const auto& w : copy.workloads) name = w.Key();
-        for (const auto& x : copy.local_queues) name = x.ns + "/" + x.name;
+        // The key of what is created, for the reply and the audit (read
+        // before the body is moved; no copy of it on the owner thread).
+        const core::Config& c = body->config;
+        for (const auto& w : c.workloads) name = w.Key();
+        for (const auto& x : c.local_queues) name = x.ns + "/" + x.name;
         auto any = [&](const auto& v) { for (const auto& x : v) name = x.name; };
-        any(copy.flavors); any(copy.cohorts); any(copy.cluster_queues);
-        any(copy.priority_classes); any(copy.namespaces); any(copy.nodes);
+        any(c.flavors); any(c.cohorts); any(c.cluster_queues);
+        any(c.priority_classes); any(c.namespaces); any(c.nodes);
+        s = t.state.Create(p, kind, std::move(body->config), &t.txn);
       }
       t.state.Audit(p.user, p.tenant, "create", std::string(KindName(kind)) + " " + name,
                     Outcome(s), &t.txn);

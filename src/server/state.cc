@@ -269,9 +269,8 @@ core::Config State::BuildConfig(const Objects& o,
   return cfg;
 }
 
-// Admitted workloads that use object (kind, key): their ClusterQueue, a
-// flavor of their admission, or a node of their placement.
-static std::vector<std::string> AdmittedUsing(
+namespace internal {
+std::vector<std::string> AdmittedUsing(
     const std::map<std::string, WorkloadRecord>& wls, Kind kind,
     const std::string& key) {
   std::vector<std::string> out;
@@ -292,6 +291,8 @@ static std::vector<std::string> AdmittedUsing(
   }
   return out;
 }
+}  // namespace internal
+using internal::AdmittedUsing;
 
 Status State::InUse(const Objects& o, Kind kind, const std::string& key,
                     bool drain, std::set<std::string>* evict) const {

@@ -295,13 +295,9 @@ Status State::NodeAction(const Principal& p, const std::string& node,
   changes.push_back(std::move(ch));
   if (drain && it->second.obj.unschedulable) {
     // Already cordoned: the change is a no-op, so evict directly.
-    std::set<std::string> evict;
-    for (const auto& [k, r] : workloads_) {
-      if (!r.spec.admission) continue;
-      for (const auto& psa : r.spec.admission->pod_set_assignments)
-        for (const auto& pp : psa.placements)
-          if (pp.node == node) evict.insert(k);
-    }
+    std::vector<std::string> on_node =
+        internal::AdmittedUsing(workloads_, Kind::kNode, node);
+    std::set<std::string> evict(on_node.begin(), on_node.end());
     if (evict.empty()) return Status::Ok();
     // Rebuild without them: they return to their queues.
     core::Config cfg = BuildConfig(objs_, evict);

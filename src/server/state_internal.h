@@ -72,6 +72,12 @@ inline boost::json::object Encode(const core::Node& x) {
 // Sets metadata.resourceVersion (a string, as Kubernetes does).
 void SetResourceVersion(boost::json::object* obj, int64_t rv);
 
+// Admitted workloads that use object (kind, key): their ClusterQueue, a
+// flavor of their admission, or a node of their placement.
+std::vector<std::string> AdmittedUsing(
+    const std::map<std::string, WorkloadRecord>& workloads, Kind kind,
+    const std::string& key);
+
 // The source every object loaded from the store carries, so messages read
 // "ClusterQueue team-a: ...".
 core::SourceRef StoredSource(Kind kind);
