@@ -893,7 +893,10 @@ Status ParseManifests(const std::string& text, const std::string& file,
     AppendAll(&parsed.namespaces, &config->namespaces);
     AppendAll(&parsed.nodes, &config->nodes);
     AppendAll(&parsed.workloads, &config->workloads);
-    if (scheduler_doc >= 0) config->scheduler = std::move(parsed.scheduler);
+    if (scheduler_doc >= 0) {
+      config->scheduler = std::move(parsed.scheduler);
+      config->scheduler_declared = true;
+    }
     return Status::Ok();
   } catch (const YAML::Exception& e) {
     std::string where =

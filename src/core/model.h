@@ -335,6 +335,10 @@ struct Config {
   std::vector<Node> nodes;
   std::vector<Workload> workloads;
   SchedulerConfig scheduler;
+  // Whether `scheduler` came from a SchedulerConfig document (so that a
+  // document that sets the defaults, e.g. fairSharing.enable: false, is
+  // told apart from no document at all).
+  bool scheduler_declared = false;
 
   bool operator==(const Config&) const = default;
 };

@@ -12,6 +12,7 @@
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
 #include "server/audit.h"
+#include "server/crypto.h"
 
 namespace allot::server {
 namespace json = boost::json;
@@ -287,22 +288,29 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
   std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
   if (!seg.empty() && seg.back().empty()) seg.pop_back();
   const std::string& method = req.method;
+  // The token is hashed here, once; a request without a live one is
+  // answered (and audited by the owner) before its body is parsed.
   const std::string token = Bearer(req);
+  const std::string token_hash = token.empty() ? "" : Sha256Hex(token);
+  auto refuse = [ex](Turn& t, const std::string& why) {
+    const net::Request& rq = ex->request();
+    t.state.Audit("-", "", "authenticate", rq.method + " " + rq.path,
+                  "401 " + why, &t.txn);
+    t.Reply(ex, ErrorResponse(Status::Unauthenticated(
+                    why + ": send 'Authorization: Bearer TOKEN' (allot token create)")));
+  };
+  if (token.empty() || !tokens_->Find(token_hash)) {
+    std::string why = token.empty() ? "no bearer token" : "unknown or revoked token";
+    owner_->Post([refuse, why](Turn& t) { refuse(t, why); });
+    return;
+  }
 
-  // Everything below needs a principal; the owner authenticates.
-  auto authed = [this, ex, token](auto fn) {
-    owner_->Post([ex, token, fn = std::move(fn)](Turn& t) mutable {
-      const net::Request& rq = ex->request();
-      std::optional<Principal> p =
-          token.empty() ? std::nullopt : t.state.Authenticate(token);
+  // Everything below has a principal; the owner checks it again.
+  auto authed = [this, refuse, token_hash](auto fn) {
+    owner_->Post([refuse, token_hash, fn = std::move(fn)](Turn& t) mutable {
+      std::optional<Principal> p = t.state.Authenticate(token_hash);
       if (!p) {
-        std::string why = token.empty() ? "no bearer token" : "unknown or revoked token";
-        t.state.Audit("-", "", "authenticate", rq.method + " " + rq.path,
-                      "401 " + why, &t.txn);
-        t.After([ex, why] {
-          ex->Reply(ErrorResponse(Status::Unauthenticated(
-              why + ": send 'Authorization: Bearer TOKEN' (allot token create)")));
-        });
+        refuse(t, "unknown or revoked token");
         return;
       }
       fn(t, *p);
@@ -310,7 +318,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
   };
   auto reply_after = [](Turn& t, std::shared_ptr<net::Exchange> ex,
                         net::Response r) {
-    t.After([ex, r = std::move(r)]() mutable { ex->Reply(std::move(r)); });
+    t.Reply(std::move(ex), std::move(r));
   };
 
   // ---- whoami, tokens, audit, apply --------------------------------------
@@ -435,20 +443,20 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     }
     authed([ex, f, bad, verify](Turn& t, const Principal& p) {
       if (p.role != Role::kClusterAdmin) {
-        t.After([ex] {
-          ex->Reply(ErrorResponse(Status::PermissionDenied(
-              "only a cluster-admin may read the audit log")));
-        });
+        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
+                        "only a cluster-admin may read the audit log")));
         return;
       }
       if (!bad.ok()) {
-        t.After([ex, bad] { ex->Reply(ErrorResponse(bad)); });
+        t.Reply(ex, ErrorResponse(bad));
         return;
       }
-      // After the commit: the log then holds everything written so far.
+      // After the commit: the log then holds everything written up to
+      // this turn, and memory's head at the end of this turn is the store's.
       t.After([ex, f, verify, &t] {
+        t.Deliver([ex, f, verify, head = t.state.AuditHead()](store::Store& store) {
         if (!verify) {
-          Result<std::vector<store::AuditRow>> rows = t.store.ListAudit(f);
+          Result<std::vector<store::AuditRow>> rows = store.ListAudit(f);
           if (!rows.ok()) {
             ex->Reply(ErrorResponse(rows.status()));
             return;
@@ -458,18 +466,18 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
           ex->Reply(JsonResponse(200, json::object{{"items", std::move(items)}}));
           return;
         }
-        Result<std::vector<store::AuditRow>> rows = t.store.ListAudit({});
+        Result<std::vector<store::AuditRow>> rows = store.ListAudit({});
         if (!rows.ok()) {
           ex->Reply(ErrorResponse(rows.status()));
           return;
         }
-        // After the commit, memory's head is the store's.
-        Status s = VerifyAuditChain(*rows, t.state.AuditHead());
+        Status s = VerifyAuditChain(*rows, head);
         json::object o;
         o["ok"] = s.ok();
         o["records"] = rows->size();
         if (!s.ok()) o["error"] = s.message();
         ex->Reply(JsonResponse(200, o));
+        });
       });
     });
     return;
@@ -601,18 +609,19 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       Principal pr = p;
       t.After([ex, kind, tenant, from_rv, pr, &t] {
         if (from_rv && !t.CanResume(*from_rv)) {
-          ex->Reply(Http(410, "Gone",
-                         "resourceVersion " + std::to_string(*from_rv) +
-                             " is too old: list again and watch from the "
-                             "list's resourceVersion",
-                         "resourceVersion"));
+          t.Reply(ex, Http(410, "Gone",
+                           "resourceVersion " + std::to_string(*from_rv) +
+                               " is too old: list again and watch from the "
+                               "list's resourceVersion",
+                           "resourceVersion"));
           return;
         }
         auto stream = ex->StartStream(200, "application/x-ndjson");
         if (!from_rv) {
-          for (std::string& line : t.state.Snapshot(pr, kind, tenant)) {
-            stream->Write(std::move(line));
-          }
+          t.Deliver([stream, lines = t.state.Snapshot(pr, kind, tenant)](
+                        store::Store&) mutable {
+            for (std::string& line : lines) stream->Write(std::move(line));
+          });
         }
         t.Watch(Watcher{pr, kind, tenant, stream}, from_rv.value_or(-1));
       });
@@ -642,9 +651,20 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
         return;
       }
       t.After([ex, kind, name, p, &t] {
+        if (kind == Kind::kWorkload) {
+          // The creator sees its own workload: send what was stored.
+          if (const std::string* body = t.txn.WrittenWorkload(name)) {
+            net::Response r;
+            r.status = 201;
+            r.body.reserve(body->size() + 1);
+            r.body += *body;
+            r.body += '\n';
+            t.Reply(ex, std::move(r));
+            return;
+          }
+        }
         Result<json::object> o = t.state.Get(p, kind, name, /*explain=*/false);
-        if (o.ok()) ex->Reply(JsonResponse(201, *o));
-        else ex->Reply(ErrorResponse(o.status()));
+        t.Reply(ex, o.ok() ? JsonResponse(201, *o) : ErrorResponse(o.status()));
       });
     });
     return;
@@ -653,7 +673,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     authed([ex, reply_after, kind, key](Turn& t, const Principal& p) {
       t.After([ex, kind, key, p, &t] {
         Result<json::object> o = t.state.Get(p, kind, key);
-        ex->Reply(o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
+        t.Reply(ex, o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
       });
     });
     return;
@@ -674,7 +694,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       }
       t.After([ex, kind, key, p, &t] {
         Result<json::object> o = t.state.Get(p, kind, key);
-        ex->Reply(o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
+        t.Reply(ex, o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
       });
     });
     return;

@@ -81,5 +81,38 @@ TEST(ApiSmoke, ApplySubmitAdmitRestart) {
   EXPECT_EQ(r.at("status").at("flavorsUsage").at(0).at("resources").at(0).at("total").as_string(), "4");
 }
 
+// A SchedulerConfig document that sets the defaults (fair sharing off) is
+// a change too, not "no document".
+TEST(ApiSmoke, SchedulerConfigCanTurnFairSharingOff) {
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  auto apply = [&](bool enable) {
+    int code = 0;
+    json::value r = srv->Json(
+        "POST", "/api/v1/apply",
+        std::string("apiVersion: allot.dev/v1\nkind: SchedulerConfig\n"
+                    "fairSharing: {enable: ") +
+            (enable ? "true" : "false") + "}\n",
+        &code);
+    EXPECT_EQ(code, 200) << json::serialize(r);
+    std::string action;
+    for (const json::value& item : r.at("results").as_array()) {
+      if (item.at("kind").as_string() == "SchedulerConfig") {
+        action = std::string(item.at("action").as_string());
+      }
+    }
+    return action;
+  };
+  EXPECT_EQ(apply(true), "configured");
+  EXPECT_EQ(apply(true), "unchanged");
+  EXPECT_EQ(apply(false), "configured");
+  EXPECT_EQ(apply(false), "unchanged");
+  EXPECT_EQ(apply(true), "configured");
+  srv->Kill9();
+  ASSERT_TRUE(srv->Restart()) << srv->Log();
+  EXPECT_EQ(apply(true), "unchanged");
+  EXPECT_EQ(apply(false), "configured");
+}
+
 }  // namespace
 }  // namespace allot::server

@@ -1,5 +1,7 @@
 #include "server/authz.h"
 
+#include <mutex>
+
 namespace allot::server {
 
 const char* ToString(Role r) {
@@ -93,6 +95,28 @@ bool CanGrant(const Principal& p, Role role, const std::string& tenant) {
   if (p.role == Role::kClusterAdmin) return true;
   return p.role == Role::kTenantAdmin && role != Role::kClusterAdmin &&
          tenant == p.tenant;
+}
+
+std::optional<Principal> TokenIndex::Find(const std::string& hash) const {
+  std::shared_lock<std::shared_mutex> l(mu_);
+  auto it = by_hash_.find(hash);
+  if (it == by_hash_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool TokenIndex::Contains(const std::string& hash) const {
+  std::shared_lock<std::shared_mutex> l(mu_);
+  return by_hash_.count(hash) != 0;
+}
+
+void TokenIndex::Put(const std::string& hash, Principal p) {
+  std::unique_lock<std::shared_mutex> l(mu_);
+  by_hash_[hash] = std::move(p);
+}
+
+void TokenIndex::Erase(const std::string& hash) {
+  std::unique_lock<std::shared_mutex> l(mu_);
+  by_hash_.erase(hash);
 }
 
 }  // namespace allot::server

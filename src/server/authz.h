@@ -12,7 +12,10 @@
 // API answers 404, never 403, so names in other tenants do not leak.
 #pragma once
 
+#include <optional>
+#include <shared_mutex>
 #include <string>
+#include <unordered_map>
 
 #include "core/status.h"
 
@@ -27,6 +30,21 @@ struct Principal {
   Role role = Role::kViewer;
   std::string tenant;  // Empty for cluster-admin.
   std::string token_id;
+};
+
+// The live (unrevoked) tokens by the SHA-256 of their secret. The state
+// owner keeps it; network threads read it to turn away a request with no
+// valid token before parsing its body. Thread-safe.
+class TokenIndex {
+ public:
+  std::optional<Principal> Find(const std::string& hash) const;
+  bool Contains(const std::string& hash) const;
+  void Put(const std::string& hash, Principal p);
+  void Erase(const std::string& hash);
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Principal> by_hash_;
 };
 
 enum class Kind {

@@ -1,12 +1,19 @@
-// Owner: the one thread that mutates State, with group commit.
+// Owner: the one thread that mutates State, with pipelined group commit.
 //
 // Network threads Post commands; the owner runs every queued command in
-// one turn, ends the turn with State::FinishTurn (scheduling), commits the
-// whole turn's Batch in one store transaction, publishes the events to
-// watchers, and only then runs the commands' completions (the replies). So
-// a client hears "done" only when its change is durable, and concurrent
-// writers share one fsync. A store that fails to commit stops the process:
-// memory would otherwise run ahead of what a restart can load.
+// one turn and ends the turn with State::FinishTurn (scheduling). At that
+// point State is exactly what the turn's Batch makes durable, so the
+// turn's After functions compute their replies then. The Batch and the
+// replies (and the watch events) go to a second thread, the committer,
+// which commits the Batch in one store transaction and only then sends
+// them; meanwhile the owner runs the next turns, and the committer takes
+// every turn that finished during a commit into its next transaction. So a
+// client hears "done" only when its change (and everything it read) is
+// durable, concurrent writers share one fsync, and the fsync does not stall
+// the state. Turns commit in order; the owner runs at most 256 turns ahead
+// of the store. A
+// store that fails to commit stops the process: memory would otherwise run
+// ahead of what a restart can load.
 #pragma once
 
 #include <condition_variable>
@@ -36,33 +43,54 @@ struct Watcher {
 class Turn {
  public:
   State& state;
-  store::Store& store;
   Txn& txn;
-  // Runs after the turn's commit, in posting order.
+  // Runs on the owner thread at the end of the turn, after scheduling, in
+  // posting order: State is then what this turn commits. It must not reply
+  // directly (the commit has not happened): use Reply or Deliver.
   void After(std::function<void()> fn) { after_.push_back(std::move(fn)); }
+  // Sends `r` once this turn is committed.
+  void Reply(std::shared_ptr<net::Exchange> ex, net::Response r);
+  // Runs `fn` on the committer thread once this turn is committed, in
+  // order with every other delivery. It must not touch State; the store
+  // then holds exactly the turns up to this one.
+  void Deliver(std::function<void(store::Store&)> fn) {
+    deliveries_.push_back(std::move(fn));
+  }
   // Whether every event after `from_rv` is still in the ring (else a
   // resumed watch must be answered 410 Gone and the client must list).
   bool CanResume(int64_t from_rv) const;
   // Registers a watcher: events with resource version > from_rv still in
   // the ring are written first (from_rv < 0: none), then every later event.
-  // Call it from an After function, when the turn's events are published,
-  // so that nothing is sent twice or missed.
+  // Call it from an After function, when the turn's events are in the
+  // ring, so that nothing is sent twice or missed.
   void Watch(Watcher w, int64_t from_rv);
 
-  Turn(State& s, store::Store& st, Txn& t, class Owner* o)
-      : state(s), store(st), txn(t), owner_(o) {}
+  Turn(State& s, Txn& t, class Owner* o) : state(s), txn(t), owner_(o) {}
 
  private:
   friend class Owner;
   std::vector<std::function<void()>> after_;
+  std::vector<std::function<void(store::Store&)>> deliveries_;
   class Owner* owner_;
 };
 
 struct OwnerStats {
   int64_t turns = 0;
   int64_t commands = 0;
-  int64_t commits = 0;
+  int64_t commits = 0;  // Turns that wrote something.
+  int64_t groups = 0;   // Store transactions (each of one or more turns).
   int64_t cycles = 0;
+  // Owner-thread time, in nanoseconds: waiting for commands, running them,
+  // scheduling and flushing (FinishTurn), computing replies (After), and
+  // waiting for the committer to take the turn.
+  int64_t wait_ns = 0;
+  int64_t run_ns = 0;
+  int64_t finish_ns = 0;
+  int64_t after_ns = 0;
+  int64_t handoff_ns = 0;
+  // Committer-thread time: committing, and sending replies and events.
+  int64_t commit_ns = 0;
+  int64_t deliver_ns = 0;
 };
 
 class Owner {
@@ -81,11 +109,18 @@ class Owner {
 
  private:
   friend class Turn;
+  // A finished turn on its way to the store.
+  struct Committing {
+    store::Batch batch;
+    std::vector<std::function<void(store::Store&)>> deliveries;
+  };
   void Loop();
-  void Publish(const std::vector<Event>& events);
+  void CommitLoop();
+  // Puts the turn's events in the ring and queues their writes to watchers.
+  void Publish(const std::vector<Event>& events, Turn* turn);
 
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<store::Store> store_;  // Committer thread only, once started.
+  std::unique_ptr<State> state_;         // Owner thread only, once started.
   std::function<int64_t()> now_;
   size_t ring_cap_;
 
@@ -95,6 +130,13 @@ class Owner {
   bool stopping_ = false;
   OwnerStats stats_;
   std::thread thread_;
+
+  // Owner -> committer; guarded by mu_.
+  std::condition_variable commit_cv_;   // Work for the committer.
+  std::condition_variable handoff_cv_;  // Room for the owner.
+  std::deque<Committing> committing_;
+  bool owner_done_ = false;
+  std::thread committer_;
 
   // Owner thread only.
   std::vector<Watcher> watchers_;

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -34,8 +35,23 @@ class ServerImpl : public Server {
   uint16_t port() const override { return http->port(); }
   void Stop() override {
     if (http) http->Stop();
-    if (owner) owner->Stop();
+    if (owner && !stopped) {
+      owner->Stop();
+      stopped = true;
+      // One line on how the state owner and the committer spent their time.
+      OwnerStats s = owner->stats();
+      std::fprintf(
+          stderr,
+          "allot: owner: %lld turns, %lld commands, %lld store transactions; "
+          "owner thread: waiting for commands %.3f s, running them %.3f s, "
+          "scheduling %.3f s, replies %.3f s, waiting for the committer "
+          "%.3f s; committer: committing %.3f s, sending %.3f s\n",
+          (long long)s.turns, (long long)s.commands, (long long)s.groups,
+          s.wait_ns / 1e9, s.run_ns / 1e9, s.finish_ns / 1e9, s.after_ns / 1e9,
+          s.handoff_ns / 1e9, s.commit_ns / 1e9, s.deliver_ns / 1e9);
+    }
   }
+  bool stopped = false;
   ~ServerImpl() override { Stop(); }
 };
 
@@ -85,10 +101,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
 
   auto impl = std::make_unique<ServerImpl>();
   std::string describe = (*st)->Describe();
+  std::shared_ptr<const TokenIndex> tokens = (*state)->token_index();
   impl->owner = std::make_unique<Owner>(std::move(*st), std::move(*state), NowMs);
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
-  impl->api = std::make_unique<Api>(impl->owner.get());
+  impl->api = std::make_unique<Api>(impl->owner.get(), std::move(tokens));
   net::ServerOptions so;
   so.listen = opts.listen;
   so.threads = opts.threads;

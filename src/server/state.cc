@@ -130,8 +130,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
     st->objs_.scheduler = c.scheduler;
   }
   for (const store::TokenRow& t : snap.tokens) {
-    st->tokens_[t.id] = t;
-    if (!t.revoked) st->token_by_hash_[t.hash] = t.id;
+    st->IndexToken(t);
   }
   for (const store::ObjectRow& row : snap.objects) {
     Result<Kind> kind = KindFromName(row.kind);
@@ -683,6 +682,7 @@ void State::Flush(Txn* txn) {
     txn->events.push_back({rv_, Kind::kWorkload, rec.spec.ns,
                            "{\"type\":\"" + std::string(type) +
                                "\",\"object\":" + body + "}\n"});
+    txn->workload_puts[key] = txn->batch.puts.size();
     txn->batch.puts.push_back({"Workload", key, rv_, std::move(body)});
   }
   dirty_.clear();

@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,13 @@ struct Txn {
   int64_t now_unix_ms = 0;
   store::Batch batch;
   std::vector<Event> events;
+  // Workload key -> its entry in batch.puts (set by State::FinishTurn), so
+  // a reply can send the JSON just written instead of encoding it again.
+  std::unordered_map<std::string, size_t> workload_puts;
+  const std::string* WrittenWorkload(const std::string& key) const {
+    auto it = workload_puts.find(key);
+    return it == workload_puts.end() ? nullptr : &batch.puts[it->second].body;
+  }
 };
 
 struct ListOptions {
@@ -158,7 +166,14 @@ class State {
                                     const std::string& tenant) const;
 
   // ---- Tokens and audit -----------------------------------------------
-  std::optional<Principal> Authenticate(const std::string& secret) const;
+  // The principal of the live token whose secret hashes to `hash`.
+  std::optional<Principal> Authenticate(const std::string& hash) const {
+    return tokens_by_hash_->Find(hash);
+  }
+  // The same index, for network threads (see TokenIndex).
+  std::shared_ptr<const TokenIndex> token_index() const {
+    return tokens_by_hash_;
+  }
   // Returns (id, secret); the secret is shown once and stored only hashed.
   Result<std::pair<std::string, std::string>> CreateToken(const Principal& p, const std::string& user,
                                   Role role, const std::string& tenant,
@@ -220,13 +235,16 @@ class State {
   bool Exists(Kind kind, const std::string& key) const;
   int64_t RvOf(Kind kind, const std::string& key) const;
   void PutObject(Kind kind, const std::string& key, bool added, Txn* txn);
+  // Records `row` (new, or revoked) in tokens_ and the live index.
+  void IndexToken(const store::TokenRow& row);
   std::string EventLine(const char* type, const boost::json::object& obj);
 
   Objects objs_;
   std::map<std::string, WorkloadRecord> workloads_;
   std::unique_ptr<sched::Scheduler> sched_;
   std::map<std::string, store::TokenRow> tokens_;         // By id.
-  std::map<std::string, std::string> token_by_hash_;      // Hash -> id.
+  std::shared_ptr<TokenIndex> tokens_by_hash_ =
+      std::make_shared<TokenIndex>();                      // Live ones.
   std::set<std::string> dirty_;    // Workloads changed this turn.
   std::set<std::string> created_;  // Workloads created this turn.
   int64_t rv_ = 0;

@@ -323,9 +323,7 @@ Result<std::vector<ApplyResult>> State::Apply(const Principal& p,
                                               core::Config docs, Txn* txn) {
   // A SchedulerConfig document is the only one that leaves no object.
   core::SchedulerConfig sc = docs.scheduler;
-  bool has_scheduler =
-      json::serialize(core::EncodeSchedulerConfig(sc)) !=
-      json::serialize(core::EncodeSchedulerConfig(core::SchedulerConfig{}));
+  bool has_scheduler = docs.scheduler_declared;
   Docs d = Split(std::move(docs), has_scheduler);
   std::vector<Change> changes;
   std::map<std::pair<Kind, std::string>, int> first_doc;
@@ -501,13 +499,14 @@ std::vector<std::string> State::Snapshot(const Principal& p, Kind kind,
 
 // ---- Tokens -----------------------------------------------------------------
 
-std::optional<Principal> State::Authenticate(const std::string& secret) const {
-  auto it = token_by_hash_.find(Sha256Hex(secret));
-  if (it == token_by_hash_.end()) return std::nullopt;
-  const store::TokenRow& t = tokens_.at(it->second);
-  Result<Role> role = ParseRole(t.role);
-  if (!role.ok()) return std::nullopt;
-  return Principal{t.user, *role, t.tenant, t.id};
+void State::IndexToken(const store::TokenRow& row) {
+  tokens_[row.id] = row;
+  Result<Role> role = ParseRole(row.role);
+  if (row.revoked || !role.ok()) {
+    tokens_by_hash_->Erase(row.hash);
+  } else {
+    tokens_by_hash_->Put(row.hash, Principal{row.user, *role, row.tenant, row.id});
+  }
 }
 
 namespace {
@@ -560,8 +559,7 @@ Result<std::pair<std::string, std::string>> State::CreateToken(const Principal& 
   row.role = ToString(role);
   row.tenant = tenant;
   row.created_unix_ms = txn->now_unix_ms;
-  tokens_[row.id] = row;
-  token_by_hash_[row.hash] = row.id;
+  IndexToken(row);
   txn->batch.tokens.push_back(row);
   return std::make_pair(row.id, secret);
 }
@@ -574,15 +572,14 @@ Status State::AddAdminToken(const std::string& secret, const std::string& user,
         "bits, e.g. allot_ followed by 64 hex digits)");
   }
   std::string hash = Sha256Hex(secret);
-  if (token_by_hash_.count(hash)) return Status::Ok();
+  if (tokens_by_hash_->Contains(hash)) return Status::Ok();
   store::TokenRow row;
   row.id = RandomHex(6);
   row.hash = hash;
   row.user = user;
   row.role = ToString(Role::kClusterAdmin);
   row.created_unix_ms = txn->now_unix_ms;
-  tokens_[row.id] = row;
-  token_by_hash_[row.hash] = row.id;
+  IndexToken(row);
   txn->batch.tokens.push_back(row);
   return Status::Ok();
 }
@@ -598,7 +595,7 @@ Status State::RevokeToken(const Principal& p, const std::string& id,
     return Status::NotFound("token " + id + " does not exist", "id");
   }
   it->second.revoked = true;
-  token_by_hash_.erase(it->second.hash);
+  IndexToken(it->second);
   txn->batch.tokens.push_back(it->second);
   return Status::Ok();
 }

@@ -68,7 +68,7 @@ class SqliteStore final : public Store {
                             sqlite3_errmsg(db_.get()));
   }
 
-  Status Commit(const Batch& batch) override;
+  Status CommitGroup(const std::vector<const Batch*>& batches) override;
   Result<Snapshot> Load() override;
   Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) override;
   std::string Describe() const override { return describe_; }
@@ -81,7 +81,8 @@ class SqliteStore final : public Store {
   // and holds a ScopedReset.
   template <typename F>
   Status Query(sqlite3_stmt* st, const char* what, F&& row);
-  Status ApplyBatch(const Batch& batch);
+  // Applies one batch; *seq is the last audit seq before and after it.
+  Status ApplyBatch(const Batch& batch, int64_t* seq);
   Status LoadInto(Snapshot* snap);
   // Ends the open transaction, if any, discarding its changes.
   void Rollback();
@@ -206,7 +207,7 @@ Status SqliteStore::Init() {
                [&](sqlite3_stmt* st) { last_seq_ = ColumnInt(st, 0); });
 }
 
-Status SqliteStore::ApplyBatch(const Batch& batch) {
+Status SqliteStore::ApplyBatch(const Batch& batch, int64_t* last_seq) {
   for (const auto& [kind, key] : batch.deletes) {
     sqlite3_stmt* st = delete_object_.get();
     ScopedReset reset(st);
@@ -250,7 +251,7 @@ Status SqliteStore::ApplyBatch(const Batch& batch) {
       return Error("writing meta " + k);
     }
   }
-  int64_t seq = last_seq_;
+  int64_t& seq = *last_seq;
   for (const AuditRow& a : batch.audit) {
     if (a.seq != seq + 1) {
       return Status::FailedPrecondition(
@@ -277,16 +278,22 @@ Status SqliteStore::ApplyBatch(const Batch& batch) {
   return Status::Ok();
 }
 
-Status SqliteStore::Commit(const Batch& batch) {
-  if (batch.empty()) return Status::Ok();
+Status SqliteStore::CommitGroup(const std::vector<const Batch*>& batches) {
+  bool any = false;
+  for (const Batch* b : batches) any = any || !b->empty();
+  if (!any) return Status::Ok();
   ALLOT_RETURN_IF_ERROR(Run(begin_write_, "starting a write transaction"));
-  Status s = ApplyBatch(batch);
+  int64_t seq = last_seq_;
+  Status s;
+  for (const Batch* b : batches) {
+    if (s.ok()) s = ApplyBatch(*b, &seq);
+  }
   if (s.ok()) s = Run(commit_, "committing");
   if (!s.ok()) {
     Rollback();
     return s;
   }
-  if (!batch.audit.empty()) last_seq_ = batch.audit.back().seq;
+  last_seq_ = seq;
   return Status::Ok();
 }
 

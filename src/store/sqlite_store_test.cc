@@ -211,6 +211,41 @@ TEST_F(SqliteStoreTest, DeletesRunBeforePuts) {
       (std::vector<std::string>{"Workload|a/z|3|z", "Workload|a/y|4|y2"}));
 }
 
+// A group applies its batches in order, in one transaction: a later
+// batch's delete removes an earlier batch's put, audit seqs continue across
+// batches, and a bad batch rolls back the good ones before it.
+TEST_F(SqliteStoreTest, CommitGroupAppliesBatchesInOrderAllOrNothing) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Batch put_x, delete_x_put_y, put_y_again;
+  put_x.puts = {Obj("Workload", "a/x", 1, "x")};
+  put_x.audit = {Audit(1, 1, "u", "a", "create")};
+  delete_x_put_y.deletes = {{"Workload", "a/x"}};
+  delete_x_put_y.puts = {Obj("Workload", "a/y", 2, "y")};
+  delete_x_put_y.audit = {Audit(2, 2, "u", "a", "delete")};
+  put_y_again.puts = {Obj("Workload", "a/y", 3, "y3")};
+  put_y_again.meta = {{"rv", "3"}};
+  ASSERT_TRUE(store->CommitGroup({&put_x, &delete_x_put_y, &put_y_again}).ok());
+  Snapshot snap = MustLoad(*store);
+  EXPECT_EQ(Strs(snap.objects), (std::vector<std::string>{"Workload|a/y|3|y3"}));
+  EXPECT_EQ(snap.meta.at("rv"), "3");
+  ASSERT_TRUE(snap.last_audit.has_value());
+  EXPECT_EQ(snap.last_audit->seq, 2);
+
+  Batch good, bad;
+  good.puts = {Obj("Workload", "a/z", 4, "z")};
+  good.audit = {Audit(3, 3, "u", "a", "create")};
+  bad.audit = {Audit(3, 3, "u", "a", "create")};  // Repeats seq 3.
+  EXPECT_EQ(store->CommitGroup({&good, &bad}).code(),
+            StatusCode::kFailedPrecondition);
+  snap = MustLoad(*store);
+  EXPECT_EQ(Strs(snap.objects), (std::vector<std::string>{"Workload|a/y|3|y3"}));
+  EXPECT_EQ(snap.last_audit->seq, 2);
+  // The failed group did not move the expected next seq.
+  ASSERT_TRUE(store->CommitGroup({&good}).ok());
+  EXPECT_EQ(MustLoad(*store).last_audit->seq, 3);
+}
+
 TEST_F(SqliteStoreTest, AuditSeqMustContinueTheLog) {
   std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
@@ -562,7 +597,8 @@ TEST_F(SqliteStoreTest, DISABLED_CommitRates) {
       b.puts.push_back(
           Obj("Workload", "ns/b" + std::to_string(j + i * 7), ++rv, body));
     }
-    ASSERT_TRUE(store->Commit(b).ok());
+    Status st = store->Commit(b);
+    ASSERT_TRUE(st.ok()) << st.ToString();
   }
   const double batch_s = seconds(Clock::now() - start);
 

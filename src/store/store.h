@@ -98,7 +98,10 @@ struct Snapshot {
 class Store {
  public:
   virtual ~Store() = default;
-  virtual Status Commit(const Batch& batch) = 0;
+  // Applies the batches in order in one transaction (group commit), synced
+  // before it returns. On error nothing of them is applied.
+  virtual Status CommitGroup(const std::vector<const Batch*>& batches) = 0;
+  Status Commit(const Batch& batch) { return CommitGroup({&batch}); }
   virtual Result<Snapshot> Load() = 0;
   virtual Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) = 0;
   // "sqlite:/path/to/allot.db", for messages.
