@@ -100,15 +100,6 @@ int64_t State::RvOf(Kind kind, const std::string& key) const {
   });
 }
 
-std::string State::EventLine(const char* type, const json::object& obj) {
-  std::string line = "{\"type\":\"";
-  line += type;
-  line += "\",\"object\":";
-  line += json::serialize(obj);
-  line += "}\n";
-  return line;
-}
-
 // ---- Loading ----------------------------------------------------------------
 
 Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
@@ -442,10 +433,10 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
   core::Config cfg = BuildConfig(cand, evict);
   Status v = core::ValidateConfig(&cfg);
   if (!v.ok()) {
-    // A reference to an admission the change invalidates is a conflict
-    // (drain fixes it); anything else is a bad request.
-    bool admission = v.message().find("admission") != std::string::npos;
-    if (admission) {
+    // An admission that the change invalidates (the validator names a
+    // status.admission field) is a conflict that drain fixes; anything
+    // else is a bad request.
+    if (v.field().rfind("status.admission", 0) == 0) {
       return Status::FailedPrecondition(
           v.message() + " (admitted workloads use what this change removes; "
                         "add ?drain=true to evict them)",
@@ -476,7 +467,7 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
     internal::SetResourceVersion(&last, rv_);
     txn->events.push_back({rv_, kind,
                            kind == Kind::kTenant ? key : TenantOfKey(key),
-                           EventLine("DELETED", last)});
+                           internal::EventLine("DELETED", json::serialize(last))});
   }
   objs_ = std::move(cand);
   for (const auto& [kind, key] : touched) {
@@ -510,8 +501,7 @@ void State::PutObject(Kind kind, const std::string& key, bool added,
   std::string body = json::serialize(obj);
   txn->events.push_back(
       {rv_, kind, kind == Kind::kTenant ? key : TenantOfKey(key),
-       "{\"type\":\"" + std::string(added ? "ADDED" : "MODIFIED") +
-           "\",\"object\":" + body + "}\n"});
+       internal::EventLine(added ? "ADDED" : "MODIFIED", body)});
   txn->batch.puts.push_back({KindName(kind), key, rv_, std::move(body)});
 }
 
@@ -584,7 +574,7 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   ++rv_;
   internal::SetResourceVersion(&last, rv_);
   txn->events.push_back(
-      {rv_, Kind::kWorkload, it->second.spec.ns, EventLine("DELETED", last)});
+      {rv_, Kind::kWorkload, it->second.spec.ns, internal::EventLine("DELETED", json::serialize(last))});
   txn->batch.deletes.push_back({"Workload", key});
   // A delete after a put in the same turn: drop the put.
   dirty_.erase(key);
@@ -679,9 +669,8 @@ void State::Flush(Txn* txn) {
     rec.resource_version = ++rv_;
     std::string body = json::serialize(WorkloadJson(rec, false));
     const char* type = created_.count(key) ? "ADDED" : "MODIFIED";
-    txn->events.push_back({rv_, Kind::kWorkload, rec.spec.ns,
-                           "{\"type\":\"" + std::string(type) +
-                               "\",\"object\":" + body + "}\n"});
+    txn->events.push_back(
+        {rv_, Kind::kWorkload, rec.spec.ns, internal::EventLine(type, body)});
     txn->workload_puts[key] = txn->batch.puts.size();
     txn->batch.puts.push_back({"Workload", key, rv_, std::move(body)});
   }

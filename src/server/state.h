@@ -237,7 +237,6 @@ class State {
   void PutObject(Kind kind, const std::string& key, bool added, Txn* txn);
   // Records `row` (new, or revoked) in tokens_ and the live index.
   void IndexToken(const store::TokenRow& row);
-  std::string EventLine(const char* type, const boost::json::object& obj);
 
   Objects objs_;
   std::map<std::string, WorkloadRecord> workloads_;

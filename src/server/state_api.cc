@@ -476,7 +476,7 @@ std::vector<std::string> State::Snapshot(const Principal& p, Kind kind,
                                          const std::string& tenant) const {
   std::vector<std::string> lines;
   auto line = [](const std::string& obj) {
-    return "{\"type\":\"ADDED\",\"object\":" + obj + "}\n";
+    return internal::EventLine("ADDED", obj);
   };
   if (kind == Kind::kWorkload) {
     for (const auto& [k, r] : workloads_) {

@@ -26,6 +26,18 @@ std::string KeyOf(const T& obj) {
 }
 inline std::string KeyOf(const core::Workload& w) { return w.Key(); }
 
+// One watch line: {"type":TYPE,"object":OBJECT}\n, from the object's JSON.
+inline std::string EventLine(const char* type, const std::string& object_json) {
+  std::string line;
+  line.reserve(object_json.size() + 32);
+  line += "{\"type\":\"";
+  line += type;
+  line += "\",\"object\":";
+  line += object_json;
+  line += "}\n";
+  return line;
+}
+
 // Calls f(map) with the map of `kind` (not Workload).
 template <typename F>
 decltype(auto) WithMap(Objects& o, Kind kind, F&& f) {
