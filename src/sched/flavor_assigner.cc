@@ -251,6 +251,7 @@ bool Scheduler::Impl::PreemptionPossible(
       trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);
   }
   std::sort(trial.usage.begin(), trial.usage.end());
+  if (VictimSearchHopeless(w, trial.usage)) return false;
   std::vector<std::vector<int32_t>> chosen(
       wl.spec.pod_sets.size(), std::vector<int32_t>(cq.groups.size(), -1));
   chosen[p] = chosen_so_far;

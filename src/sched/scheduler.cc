@@ -56,6 +56,7 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   pool->Commit(a.requests, a.placement);
   AddUsage(wl.cq, a);
   wl.adm = std::move(a);
+  UpdateBands(w, +1);
   wl.state = Wl::State::kAdmitted;
   wl.admit_seq = next_admit_seq++;
   wl.reason.clear();
@@ -85,6 +86,7 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
   pool->Release(wl.adm.requests, wl.adm.placement);
   RemoveUsage(wl.cq, wl.adm);
+  UpdateBands(w, -1);
   auto& list = cqs[wl.cq].admitted;
   auto it = std::find(list.begin(), list.end(), w);
   ALLOT_CHECK(it != list.end());
@@ -92,6 +94,27 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   list.pop_back();
   wl.adm = Assignment{};
   --admitted_count;
+}
+
+void Scheduler::Impl::UpdateBands(WlIdx w, int sign) {
+  const Wl& wl = wls[w];
+  CQ& cq = cqs[wl.cq];
+  const int32_t prio = wl.spec.priority;
+  auto it = std::lower_bound(
+      cq.bands.begin(), cq.bands.end(), prio,
+      [](const CQ::Band& b, int32_t p) { return b.priority < p; });
+  if (it == cq.bands.end() || it->priority != prio) {
+    ALLOT_CHECK(sign > 0);
+    it = cq.bands.insert(it, CQ::Band{prio, 0, {}});
+    it->usage.assign(cq.frs.size(), 0);
+  }
+  it->count += sign;
+  for (const auto& [fr, val] : wl.adm.usage) {
+    int32_t pos = cq.FrPos(fr);
+    ALLOT_CHECK(pos >= 0);
+    it->usage[pos] += sign * val;
+  }
+  if (it->count == 0) cq.bands.erase(it);
 }
 
 void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,

@@ -4,6 +4,7 @@
 // Not part of the public API.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -49,6 +50,19 @@ struct CQ {
   std::set<WlIdx> parked;          // BestEffortFIFO: set aside until a change.
   bool blocked = false;         // StrictFIFO: the head could not be admitted.
   std::vector<WlIdx> admitted;  // Unordered.
+  // Usage of the admitted workloads by priority (ascending), per entry of
+  // `frs`: bounds what a victim search can free without listing workloads.
+  struct Band {
+    int32_t priority = 0;
+    int32_t count = 0;
+    std::vector<int64_t> usage;  // Indexed like `frs`.
+  };
+  std::vector<Band> bands;
+  // Index of `fr` in `frs`, or -1.
+  int32_t FrPos(int32_t fr) const {
+    auto it = std::lower_bound(frs.begin(), frs.end(), fr);
+    return it != frs.end() && *it == fr ? int32_t(it - frs.begin()) : -1;
+  }
 };
 
 enum class Mode { kNoFit = 0, kPreempt = 1, kFit = 2 };
@@ -159,6 +173,9 @@ struct Scheduler::Impl {
       WlIdx w, Assignment a,
       const std::vector<std::pair<WlIdx, PreemptionReason>>& victims);
   void ReleaseAdmission(WlIdx w);
+  // Adds (+1) or removes (-1) an admitted workload's usage in its
+  // ClusterQueue's priority bands.
+  void UpdateBands(WlIdx w, int sign);
   // Quota of `freed`'s flavors came free in the tree under `root`: set-aside
   // workloads of the ClusterQueues with quota in those flavors go back to
   // their queues, and StrictFIFO queues unblock.
@@ -208,6 +225,20 @@ struct Scheduler::Impl {
   // `a->placement` holds the placement valid after the evictions.
   std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w,
                                                               Assignment* a);
+  // True when FindVictims(w, a) with `usage` short of quota is sure to find
+  // nothing: its bounds fail even counting every admitted workload the
+  // policy could let it take (from the priority bands, without listing
+  // them). False when quota is not short (only nodes are) or when a search
+  // is needed. Changes nothing.
+  // Calls f(c) for every ClusterQueue c of the cohort tree of ClusterQueue
+  // `cq`, other than `cq`, from which FindVictims takes candidates: every
+  // node from c up to (not including) the lowest common ancestor with `cq`
+  // uses more than its own quota in a flavor-resource of `need`.
+  template <typename F>
+  void ForEachBorrowingCq(int32_t cq, const std::vector<int32_t>& need,
+                          F f) const;
+  bool VictimSearchHopeless(
+      WlIdx w, const std::vector<std::pair<int32_t, int64_t>>& usage) const;
   // Every workload that evicted `w`, directly or through a chain of
   // evictions in the current busy period.
   std::set<WlIdx> TransitiveEvictors(WlIdx w) const;
