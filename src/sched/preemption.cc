@@ -105,7 +105,7 @@ WlIdx Scheduler::Impl::NextFairHead(
   auto usage_of = [&](WlIdx w) -> const Assignment& {
     auto it = nominated.find(w);
     if (it != nominated.end()) return it->second;
-    std::vector<int32_t> counts = FullCounts(w);
+    const std::vector<int32_t>& counts = FullCounts(w);
     return nominated.emplace(w, Assign(w, counts, /*quota_only=*/true))
         .first->second;
   };
@@ -162,7 +162,7 @@ std::set<WlIdx> Scheduler::Impl::TransitiveEvictors(WlIdx w) const {
 
 template <typename F>
 void Scheduler::Impl::ForEachBorrowingCq(int32_t c,
-                                         const std::vector<int32_t>& need,
+                                         std::span<const int32_t> need,
                                          F f) const {
   auto borrows = [&](int32_t node) {
     for (int32_t fr : need) {
@@ -203,9 +203,8 @@ bool Scheduler::Impl::VictimSearchHopeless(
     int32_t fr;
     int64_t val, avail, own = 0, reclaim = 0, borrow = 0;
   };
-  std::vector<Cell> cells;
-  std::vector<int32_t> need;
-  cells.reserve(usage.size());
+  InlineVec<Cell, 8> cells;
+  InlineVec<int32_t, 8> need;
   for (const auto& [fr, val] : usage) {
     cells.push_back({fr, val, quota->Available(cq.node, fr)});
     if (val > cells.back().avail) need.push_back(fr);
@@ -276,7 +275,7 @@ bool Scheduler::Impl::VictimSearchHopeless(
   const bool borrow_lower =
       !fair && pol.borrow_within_cohort ==
                    core::BorrowWithinCohortPolicy::kLowerPriority;
-  ForEachBorrowingCq(wl.cq, need, [&](int32_t c) {
+  ForEachBorrowingCq(wl.cq, {need.begin(), need.size()}, [&](int32_t c) {
     const CQ& other = cqs[c];
     if (other.bands.empty()) return;
     for (Cell& cell : cells) {

@@ -263,8 +263,9 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
         ")";
     return false;
   }
-  std::vector<int32_t> counts = FullCounts(w);
-  Assignment a = Assign(w, counts, /*quota_only=*/false);
+  const std::vector<int32_t>& counts = FullCounts(w);
+  Assignment& a = try_scratch;
+  AssignInto(w, counts, /*quota_only=*/false, /*explain=*/false, &a);
   if (a.mode == Mode::kFit) {
     Admit(w, std::move(a));
     return true;
@@ -453,12 +454,13 @@ CycleResult Scheduler::RunCycle() {
     }
   } else {
     if (heads.size() > 1) {
+      Assignment scratch;
       for (Head& h : heads) {
         const Wl& wl = m.wls[h.w];
         if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
-        std::vector<int32_t> counts = m.FullCounts(h.w);
-        std::get<0>(h.order) =
-            m.Assign(h.w, counts, /*quota_only=*/true).borrows ? 1 : 0;
+        m.AssignInto(h.w, m.FullCounts(h.w), /*quota_only=*/true,
+                     /*explain=*/false, &scratch);
+        std::get<0>(h.order) = scratch.borrows ? 1 : 0;
       }
       std::sort(heads.begin(), heads.end(),
                 [](const Head& a, const Head& b) { return a.order < b.order; });

@@ -181,6 +181,7 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
       }
     }
     wl.needs.push_back(std::move(needs));
+    wl.full_counts.push_back(ps.count);
     int32_t devices = 0;
     for (const auto& [name, q] : ps.requests) {
       if (core::IsGpuResource(name)) devices += int32_t(q.UnitsCeil());

@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -21,6 +22,42 @@
 namespace allot::sched {
 
 using WlIdx = int32_t;
+
+// A short list of T kept inline (no allocation) while it has at most N
+// elements: scratch for hot paths.
+template <typename T, size_t N>
+class InlineVec {
+ public:
+  InlineVec() = default;
+  InlineVec(size_t n, const T& v) {
+    for (size_t i = 0; i < n; ++i) push_back(v);
+  }
+  InlineVec(const InlineVec&) = delete;
+  InlineVec& operator=(const InlineVec&) = delete;
+  void push_back(const T& v) {
+    if (size_ < N) {
+      inline_[size_] = v;
+    } else {
+      if (size_ == N) heap_.assign(inline_, inline_ + N);
+      heap_.push_back(v);
+    }
+    ++size_;
+  }
+  T* begin() { return size_ > N ? heap_.data() : inline_; }
+  const T* begin() const { return size_ > N ? heap_.data() : inline_; }
+  T* end() { return begin() + size_; }
+  const T* end() const { return begin() + size_; }
+  T& operator[](size_t i) { return begin()[i]; }
+  const T& operator[](size_t i) const { return begin()[i]; }
+  T& back() { return begin()[size_ - 1]; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  T inline_[N]{};
+  size_t size_ = 0;
+  std::vector<T> heap_;
+};
 
 // Queue order inside a ClusterQueue: priority (high first), creation time,
 // then arrival order.
@@ -91,6 +128,22 @@ struct Assignment {
   // was found (so freed devices may help later).
   bool victims_short_of_nodes = false;
   std::string reason;  // Why not Fit, for users.
+
+  // Empties it for `c` pods per pod set and `groups` resource groups,
+  // keeping the buffers.
+  void Reset(const std::vector<int32_t>& c, size_t groups) {
+    counts = c;
+    flavors.resize(c.size());
+    for (auto& per_set : flavors) per_set.assign(groups, -1);
+    usage.clear();
+    requests.clear();
+    placement.clear();
+    mode = Mode::kNoFit;
+    borrows = false;
+    short_flavors.clear();
+    victims_short_of_nodes = false;
+    reason.clear();
+  }
 };
 
 struct Wl {
@@ -109,6 +162,7 @@ struct Wl {
   // Fewest devices any one of its pods needs (0 for CPU-only pods).
   int32_t min_pod_devices = 1 << 30;
   std::vector<PodSetNeeds> needs;  // Per pod set.
+  std::vector<int32_t> full_counts;  // The requested count of every pod set.
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
@@ -149,6 +203,7 @@ struct Scheduler::Impl {
   std::map<WlIdx, std::set<WlIdx>> evicted_by;
   std::map<WlIdx, std::set<WlIdx>> evictors;
   std::vector<PreemptionEvent> preemptions;
+  Assignment try_scratch;  // TryAdmit's assignment, reused between heads.
   int64_t next_seq = 0;
   int64_t next_admit_seq = 0;
   size_t pending_count = 0;
@@ -190,10 +245,8 @@ struct Scheduler::Impl {
   bool TryAdmit(WlIdx w);
 
   // The requested pod count of every pod set (no partial admission).
-  std::vector<int32_t> FullCounts(WlIdx w) const {
-    std::vector<int32_t> counts;
-    for (const auto& ps : wls[w].spec.pod_sets) counts.push_back(ps.count);
-    return counts;
+  const std::vector<int32_t>& FullCounts(WlIdx w) const {
+    return wls[w].full_counts;
   }
 
   // flavor_assigner.cc
@@ -204,6 +257,9 @@ struct Scheduler::Impl {
   // and scans nodes for the largest free block).
   Assignment Assign(WlIdx w, const std::vector<int32_t>& counts,
                     bool quota_only, bool explain = false) const;
+  // The same into `out`, reusing its buffers.
+  void AssignInto(WlIdx w, const std::vector<int32_t>& counts, bool quota_only,
+                  bool explain, Assignment* out) const;
   // True when `a` fits now: quota (borrowing only if allowed) and, unless
   // quota_only, an exact placement (stored in a->placement).
   bool Fits(WlIdx w, Assignment* a, bool allow_borrowing) const;
@@ -211,7 +267,7 @@ struct Scheduler::Impl {
   // group `g` (Kueue's preemption oracle). Changes nothing.
   bool PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
                           const std::vector<int32_t>& counts,
-                          const std::vector<int64_t>& acc,
+                          const int64_t* acc,
                           const std::vector<int32_t>& chosen_so_far) const;
   std::vector<PodSetRequest> Requests(
       WlIdx w, const std::vector<int32_t>& counts,
@@ -235,7 +291,7 @@ struct Scheduler::Impl {
   // node from c up to (not including) the lowest common ancestor with `cq`
   // uses more than its own quota in a flavor-resource of `need`.
   template <typename F>
-  void ForEachBorrowingCq(int32_t cq, const std::vector<int32_t>& need,
+  void ForEachBorrowingCq(int32_t cq, std::span<const int32_t> need,
                           F f) const;
   bool VictimSearchHopeless(
       WlIdx w, const std::vector<std::pair<int32_t, int64_t>>& usage) const;
