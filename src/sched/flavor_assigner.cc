@@ -5,11 +5,7 @@
 #include "sched/scheduler_internal.h"
 
 namespace allot::sched {
-namespace {
 
-// Kueue: a flavor fits a pod set when its nodeTaints are tolerated (pod
-// tolerations plus the flavor's own) and the pod's nodeSelector does not
-// contradict the flavor's nodeLabels.
 bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
                     std::string* why) {
   if (!core::TaintsTolerated(f.node_taints, ps.tolerations, f.tolerations)) {
@@ -27,8 +23,6 @@ bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
   }
   return true;
 }
-
-}  // namespace
 
 std::vector<PodSetRequest> Scheduler::Impl::Requests(
     WlIdx w, const std::vector<int32_t>& counts,
@@ -108,7 +102,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
     // the pod's GPUs, else the one covering its CPU.
     int32_t place_group = -1;
     for (const auto& [r, per] : needs.per_pod) {
-      if (core::IsGpuResource(resources[r])) {
+      if (resource_is_gpu[r]) {
         place_group = cq.res_group[r];
         break;
       }
@@ -138,8 +132,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         std::vector<int32_t> tmp_for;  // Set when `tmp` may be reused.
         o.flavor = f;
         o.mode = Mode::kFit;
-        if (!FlavorEligible(ps, flavors[f], &o.reason)) {
-          if (!explain) o.reason.clear();
+        if (!FlavorOk(wl, p, f)) {
+          if (explain) FlavorEligible(ps, flavors[f], &o.reason);
           o.mode = Mode::kNoFit;
         } else {
           for (const auto& [r, per] : needs.per_pod) {

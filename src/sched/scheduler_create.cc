@@ -40,6 +40,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
   for (const auto& n : names) {
     m.resource_idx[n] = int32_t(m.resources.size());
     m.resources.push_back(n);
+    m.resource_is_gpu.push_back(core::IsGpuResource(n));
   }
   m.quota = std::make_unique<QuotaTree>(m.num_fr());
 
@@ -182,6 +183,9 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     }
     wl.needs.push_back(std::move(needs));
     wl.full_counts.push_back(ps.count);
+    std::string why;
+    for (const auto& f : flavors)
+      wl.flavor_ok.push_back(FlavorEligible(ps, f, &why));
     int32_t devices = 0;
     for (const auto& [name, q] : ps.requests) {
       if (core::IsGpuResource(name)) devices += int32_t(q.UnitsCeil());

@@ -59,6 +59,12 @@ class InlineVec {
   std::vector<T> heap_;
 };
 
+// Kueue: a flavor fits a pod set when its nodeTaints are tolerated (pod
+// tolerations plus the flavor's own) and the pod's nodeSelector does not
+// contradict the flavor's nodeLabels. `why` (not null) says why not.
+bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
+                    std::string* why);
+
 // Queue order inside a ClusterQueue: priority (high first), creation time,
 // then arrival order.
 struct QueueKey {
@@ -163,6 +169,8 @@ struct Wl {
   int32_t min_pod_devices = 1 << 30;
   std::vector<PodSetNeeds> needs;  // Per pod set.
   std::vector<int32_t> full_counts;  // The requested count of every pod set.
+  // FlavorEligible per pod set and flavor (see Impl::FlavorOk).
+  std::vector<uint8_t> flavor_ok;
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
@@ -178,6 +186,7 @@ struct Scheduler::Impl {
   std::map<std::string, int32_t> flavor_idx;
   std::vector<std::string> resources;
   std::map<std::string, int32_t> resource_idx;
+  std::vector<uint8_t> resource_is_gpu;  // Per resource: core::IsGpuResource.
   std::vector<CQ> cqs;
   std::map<std::string, int32_t> cq_idx;
   std::map<std::string, int32_t> cohort_node;  // Cohort name -> tree node.
@@ -209,6 +218,10 @@ struct Scheduler::Impl {
   size_t pending_count = 0;
   size_t admitted_count = 0;
 
+  // FlavorEligible(pod set p of w, flavor f), computed when w was added.
+  bool FlavorOk(const Wl& w, size_t p, int32_t f) const {
+    return w.flavor_ok[p * flavors.size() + size_t(f)];
+  }
   int32_t num_fr() const { return int32_t(flavors.size() * resources.size()); }
   int32_t Fr(int32_t flavor, int32_t resource) const {
     return flavor * int32_t(resources.size()) + resource;
