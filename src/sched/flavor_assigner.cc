@@ -171,6 +171,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
           one[p] = counts[p];
           auto req = Requests(w, one, chosen);
           std::string why;
+          a.nodes_consulted = true;
           if (pool->Find(req, &tmp, explain ? &why : nullptr)) {
             if (one_pod_set) tmp_for = chosen[p];
           } else {
@@ -187,7 +188,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         // search may go on to the next flavor.
         if (o.mode == Mode::kPreempt && !quota_only &&
             cq.groups[g].flavors.size() > 1 &&
-            !PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p])) {
+            !PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p],
+                                &a.nodes_consulted)) {
           o.mode = Mode::kNoFit;
           if (explain) o.reason += "; no workload can be preempted for it";
         }
@@ -237,6 +239,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   a.requests = Requests(w, counts, a.flavors);
   if (a.mode == Mode::kFit) {
     std::string why;
+    a.nodes_consulted = true;
     if (one_pod_set && !found_for.empty() && found_for == a.flavors[0]) {
       a.placement = std::move(found);
     } else if (!pool->Find(a.requests, &a.placement,
@@ -254,7 +257,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
 
 bool Scheduler::Impl::PreemptionPossible(
     WlIdx w, size_t p, int32_t g, int32_t f, const std::vector<int32_t>& counts,
-    const int64_t* acc, const std::vector<int32_t>& chosen_so_far) const {
+    const int64_t* acc, const std::vector<int32_t>& chosen_so_far,
+    bool* searched) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   Assignment trial;
@@ -264,6 +268,7 @@ bool Scheduler::Impl::PreemptionPossible(
   }
   std::sort(trial.usage.begin(), trial.usage.end());
   if (VictimSearchHopeless(w, trial.usage)) return false;
+  *searched = true;
   std::vector<std::vector<int32_t>> chosen(
       wl.spec.pod_sets.size(), std::vector<int32_t>(cq.groups.size(), -1));
   chosen[p] = chosen_so_far;
@@ -288,12 +293,37 @@ bool Scheduler::Impl::Fits(WlIdx w, Assignment* a, bool allow_borrowing) const {
 }
 
 void Scheduler::Impl::AddUsage(int32_t cq, const Assignment& a) {
+  ++tree_version[cqs[cq].root];
   for (const auto& [fr, val] : a.usage) quota->AddUsage(cqs[cq].node, fr, val);
 }
 
 void Scheduler::Impl::RemoveUsage(int32_t cq, const Assignment& a) {
+  ++tree_version[cqs[cq].root];
   for (const auto& [fr, val] : a.usage)
     quota->RemoveUsage(cqs[cq].node, fr, val);
+}
+
+bool Scheduler::Impl::FailsLikeFloor(WlIdx w) const {
+  const Wl& wl = wls[w];
+  if (!wl.single_need || wl.cq < 0 || config.fair_sharing) return false;
+  const CQ& cq = cqs[wl.cq];
+  const QuotaFloor& f = cq.floor;
+  if (f.wl < 0 || f.version != tree_version[cq.root]) return false;
+  const auto& [r, per] = wl.needs[0].per_pod[0];
+  return wl.spec.priority <= f.priority && r == f.resource &&
+         per * wl.full_counts[0] >= f.total &&
+         wl.flavor_ok == wls[f.wl].flavor_ok;
+}
+
+void Scheduler::Impl::RecordFloor(WlIdx w) {
+  const Wl& wl = wls[w];
+  if (!wl.single_need || config.fair_sharing) return;
+  CQ& cq = cqs[wl.cq];
+  // Keep a floor that already covers this workload: it covers more.
+  if (FailsLikeFloor(w)) return;
+  const auto& [r, per] = wl.needs[0].per_pod[0];
+  cq.floor = {tree_version[cq.root], wl.spec.priority, r,
+              per * wl.full_counts[0], w};
 }
 
 }  // namespace allot::sched

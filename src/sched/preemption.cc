@@ -317,6 +317,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   const core::PreemptionPolicy& pol = cq.spec.preemption;
   const int32_t prio = wl.spec.priority;
   if (VictimSearchHopeless(w, a->usage)) return {};
+  a->nodes_consulted = true;
 
   // The flavor-resources short of quota; all of them when only placement is.
   std::vector<int32_t> need;

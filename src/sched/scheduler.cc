@@ -251,7 +251,8 @@ void Scheduler::Impl::WakePlacementWaiters(const Assignment& freed) {
   for (WlIdx w : wake) Unpark(w);
 }
 
-bool Scheduler::Impl::TryAdmit(WlIdx w) {
+bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
+  *quota_alone = false;
   Wl& wl = wls[w];
   if (wl.cq < 0) return false;
   const CQ& cq = cqs[wl.cq];
@@ -337,6 +338,7 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
     }
   }
   wl.tried = true;  // Pending() explains it against the state then.
+  *quota_alone = T == 0 && !a.nodes_consulted;
   // A victim search that covered the quota but found no nodes: devices
   // freed anywhere (in any cohort tree) must retry it too.
   if (a.mode == Mode::kPreempt && a.victims_short_of_nodes) {
@@ -424,9 +426,15 @@ CycleResult Scheduler::RunCycle() {
     cq.queue.erase(wl.QKey(w));
     --m.pending_count;
     m.StopWaiting(w);
-    if (m.TryAdmit(w)) {
+    bool quota_alone = false;
+    if (m.FailsLikeFloor(w)) {
+      wl.tried = true;  // As TryAdmit would: see FailsLikeFloor.
+    } else if (m.TryAdmit(w, &quota_alone)) {
       r.admitted.push_back(wl.key);
-    } else {
+    } else if (quota_alone) {
+      m.RecordFloor(w);
+    }
+    if (wl.state != Wl::State::kAdmitted) {
       ++m.pending_count;
       if (cq.spec.queueing_strategy == core::QueueingStrategy::kStrictFIFO) {
         cq.queue.insert(wl.QKey(w));
@@ -458,6 +466,9 @@ CycleResult Scheduler::RunCycle() {
       for (Head& h : heads) {
         const Wl& wl = m.wls[h.w];
         if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
+        // Its quota-only assignment does not borrow: every flavor is
+        // short of quota (see FailsLikeFloor).
+        if (m.FailsLikeFloor(h.w)) continue;
         m.AssignInto(h.w, m.FullCounts(h.w), /*quota_only=*/true,
                      /*explain=*/false, &scratch);
         std::get<0>(h.order) = scratch.borrows ? 1 : 0;

@@ -126,6 +126,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     m.cqs.push_back(std::move(cq));
   }
   m.quota->Finalize();
+  m.tree_version.assign(size_t(m.quota->NodeCount()), 0);
   for (int32_t i = 0; i < int32_t(m.cqs.size()); ++i) {
     m.cqs[i].root = m.quota->Root(m.cqs[i].node);
     m.tree_cqs[m.cqs[i].root].push_back(i);
@@ -192,6 +193,12 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     }
     if (ps.count > 0)
       wl.min_pod_devices = std::min(wl.min_pod_devices, devices);
+  }
+  if (w.pod_sets.size() == 1) {
+    const core::PodSet& ps = w.pod_sets[0];
+    wl.single_need = ps.count > 0 && wl.needs[0].unknown.empty() &&
+                     wl.needs[0].per_pod.size() == 1 &&
+                     !(ps.min_count && *ps.min_count < ps.count);
   }
   by_key[wl.key] = idx;
   if (w.admission) {

@@ -81,6 +81,16 @@ struct Group {
   std::vector<int32_t> flavors;    // Flavor indexes, in the order tried.
 };
 
+// The last head of a ClusterQueue that failed on quota alone (see
+// Impl::FailsLikeFloor), with the version of its cohort tree's usage then.
+struct QuotaFloor {
+  uint64_t version = 0;
+  int32_t priority = 0;
+  int32_t resource = -1;
+  int64_t total = 0;  // Milli-units of `resource` it requested.
+  WlIdx wl = -1;      // -1: none.
+};
+
 struct CQ {
   core::ClusterQueue spec;
   int32_t node = -1;  // QuotaTree node.
@@ -101,6 +111,7 @@ struct CQ {
     std::vector<int64_t> usage;  // Indexed like `frs`.
   };
   std::vector<Band> bands;
+  QuotaFloor floor;
   // Index of `fr` in `frs`, or -1.
   int32_t FrPos(int32_t fr) const {
     auto it = std::lower_bound(frs.begin(), frs.end(), fr);
@@ -134,6 +145,10 @@ struct Assignment {
   // was found (so freed devices may help later).
   bool victims_short_of_nodes = false;
   std::string reason;  // Why not Fit, for users.
+  // Set when deciding the mode looked at nodes (a placement search, or a
+  // victim search past its quota bounds): the mode then depends on more
+  // than quota.
+  bool nodes_consulted = false;
 
   // Empties it for `c` pods per pod set and `groups` resource groups,
   // keeping the buffers.
@@ -149,6 +164,7 @@ struct Assignment {
     short_flavors.clear();
     victims_short_of_nodes = false;
     reason.clear();
+    nodes_consulted = false;
   }
 };
 
@@ -171,6 +187,10 @@ struct Wl {
   std::vector<int32_t> full_counts;  // The requested count of every pod set.
   // FlavorEligible per pod set and flavor (see Impl::FlavorOk).
   std::vector<uint8_t> flavor_ok;
+  // One pod set of at least one pod, requesting one resource that a
+  // ClusterQueue may cover, admitted in full or not at all: the shape
+  // FailsLikeFloor can compare.
+  bool single_need = false;
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
@@ -211,6 +231,8 @@ struct Scheduler::Impl {
   // when either end is removed), and the reverse.
   std::map<WlIdx, std::set<WlIdx>> evicted_by;
   std::map<WlIdx, std::set<WlIdx>> evictors;
+  // Per QuotaTree root: bumped on every usage change in that cohort tree.
+  std::vector<uint64_t> tree_version;
   std::vector<PreemptionEvent> preemptions;
   Assignment try_scratch;  // TryAdmit's assignment, reused between heads.
   int64_t next_seq = 0;
@@ -255,7 +277,21 @@ struct Scheduler::Impl {
   void StopWaiting(WlIdx w);
   // Devices of these flavors were freed: wake workloads short of nodes.
   void WakePlacementWaiters(const Assignment& freed);
-  bool TryAdmit(WlIdx w);
+  // Admits `w` (perhaps by preempting) or returns false. Sets
+  // `*quota_alone` when the failure was decided by quota alone.
+  bool TryAdmit(WlIdx w, bool* quota_alone);
+  // A head that is sure to fail without being tried: workload `w` has the
+  // shape (single_need) of the ClusterQueue's floor, the same eligible
+  // flavors, no higher priority and no smaller request, and no usage in the
+  // cohort tree changed since the floor failed. Then w's flavor options are
+  // each at most as good as the floor's were by quota (NoFit or Preempt,
+  // never Fit), and its victim bounds (VictimSearchHopeless: one
+  // flavor-resource short, candidates only fewer at its priority) fail as
+  // the floor's did, so trying it would change nothing but set it aside.
+  // Classical preemption only.
+  bool FailsLikeFloor(WlIdx w) const;
+  // `w` just failed on quota alone: it becomes its ClusterQueue's floor.
+  void RecordFloor(WlIdx w);
 
   // The requested pod count of every pod set (no partial admission).
   const std::vector<int32_t>& FullCounts(WlIdx w) const {
@@ -277,11 +313,13 @@ struct Scheduler::Impl {
   // quota_only, an exact placement (stored in a->placement).
   bool Fits(WlIdx w, Assignment* a, bool allow_borrowing) const;
   // Whether preempting could make room for pod set `p` in flavor `f` of
-  // group `g` (Kueue's preemption oracle). Changes nothing.
+  // group `g` (Kueue's preemption oracle). Changes nothing. Sets
+  // `*searched` when it went past the quota bounds to a victim search.
   bool PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
                           const std::vector<int32_t>& counts,
                           const int64_t* acc,
-                          const std::vector<int32_t>& chosen_so_far) const;
+                          const std::vector<int32_t>& chosen_so_far,
+                          bool* searched) const;
   std::vector<PodSetRequest> Requests(
       WlIdx w, const std::vector<int32_t>& counts,
       const std::vector<std::vector<int32_t>>& flavors) const;
