@@ -312,7 +312,7 @@ bool Scheduler::Impl::FailsLikeFloor(WlIdx w) const {
   const auto& [r, per] = wl.needs[0].per_pod[0];
   return wl.spec.priority <= f.priority && r == f.resource &&
          per * wl.full_counts[0] >= f.total &&
-         wl.flavor_ok == wls[f.wl].flavor_ok;
+         wl.flavor_bits == f.flavor_bits;
 }
 
 void Scheduler::Impl::RecordFloor(WlIdx w) {
@@ -323,7 +323,7 @@ void Scheduler::Impl::RecordFloor(WlIdx w) {
   if (FailsLikeFloor(w)) return;
   const auto& [r, per] = wl.needs[0].per_pod[0];
   cq.floor = {tree_version[cq.root], wl.spec.priority, r,
-              per * wl.full_counts[0], w};
+              per * wl.full_counts[0], wl.flavor_bits, w};
 }
 
 }  // namespace allot::sched

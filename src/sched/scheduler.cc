@@ -196,13 +196,23 @@ void Scheduler::Impl::RequeueTree(int32_t root, const Assignment& freed) {
 void Scheduler::Impl::RequeueCq(int32_t c) {
   CQ& cq = cqs[c];
   for (WlIdx w : cq.parked) {
+    if (!wls[w].parked) continue;  // Stale entry.
     wls[w].parked = false;
     StopWaiting(w);
     cq.queue.insert(wls[w].QKey(w));
   }
   cq.parked.clear();
+  cq.parked_count = 0;
   cq.blocked = false;
   if (!cq.queue.empty()) active_cqs.insert(c);
+}
+
+void Scheduler::Impl::CompactParked(CQ* cq) {
+  if (cq->parked.size() <= 2 * size_t(cq->parked_count) + 64) return;
+  std::sort(cq->parked.begin(), cq->parked.end());
+  cq->parked.erase(std::unique(cq->parked.begin(), cq->parked.end()),
+                   cq->parked.end());
+  std::erase_if(cq->parked, [&](WlIdx w) { return !wls[w].parked; });
 }
 
 void Scheduler::Impl::StopWaiting(WlIdx w) {
@@ -218,7 +228,7 @@ void Scheduler::Impl::Unpark(WlIdx w) {
   CQ& cq = cqs[wl.cq];
   if (wl.parked) {
     wl.parked = false;
-    cq.parked.erase(w);
+    --cq.parked_count;
     cq.queue.insert(wl.QKey(w));
   }
   cq.blocked = false;
@@ -385,7 +395,8 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
     if (wl.cq >= 0) {
       CQ& cq = m.cqs[wl.cq];
       if (wl.parked) {
-        cq.parked.erase(w);
+        wl.parked = false;
+        --cq.parked_count;
       } else {
         cq.queue.erase(wl.QKey(w));
         cq.blocked = false;  // The blocking head may be the one removed.
@@ -423,7 +434,11 @@ CycleResult Scheduler::RunCycle() {
     CQ& cq = m.cqs[wl.cq];
     ++r.attempts;
     size_t before = m.preemptions.size();
-    cq.queue.erase(wl.QKey(w));
+    if (!cq.queue.empty() && cq.queue.begin()->wl == w) {
+      cq.queue.erase(cq.queue.begin());
+    } else {
+      cq.queue.erase(wl.QKey(w));
+    }
     --m.pending_count;
     m.StopWaiting(w);
     bool quota_alone = false;
@@ -443,7 +458,9 @@ CycleResult Scheduler::RunCycle() {
         if (cq.queue.begin()->wl == w) cq.blocked = true;
       } else {
         wl.parked = true;
-        cq.parked.insert(w);
+        ++cq.parked_count;
+        cq.parked.push_back(w);
+        m.CompactParked(&cq);
       }
     }
     for (size_t i = before; i < m.preemptions.size(); ++i)
@@ -554,8 +571,11 @@ std::optional<core::Admission> Scheduler::AdmissionOf(
 // The sorted queue of a ClusterQueue, parked workloads included.
 std::vector<QueueKey> Scheduler::Impl::SortedQueue(const CQ& cq) const {
   std::vector<QueueKey> keys(cq.queue.begin(), cq.queue.end());
-  for (WlIdx w : cq.parked) keys.push_back(wls[w].QKey(w));
+  for (WlIdx w : cq.parked) {
+    if (wls[w].parked) keys.push_back(wls[w].QKey(w));
+  }
   std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
 }
 
@@ -650,7 +670,7 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
       }
     }
   }
-  st.pending = int32_t(cq.queue.size() + cq.parked.size());
+  st.pending = int32_t(cq.queue.size()) + cq.parked_count;
   st.admitted = int32_t(cq.admitted.size());
   st.weighted_share = m.Drs(it->second, nullptr, 0);
   return st;

@@ -198,7 +198,10 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     const core::PodSet& ps = w.pod_sets[0];
     wl.single_need = ps.count > 0 && wl.needs[0].unknown.empty() &&
                      wl.needs[0].per_pod.size() == 1 &&
-                     !(ps.min_count && *ps.min_count < ps.count);
+                     !(ps.min_count && *ps.min_count < ps.count) &&
+                     flavors.size() <= 64;
+    for (size_t f = 0; wl.single_need && f < flavors.size(); ++f)
+      wl.flavor_bits |= uint64_t(wl.flavor_ok[f]) << f;
   }
   by_key[wl.key] = idx;
   if (w.admission) {

@@ -73,6 +73,13 @@ struct QueueKey {
   int64_t seq;
   WlIdx wl;
   auto operator<=>(const QueueKey&) const = default;
+  // Inline, for the queues' std::set.
+  friend bool operator<(const QueueKey& a, const QueueKey& b) {
+    if (a.neg_priority != b.neg_priority) return a.neg_priority < b.neg_priority;
+    if (a.creation_ms != b.creation_ms) return a.creation_ms < b.creation_ms;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.wl < b.wl;
+  }
 };
 
 // One resource group of a ClusterQueue, resolved to indexes.
@@ -88,7 +95,8 @@ struct QuotaFloor {
   int32_t priority = 0;
   int32_t resource = -1;
   int64_t total = 0;  // Milli-units of `resource` it requested.
-  WlIdx wl = -1;      // -1: none.
+  uint64_t flavor_bits = 0;  // Its eligible flavors (Wl::flavor_bits).
+  WlIdx wl = -1;             // -1: none.
 };
 
 struct CQ {
@@ -100,7 +108,11 @@ struct CQ {
   std::vector<int32_t> res_group;  // Resource index -> group, or -1.
   std::vector<int32_t> frs;        // Every fr this CQ has a quota cell for.
   std::set<QueueKey> queue;        // Pending and eligible for heads.
-  std::set<WlIdx> parked;          // BestEffortFIFO: set aside until a change.
+  // BestEffortFIFO: set aside until a change. A workload is set aside iff
+  // its Wl::parked is set; this list may also hold stale entries (of
+  // workloads since returned to the queue, removed, or listed twice).
+  std::vector<WlIdx> parked;
+  int32_t parked_count = 0;  // Workloads set aside.
   bool blocked = false;         // StrictFIFO: the head could not be admitted.
   std::vector<WlIdx> admitted;  // Unordered.
   // Usage of the admitted workloads by priority (ascending), per entry of
@@ -191,6 +203,7 @@ struct Wl {
   // ClusterQueue may cover, admitted in full or not at all: the shape
   // FailsLikeFloor can compare.
   bool single_need = false;
+  uint64_t flavor_bits = 0;  // With single_need: flavor_ok as bits.
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
@@ -275,6 +288,8 @@ struct Scheduler::Impl {
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);
+  // Drops stale entries of cq->parked once they outnumber the live ones.
+  void CompactParked(CQ* cq);
   // Devices of these flavors were freed: wake workloads short of nodes.
   void WakePlacementWaiters(const Assignment& freed);
   // Admits `w` (perhaps by preempting) or returns false. Sets
