@@ -42,11 +42,10 @@ Scheduler::~Scheduler() = default;
 void Scheduler::Impl::Enqueue(WlIdx w) {
   Wl& wl = wls[w];
   wl.state = Wl::State::kPending;
-  wl.parked = false;
   ++pending_count;
   if (wl.cq < 0) return;
   CQ& cq = cqs[wl.cq];
-  cq.queue.insert(wl.QKey(w));
+  cq.queue.Insert(wl.QKey(w), &queue_stamp);
   cq.blocked = false;
   active_cqs.insert(wl.cq);
 }
@@ -195,11 +194,12 @@ void Scheduler::Impl::RequeueTree(int32_t root, const Assignment& freed) {
 
 void Scheduler::Impl::RequeueCq(int32_t c) {
   CQ& cq = cqs[c];
-  for (WlIdx w : cq.parked) {
-    if (!wls[w].parked) continue;  // Stale entry.
-    wls[w].parked = false;
+  for (const StampedKey& e : cq.parked) {
+    const WlIdx w = e.key.wl;
+    if (e.stamp != park_stamp[size_t(w)]) continue;  // Stale entry.
+    ++park_stamp[size_t(w)];
     StopWaiting(w);
-    cq.queue.insert(wls[w].QKey(w));
+    cq.queue.Insert(e.key, &queue_stamp);
   }
   cq.parked.clear();
   cq.parked_count = 0;
@@ -209,13 +209,14 @@ void Scheduler::Impl::RequeueCq(int32_t c) {
 
 void Scheduler::Impl::CompactParked(CQ* cq) {
   if (cq->parked.size() <= 2 * size_t(cq->parked_count) + 64) return;
-  std::sort(cq->parked.begin(), cq->parked.end());
-  cq->parked.erase(std::unique(cq->parked.begin(), cq->parked.end()),
-                   cq->parked.end());
-  std::erase_if(cq->parked, [&](WlIdx w) { return !wls[w].parked; });
+  std::erase_if(cq->parked, [&](const StampedKey& e) {
+    return e.stamp != park_stamp[size_t(e.key.wl)];
+  });
 }
 
 void Scheduler::Impl::StopWaiting(WlIdx w) {
+  if (!waiting[size_t(w)]) return;
+  waiting[size_t(w)] = 0;
   Wl& wl = wls[w];
   for (int32_t f : wl.waiting_flavors) placement_waiters[f].erase(w);
   wl.waiting_flavors.clear();
@@ -226,10 +227,10 @@ void Scheduler::Impl::Unpark(WlIdx w) {
   StopWaiting(w);
   if (wl.state != Wl::State::kPending || wl.cq < 0) return;
   CQ& cq = cqs[wl.cq];
-  if (wl.parked) {
-    wl.parked = false;
+  if (Parked(w)) {
+    ++park_stamp[size_t(w)];
     --cq.parked_count;
-    cq.queue.insert(wl.QKey(w));
+    cq.queue.Insert(wl.QKey(w), &queue_stamp);
   }
   cq.blocked = false;
   if (!cq.queue.empty()) active_cqs.insert(wl.cq);
@@ -359,7 +360,10 @@ bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
     }
   }
   for (int32_t f : a.short_flavors) {
-    if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);
+    if (placement_waiters[f].insert(w).second) {
+      wl.waiting_flavors.push_back(f);
+      waiting[size_t(w)] = 1;
+    }
   }
   return false;
 }
@@ -394,11 +398,11 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
     m.StopWaiting(w);
     if (wl.cq >= 0) {
       CQ& cq = m.cqs[wl.cq];
-      if (wl.parked) {
-        wl.parked = false;
+      if (m.Parked(w)) {
+        ++m.park_stamp[size_t(w)];
         --cq.parked_count;
       } else {
-        cq.queue.erase(wl.QKey(w));
+        cq.queue.Erase(w, &m.queue_stamp);
         cq.blocked = false;  // The blocking head may be the one removed.
         if (!cq.queue.empty()) m.active_cqs.insert(wl.cq);
       }
@@ -420,9 +424,9 @@ CycleResult Scheduler::RunCycle() {
   };
   std::vector<Head> heads;
   for (int32_t c : m.active_cqs) {
-    const CQ& cq = m.cqs[c];
+    CQ& cq = m.cqs[c];
     if (cq.queue.empty() || cq.blocked) continue;
-    WlIdx w = cq.queue.begin()->wl;
+    WlIdx w = cq.queue.Front(m.queue_stamp);
     heads.push_back({{0, -m.wls[w].spec.priority,
                       m.wls[w].spec.creation_unix_ms, m.wls[w].seq},
                      w});
@@ -430,15 +434,11 @@ CycleResult Scheduler::RunCycle() {
   // 3-5. Try a head: admit, preempt and admit, or set aside.
   auto try_head = [&](WlIdx w) {
     Wl& wl = m.wls[w];
-    if (wl.state != Wl::State::kPending || wl.parked) return;
+    if (wl.state != Wl::State::kPending || m.Parked(w)) return;
     CQ& cq = m.cqs[wl.cq];
     ++r.attempts;
     size_t before = m.preemptions.size();
-    if (!cq.queue.empty() && cq.queue.begin()->wl == w) {
-      cq.queue.erase(cq.queue.begin());
-    } else {
-      cq.queue.erase(wl.QKey(w));
-    }
+    cq.queue.Erase(w, &m.queue_stamp);
     --m.pending_count;
     m.StopWaiting(w);
     bool quota_alone = false;
@@ -452,14 +452,15 @@ CycleResult Scheduler::RunCycle() {
     if (wl.state != Wl::State::kAdmitted) {
       ++m.pending_count;
       if (cq.spec.queueing_strategy == core::QueueingStrategy::kStrictFIFO) {
-        cq.queue.insert(wl.QKey(w));
+        cq.queue.Insert(wl.QKey(w), &m.queue_stamp);
         // Only a workload still at the head blocks: a preemption in this
         // cycle may have returned an earlier one to this queue.
-        if (cq.queue.begin()->wl == w) cq.blocked = true;
+        if (cq.queue.Front(m.queue_stamp) == w) cq.blocked = true;
       } else {
-        wl.parked = true;
+        uint32_t& stamp = m.park_stamp[size_t(w)];
+        ++stamp;
         ++cq.parked_count;
-        cq.parked.push_back(w);
+        cq.parked.push_back({wl.QKey(w), stamp});
         m.CompactParked(&cq);
       }
     }
@@ -570,12 +571,12 @@ std::optional<core::Admission> Scheduler::AdmissionOf(
 
 // The sorted queue of a ClusterQueue, parked workloads included.
 std::vector<QueueKey> Scheduler::Impl::SortedQueue(const CQ& cq) const {
-  std::vector<QueueKey> keys(cq.queue.begin(), cq.queue.end());
-  for (WlIdx w : cq.parked) {
-    if (wls[w].parked) keys.push_back(wls[w].QKey(w));
+  std::vector<QueueKey> keys;
+  cq.queue.LiveKeys(queue_stamp, &keys);
+  for (const StampedKey& e : cq.parked) {
+    if (e.stamp == park_stamp[size_t(e.key.wl)]) keys.push_back(e.key);
   }
   std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
 }
 

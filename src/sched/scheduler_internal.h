@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <set>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "core/status.h"
 #include "sched/node_pool.h"
 #include "sched/quota_tree.h"
 #include "sched/scheduler.h"
@@ -82,6 +84,71 @@ struct QueueKey {
   }
 };
 
+// A queue key with the stamp its workload had when it was listed: the
+// entry is live while the workload's stamp is unchanged (see PendingQueue).
+struct StampedKey {
+  QueueKey key;
+  uint32_t stamp = 0;
+};
+
+// The pending workloads of a ClusterQueue in queue order: a binary heap
+// whose entries go stale instead of being erased. `stamps` (one per
+// workload, owned by the scheduler) is bumped on every insert and erase; a
+// workload is in the queue iff its stamp is odd, and only the entry with
+// its current stamp is live. Inserts and erases allocate nothing once the
+// heap has grown.
+class PendingQueue {
+ public:
+  void Insert(const QueueKey& k, std::vector<uint32_t>* stamps) {
+    uint32_t& st = (*stamps)[size_t(k.wl)];
+    ALLOT_CHECK((st & 1) == 0);
+    ++st;
+    heap_.push_back({k, st});
+    std::push_heap(heap_.begin(), heap_.end(), Later);
+    ++size_;
+  }
+  // `w` must be in the queue.
+  void Erase(WlIdx w, std::vector<uint32_t>* stamps) {
+    uint32_t& st = (*stamps)[size_t(w)];
+    ALLOT_CHECK((st & 1) == 1);
+    ++st;
+    --size_;
+    if (size_ == 0) {
+      heap_.clear();
+    } else if (heap_.size() > 2 * size_ + 64) {
+      std::erase_if(heap_, [&](const StampedKey& e) {
+        return e.stamp != (*stamps)[size_t(e.key.wl)];
+      });
+      std::make_heap(heap_.begin(), heap_.end(), Later);
+    }
+  }
+  // The first workload, or -1; drops stale entries on top.
+  WlIdx Front(const std::vector<uint32_t>& stamps) {
+    while (!heap_.empty() &&
+           heap_.front().stamp != stamps[size_t(heap_.front().key.wl)]) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later);
+      heap_.pop_back();
+    }
+    return heap_.empty() ? -1 : heap_.front().key.wl;
+  }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // Appends the live keys, in no particular order.
+  void LiveKeys(const std::vector<uint32_t>& stamps,
+                std::vector<QueueKey>* out) const {
+    for (const StampedKey& e : heap_) {
+      if (e.stamp == stamps[size_t(e.key.wl)]) out->push_back(e.key);
+    }
+  }
+
+ private:
+  static bool Later(const StampedKey& a, const StampedKey& b) {
+    return b.key < a.key;
+  }
+  std::vector<StampedKey> heap_;
+  size_t size_ = 0;
+};
+
 // One resource group of a ClusterQueue, resolved to indexes.
 struct Group {
   std::vector<int32_t> resources;  // Resource indexes.
@@ -107,11 +174,12 @@ struct CQ {
   std::vector<Group> groups;
   std::vector<int32_t> res_group;  // Resource index -> group, or -1.
   std::vector<int32_t> frs;        // Every fr this CQ has a quota cell for.
-  std::set<QueueKey> queue;        // Pending and eligible for heads.
+  PendingQueue queue;  // Pending and eligible for heads.
   // BestEffortFIFO: set aside until a change. A workload is set aside iff
-  // its Wl::parked is set; this list may also hold stale entries (of
-  // workloads since returned to the queue, removed, or listed twice).
-  std::vector<WlIdx> parked;
+  // its park stamp (Impl::park_stamp) is odd; only the entry with its
+  // current stamp is live, others are stale (it has since returned to the
+  // queue or been removed).
+  std::vector<StampedKey> parked;
   int32_t parked_count = 0;  // Workloads set aside.
   bool blocked = false;         // StrictFIFO: the head could not be admitted.
   std::vector<WlIdx> admitted;  // Unordered.
@@ -188,7 +256,6 @@ struct Wl {
   std::string cq_name;  // For output, even when cq is -1.
   int64_t seq = 0;
   State state = State::kPending;
-  bool parked = false;
   // Registered under these flavors in Impl::placement_waiters while set
   // aside (or blocking a StrictFIFO queue) for want of nodes, so that
   // devices freed by any cohort tree wake it.
@@ -244,6 +311,12 @@ struct Scheduler::Impl {
   // when either end is removed), and the reverse.
   std::map<WlIdx, std::set<WlIdx>> evicted_by;
   std::map<WlIdx, std::set<WlIdx>> evictors;
+  // Per workload, dense (WlIdx): queue and park stamps (see PendingQueue
+  // and CQ::parked), and whether it is registered in placement_waiters.
+  std::vector<uint32_t> queue_stamp;
+  std::vector<uint32_t> park_stamp;
+  std::vector<uint8_t> waiting;
+  bool Parked(WlIdx w) const { return (park_stamp[size_t(w)] & 1) != 0; }
   // Per QuotaTree root: bumped on every usage change in that cohort tree.
   std::vector<uint64_t> tree_version;
   std::vector<PreemptionEvent> preemptions;
