@@ -5,11 +5,7 @@
 #include "sched/scheduler_internal.h"
 
 namespace allot::sched {
-namespace {
 
-// Kueue: a flavor fits a pod set when its nodeTaints are tolerated (pod
-// tolerations plus the flavor's own) and the pod's nodeSelector does not
-// contradict the flavor's nodeLabels.
 bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
                     std::string* why) {
   if (!core::TaintsTolerated(f.node_taints, ps.tolerations, f.tolerations)) {
@@ -27,8 +23,6 @@ bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
   }
   return true;
 }
-
-}  // namespace
 
 std::vector<PodSetRequest> Scheduler::Impl::Requests(
     WlIdx w, const std::vector<int32_t>& counts,
@@ -62,16 +56,28 @@ std::vector<PodSetRequest> Scheduler::Impl::Requests(
 
 Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
                                    bool quota_only, bool explain) const {
+  Assignment a;
+  AssignInto(w, counts, quota_only, explain, &a);
+  return a;
+}
+
+void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
+                                 bool quota_only, bool explain,
+                                 Assignment* out) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   const int32_t node = cq.node;
   const auto& fung = cq.spec.flavor_fungibility;
-  Assignment a;
-  a.counts = counts;
-  a.flavors.assign(wl.spec.pod_sets.size(),
-                   std::vector<int32_t>(cq.groups.size(), -1));
+  Assignment& a = *out;
+  a.Reset(counts, cq.groups.size());
   a.mode = Mode::kFit;
-  std::vector<int64_t> acc(num_fr(), 0);
+  InlineVec<int64_t, 16> acc(size_t(num_fr()), 0);
+  // A single pod set's placement found while choosing the flavor of its
+  // placement group, and the flavors it was found for: when the final
+  // request is the same, the final search would find the same placement.
+  const bool one_pod_set = wl.spec.pod_sets.size() == 1;
+  Placement found;
+  std::vector<int32_t> found_for;
 
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
     if (counts[p] == 0) continue;
@@ -81,29 +87,22 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       a.mode = Mode::kNoFit;
       a.reason = "ClusterQueue " + cq.spec.name + " does not cover resource " +
                  needs.unknown[0] + " requested by pod set " + ps.name;
-      return a;
+      return;
     }
-    std::vector<int32_t> used_groups;
     for (const auto& [r, per] : needs.per_pod) {
-      int32_t g = cq.res_group[r];
-      if (g < 0) {
+      if (cq.res_group[r] < 0) {
         a.mode = Mode::kNoFit;
         a.reason = "ClusterQueue " + cq.spec.name +
                    " does not cover resource " + resources[r] +
                    " requested by pod set " + ps.name;
-        return a;
-      }
-      if (std::find(used_groups.begin(), used_groups.end(), g) ==
-          used_groups.end()) {
-        used_groups.push_back(g);
+        return;
       }
     }
-    std::sort(used_groups.begin(), used_groups.end());
     // The group whose flavor decides where pods can run: the one covering
     // the pod's GPUs, else the one covering its CPU.
     int32_t place_group = -1;
     for (const auto& [r, per] : needs.per_pod) {
-      if (core::IsGpuResource(resources[r])) {
+      if (resource_is_gpu[r]) {
         place_group = cq.res_group[r];
         break;
       }
@@ -114,7 +113,12 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       }
     }
 
-    for (int32_t g : used_groups) {
+    // The groups covering the pod set's resources, in order.
+    for (int32_t g = 0; g < int32_t(cq.groups.size()); ++g) {
+      bool used = false;
+      for (const auto& [r, per] : needs.per_pod)
+        used = used || cq.res_group[r] == g;
+      if (!used) continue;
       struct Option {
         Mode mode = Mode::kNoFit;
         int32_t flavor = -1;
@@ -124,10 +128,12 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       std::string reasons;
       for (int32_t f : cq.groups[g].flavors) {
         Option o;
+        Placement tmp;
+        std::vector<int32_t> tmp_for;  // Set when `tmp` may be reused.
         o.flavor = f;
         o.mode = Mode::kFit;
-        if (!FlavorEligible(ps, flavors[f], &o.reason)) {
-          if (!explain) o.reason.clear();
+        if (!FlavorOk(wl, p, f)) {
+          if (explain) FlavorEligible(ps, flavors[f], &o.reason);
           o.mode = Mode::kNoFit;
         } else {
           for (const auto& [r, per] : needs.per_pod) {
@@ -164,9 +170,11 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
           std::vector<int32_t> one(counts.size(), 0);
           one[p] = counts[p];
           auto req = Requests(w, one, chosen);
-          Placement tmp;
           std::string why;
-          if (!pool->Find(req, &tmp, explain ? &why : nullptr)) {
+          a.nodes_consulted = true;
+          if (pool->Find(req, &tmp, explain ? &why : nullptr)) {
+            if (one_pod_set) tmp_for = chosen[p];
+          } else {
             o.mode = Mode::kPreempt;
             a.short_flavors.push_back(f);
             if (explain) {
@@ -180,7 +188,8 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
         // search may go on to the next flavor.
         if (o.mode == Mode::kPreempt && !quota_only &&
             cq.groups[g].flavors.size() > 1 &&
-            !PreemptionPossible(w, p, g, f, counts, acc, a.flavors[p])) {
+            !PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p],
+                                &a.nodes_consulted)) {
           o.mode = Mode::kNoFit;
           if (explain) o.reason += "; no workload can be preempted for it";
         }
@@ -190,7 +199,11 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
         bool better = o.mode > best.mode ||
                       (o.mode == best.mode && o.mode == Mode::kFit &&
                        best.borrows && !o.borrows);
-        if (better) best = o;
+        if (better) {
+          best = o;
+          found = std::move(tmp);
+          found_for = std::move(tmp_for);
+        }
         if (o.mode == Mode::kFit && !o.borrows) break;
         if (o.mode == Mode::kFit &&
             fung.when_can_borrow == core::FungibilityPolicy::kMayStopSearch)
@@ -206,7 +219,7 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
                          ? "no flavor of ClusterQueue " + cq.spec.name + " fits"
                          : reasons;
         }
-        return a;
+        return;
       }
       a.flavors[p][g] = best.flavor;
       if (best.mode < a.mode) a.mode = best.mode;
@@ -222,11 +235,15 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
   for (int32_t fr = 0; fr < num_fr(); ++fr) {
     if (acc[fr] != 0) a.usage.emplace_back(fr, acc[fr]);
   }
-  if (quota_only) return a;
+  if (quota_only) return;
   a.requests = Requests(w, counts, a.flavors);
   if (a.mode == Mode::kFit) {
     std::string why;
-    if (!pool->Find(a.requests, &a.placement, explain ? &why : nullptr)) {
+    a.nodes_consulted = true;
+    if (one_pod_set && !found_for.empty() && found_for == a.flavors[0]) {
+      a.placement = std::move(found);
+    } else if (!pool->Find(a.requests, &a.placement,
+                           explain ? &why : nullptr)) {
       a.mode = Mode::kPreempt;
       if (explain) a.reason = "quota is available but " + why;
       for (const auto& per_set : a.flavors) {
@@ -236,13 +253,12 @@ Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
       }
     }
   }
-  return a;
 }
 
 bool Scheduler::Impl::PreemptionPossible(
     WlIdx w, size_t p, int32_t g, int32_t f, const std::vector<int32_t>& counts,
-    const std::vector<int64_t>& acc,
-    const std::vector<int32_t>& chosen_so_far) const {
+    const int64_t* acc, const std::vector<int32_t>& chosen_so_far,
+    bool* searched) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   Assignment trial;
@@ -251,6 +267,8 @@ bool Scheduler::Impl::PreemptionPossible(
       trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);
   }
   std::sort(trial.usage.begin(), trial.usage.end());
+  if (VictimSearchHopeless(w, trial.usage)) return false;
+  *searched = true;
   std::vector<std::vector<int32_t>> chosen(
       wl.spec.pod_sets.size(), std::vector<int32_t>(cq.groups.size(), -1));
   chosen[p] = chosen_so_far;
@@ -275,12 +293,37 @@ bool Scheduler::Impl::Fits(WlIdx w, Assignment* a, bool allow_borrowing) const {
 }
 
 void Scheduler::Impl::AddUsage(int32_t cq, const Assignment& a) {
+  ++tree_version[cqs[cq].root];
   for (const auto& [fr, val] : a.usage) quota->AddUsage(cqs[cq].node, fr, val);
 }
 
 void Scheduler::Impl::RemoveUsage(int32_t cq, const Assignment& a) {
+  ++tree_version[cqs[cq].root];
   for (const auto& [fr, val] : a.usage)
     quota->RemoveUsage(cqs[cq].node, fr, val);
+}
+
+bool Scheduler::Impl::FailsLikeFloor(WlIdx w) const {
+  const Wl& wl = wls[w];
+  if (!wl.single_need || wl.cq < 0 || config.fair_sharing) return false;
+  const CQ& cq = cqs[wl.cq];
+  const QuotaFloor& f = cq.floor;
+  if (f.wl < 0 || f.version != tree_version[cq.root]) return false;
+  const auto& [r, per] = wl.needs[0].per_pod[0];
+  return wl.spec.priority <= f.priority && r == f.resource &&
+         per * wl.full_counts[0] >= f.total &&
+         wl.flavor_bits == f.flavor_bits;
+}
+
+void Scheduler::Impl::RecordFloor(WlIdx w) {
+  const Wl& wl = wls[w];
+  if (!wl.single_need || config.fair_sharing) return;
+  CQ& cq = cqs[wl.cq];
+  // Keep a floor that already covers this workload: it covers more.
+  if (FailsLikeFloor(w)) return;
+  const auto& [r, per] = wl.needs[0].per_pod[0];
+  cq.floor = {tree_version[cq.root], wl.spec.priority, r,
+              per * wl.full_counts[0], wl.flavor_bits, w};
 }
 
 }  // namespace allot::sched

@@ -238,7 +238,8 @@ void NodePool::Impl::Take(NodeIdx n, const PodSetCtx& ctx, int64_t pods,
            got < need && slot < static_cast<int32_t>(node.devices.size());
            ++slot) {
         if (node.devices[slot].resource != r || !node.Usable(slot) ||
-            s->Holds(n, slot)) {
+            std::find(use.slots.begin(), use.slots.end(), slot) !=
+                use.slots.end()) {
           continue;
         }
         pod.devices.push_back(slot);

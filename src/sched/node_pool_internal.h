@@ -51,20 +51,32 @@ struct Scratch {
     std::vector<int32_t> slots;
   };
   std::vector<Use> uses;
+  // Index of `uses` by node, built once there are more than kLinear (a
+  // few nodes are found faster by a scan, without allocating).
+  static constexpr size_t kLinear = 8;
   std::unordered_map<NodeIdx, int32_t> pos;
 
   const Use* Get(NodeIdx n) const {
-    if (uses.empty()) return nullptr;
+    if (uses.size() <= kLinear) {
+      for (const Use& u : uses) {
+        if (u.node == n) return &u;
+      }
+      return nullptr;
+    }
     auto it = pos.find(n);
     return it == pos.end() ? nullptr : &uses[it->second];
   }
   Use& GetOrAdd(NodeIdx n) {
-    auto [it, added] = pos.emplace(n, static_cast<int32_t>(uses.size()));
-    if (added) {
-      uses.emplace_back();
-      uses.back().node = n;
+    if (const Use* u = Get(n)) return uses[static_cast<size_t>(u - uses.data())];
+    uses.emplace_back();
+    uses.back().node = n;
+    if (uses.size() == kLinear + 1) {
+      for (size_t i = 0; i < uses.size(); ++i)
+        pos.emplace(uses[i].node, static_cast<int32_t>(i));
+    } else if (uses.size() > kLinear + 1) {
+      pos.emplace(n, static_cast<int32_t>(uses.size() - 1));
     }
-    return uses[it->second];
+    return uses.back();
   }
   bool Holds(NodeIdx n, int32_t slot) const {
     const Use* u = Get(n);

@@ -37,6 +37,25 @@ bool UsesAny(const Assignment& a, const std::vector<int32_t>& frs) {
   return false;
 }
 
+// Kueue looks for victims only in subtrees that borrow: every node from the
+// candidate's ClusterQueue (`node`) up to (not including) the lowest common
+// ancestor with the preemptor (`own_path`: the preemptor's ClusterQueue
+// and its ancestors) must be above its own quota in a `need`ed
+// flavor-resource.
+bool SubtreeBorrows(const QuotaTree& quota, int32_t node,
+                    const std::vector<int32_t>& own_path,
+                    const std::vector<int32_t>& need) {
+  for (int32_t n = node; n >= 0; n = quota.Parent(n)) {
+    if (std::find(own_path.begin(), own_path.end(), n) != own_path.end())
+      return true;
+    bool borrows = false;
+    for (int32_t fr : need)
+      borrows = borrows || quota.Usage(n, fr) > quota.Subtree(n, fr);
+    if (!borrows) return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 int64_t Scheduler::Impl::Drs(int32_t cq_idx, const Assignment* delta,
@@ -86,7 +105,7 @@ WlIdx Scheduler::Impl::NextFairHead(
   auto usage_of = [&](WlIdx w) -> const Assignment& {
     auto it = nominated.find(w);
     if (it != nominated.end()) return it->second;
-    std::vector<int32_t> counts = FullCounts(w);
+    const std::vector<int32_t>& counts = FullCounts(w);
     return nominated.emplace(w, Assign(w, counts, /*quota_only=*/true))
         .first->second;
   };
@@ -141,12 +160,164 @@ std::set<WlIdx> Scheduler::Impl::TransitiveEvictors(WlIdx w) const {
   return seen;
 }
 
+template <typename F>
+void Scheduler::Impl::ForEachBorrowingCq(int32_t c,
+                                         std::span<const int32_t> need,
+                                         F f) const {
+  auto borrows = [&](int32_t node) {
+    for (int32_t fr : need) {
+      if (quota->Usage(node, fr) > quota->Subtree(node, fr)) return true;
+    }
+    return false;
+  };
+  auto visit = [&](auto&& self, int32_t node) -> void {
+    if (!borrows(node)) return;
+    if (node_cq[node] >= 0) {
+      f(node_cq[node]);
+      return;
+    }
+    for (int32_t child : quota->Children(node)) self(self, child);
+  };
+  for (int32_t below = cqs[c].node, a = quota->Parent(below); a >= 0;
+       below = a, a = quota->Parent(a)) {
+    for (int32_t child : quota->Children(a)) {
+      if (child != below) visit(visit, child);
+    }
+  }
+}
+
+bool Scheduler::Impl::VictimSearchHopeless(
+    WlIdx w, const std::vector<std::pair<int32_t, int64_t>>& usage) const {
+  const Wl& wl = wls[w];
+  const CQ& cq = cqs[wl.cq];
+  const core::PreemptionPolicy& pol = cq.spec.preemption;
+  const int32_t prio = wl.spec.priority;
+  // Per flavor-resource of `usage`: what is available now, and upper bounds
+  // on what evicting candidates frees: `own` (this ClusterQueue's),
+  // `reclaim` and `borrow` (other ClusterQueues' that the reclaim and
+  // borrowWithinCohort rules let it take). FindVictims' candidates are
+  // subsets of these (it also drops workloads by UsesAny and the eviction
+  // graph), so when even these sums fail the bounds FindVictims checks
+  // before its passes, FindVictims returns nothing.
+  struct Cell {
+    int32_t fr;
+    int64_t val, avail, own = 0, reclaim = 0, borrow = 0;
+  };
+  InlineVec<Cell, 8> cells;
+  InlineVec<int32_t, 8> need;
+  for (const auto& [fr, val] : usage) {
+    cells.push_back({fr, val, quota->Available(cq.node, fr)});
+    if (val > cells.back().avail) need.push_back(fr);
+  }
+  if (need.empty()) return false;  // Only nodes are short.
+  // Sum of a ClusterQueue's band usage at `fr` over priorities passing `take`.
+  auto sum = [](const CQ& c, int32_t fr, auto take) {
+    int32_t pos = c.FrPos(fr);
+    int64_t total = 0;
+    if (pos < 0) return total;
+    for (const CQ::Band& b : c.bands) {
+      if (take(b.priority)) total += b.usage[pos];
+    }
+    return total;
+  };
+  if (pol.within_cluster_queue != core::WithinClusterQueue::kNever) {
+    const bool equal_too = pol.within_cluster_queue ==
+                           core::WithinClusterQueue::kLowerOrNewerEqualPriority;
+    for (Cell& cell : cells) {
+      cell.own = sum(cq, cell.fr, [&](int32_t p) {
+        return p < prio || (equal_too && p == prio);
+      });
+    }
+  }
+  const bool fair = config.fair_sharing;
+  const bool cohort =
+      quota->HasParent(cq.node) &&
+      (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kNever ||
+       pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever);
+  // The bound of one pass of `minimal` in FindVictims over this
+  // ClusterQueue's candidates plus `other` ones: every cell must be
+  // covered, and without borrowing, the ClusterQueue must end within its
+  // own quota.
+  auto covered = [&](bool reclaim, bool borrow) {
+    for (const Cell& cell : cells) {
+      int64_t other = (reclaim ? cell.reclaim : 0) + (borrow ? cell.borrow : 0);
+      if (cell.avail + cell.own + other < cell.val) return false;
+    }
+    return true;
+  };
+  auto within_own_quota = [&]() {
+    for (const Cell& cell : cells) {
+      if (quota->Usage(cq.node, cell.fr) - cell.own + cell.val >
+          quota->Subtree(cq.node, cell.fr)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // Classical: the pass over this ClusterQueue's candidates alone runs in
+  // every case; with candidates elsewhere, also the borrow pass (when
+  // borrowWithinCohort allows it) and the reclaim pass (without
+  // borrowing). Each needs the other ClusterQueues' sums only when what
+  // does not depend on them holds.
+  if (!fair) {
+    if (covered(false, false)) return false;
+    if (!cohort) return true;
+    const bool borrow_pass =
+        pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever;
+    if (!borrow_pass && !within_own_quota()) return true;
+  } else if (!cohort) {
+    return !covered(false, false);
+  }
+  const bool reclaim_any =
+      pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny;
+  const bool reclaim_lower =
+      pol.reclaim_within_cohort == core::ReclaimWithinCohort::kLowerPriority;
+  const bool borrow_lower =
+      !fair && pol.borrow_within_cohort ==
+                   core::BorrowWithinCohortPolicy::kLowerPriority;
+  ForEachBorrowingCq(wl.cq, {need.begin(), need.size()}, [&](int32_t c) {
+    const CQ& other = cqs[c];
+    if (other.bands.empty()) return;
+    for (Cell& cell : cells) {
+      cell.reclaim += sum(other, cell.fr, [&](int32_t p) {
+        return reclaim_any || (reclaim_lower && p < prio);
+      });
+      if (borrow_lower) {
+        cell.borrow += sum(other, cell.fr, [&](int32_t p) {
+          return p < prio && (!pol.max_priority_threshold ||
+                              p <= *pol.max_priority_threshold);
+        });
+      }
+    }
+  });
+  if (fair) {
+    // FindVictims' bound on all candidates (fair sharing has no passes).
+    // The workloads the borrow rule allows (lower priority, under the
+    // threshold) are a subset of those the reclaim rule allows unless that
+    // is Never, so the larger sum covers both.
+    for (const Cell& cell : cells) {
+      if (cell.avail + cell.own + std::max(cell.reclaim, cell.borrow) <
+          cell.val) {
+        return true;
+      }
+    }
+    return false;
+  }
+  if (pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever &&
+      covered(false, true)) {
+    return false;
+  }
+  return !(covered(true, false) && within_own_quota());
+}
+
 std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     WlIdx w, Assignment* a) {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   const core::PreemptionPolicy& pol = cq.spec.preemption;
   const int32_t prio = wl.spec.priority;
+  if (VictimSearchHopeless(w, a->usage)) return {};
+  a->nodes_consulted = true;
 
   // The flavor-resources short of quota; all of them when only placement is.
   std::vector<int32_t> need;
@@ -166,25 +337,10 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       if (devices ? device : node_res) need.push_back(fr);
     }
   }
-  // Kueue looks for victims only in subtrees that borrow: every node from
-  // the candidate's ClusterQueue up to (not including) the lowest common
-  // ancestor with the preemptor must be above its own quota in a needed
-  // flavor-resource.
-  auto node_borrows = [&](int32_t node) {
-    for (int32_t fr : need) {
-      if (quota->Usage(node, fr) > quota->Subtree(node, fr)) return true;
-    }
-    return false;
-  };
   std::vector<int32_t> own_path;
   for (int32_t n = cq.node; n >= 0; n = quota->Parent(n)) own_path.push_back(n);
   auto borrowing = [&](int32_t c) {
-    for (int32_t n = cqs[c].node; n >= 0; n = quota->Parent(n)) {
-      if (std::find(own_path.begin(), own_path.end(), n) != own_path.end())
-        return true;
-      if (!node_borrows(n)) return false;
-    }
-    return false;
+    return SubtreeBorrows(*quota, cqs[c].node, own_path, need);
   };
 
   std::vector<Candidate> cands;

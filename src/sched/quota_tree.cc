@@ -35,8 +35,28 @@ void QuotaTree::SetQuota(int32_t node, int32_t fr, int64_t nominal,
 
 void QuotaTree::Finalize() {
   for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
-    if (nodes_[n].parent < 0) FinalizeNode(n);
+    if (nodes_[n].parent < 0) {
+      FinalizeNode(n);
+      FinalizePotential(n);
+    }
   }
+}
+
+// Top-down, once subtree quotas are known: the most a node could hold
+// with no usage anywhere (see PotentialAvailable).
+void QuotaTree::FinalizePotential(int32_t node) {
+  const int32_t parent = nodes_[node].parent;
+  for (int32_t fr = 0; fr < num_fr_; ++fr) {
+    Cell& c = At(node, fr);
+    if (parent < 0) {
+      c.potential = c.subtree;
+    } else {
+      c.potential = c.guaranteed + At(parent, fr).potential;
+      if (c.borrowing_limit >= 0)
+        c.potential = std::min(c.potential, c.subtree + c.borrowing_limit);
+    }
+  }
+  for (int32_t child : nodes_[node].children) FinalizePotential(child);
 }
 
 void QuotaTree::FinalizeNode(int32_t node) {
@@ -46,7 +66,10 @@ void QuotaTree::FinalizeNode(int32_t node) {
     for (int32_t child : nodes_[node].children) {
       s += At(child, fr).subtree - Guaranteed(child, fr);
     }
-    At(node, fr).subtree = s;
+    Cell& c = At(node, fr);
+    c.subtree = s;
+    c.guaranteed =
+        c.lending_limit < 0 ? 0 : std::max<int64_t>(0, s - c.lending_limit);
   }
 }
 
@@ -56,9 +79,7 @@ int32_t QuotaTree::Root(int32_t node) const {
 }
 
 int64_t QuotaTree::Guaranteed(int32_t node, int32_t fr) const {
-  const Cell& c = At(node, fr);
-  if (c.lending_limit < 0) return 0;
-  return std::max<int64_t>(0, c.subtree - c.lending_limit);
+  return At(node, fr).guaranteed;
 }
 
 std::optional<int64_t> QuotaTree::BorrowingLimit(int32_t node,
@@ -80,28 +101,42 @@ int64_t QuotaTree::Borrowed(int32_t node, int32_t fr) const {
 }
 
 int64_t QuotaTree::Available(int32_t node, int32_t fr) const {
+  // From the root down: what each node on the path can take.
+  int32_t path[kMaxDepth];
+  int32_t depth = 0;
+  for (int32_t n = node; n >= 0; n = nodes_[n].parent) {
+    if (depth == kMaxDepth) return AvailableRecursive(node, fr);
+    path[depth++] = n;
+  }
+  const Cell& root = At(path[depth - 1], fr);
+  int64_t avail = std::max<int64_t>(0, root.subtree - root.usage);
+  for (int32_t i = depth - 2; i >= 0; --i) {
+    const Cell& c = At(path[i], fr);
+    int64_t local = std::max<int64_t>(0, c.guaranteed - c.usage);
+    int64_t from_parent = avail;
+    if (c.borrowing_limit >= 0) {
+      int64_t stored_in_parent = c.subtree - c.guaranteed;
+      int64_t used_in_parent = std::max<int64_t>(0, c.usage - c.guaranteed);
+      int64_t cap = stored_in_parent - used_in_parent + c.borrowing_limit;
+      from_parent = std::min(from_parent, cap);
+    }
+    avail = std::max<int64_t>(0, local + from_parent);
+  }
+  return avail;
+}
+
+int64_t QuotaTree::AvailableRecursive(int32_t node, int32_t fr) const {
   const Cell& c = At(node, fr);
   if (nodes_[node].parent < 0) return std::max<int64_t>(0, c.subtree - c.usage);
-  int64_t guaranteed = Guaranteed(node, fr);
-  int64_t local = std::max<int64_t>(0, guaranteed - c.usage);
-  int64_t from_parent = Available(nodes_[node].parent, fr);
+  int64_t local = std::max<int64_t>(0, c.guaranteed - c.usage);
+  int64_t from_parent = AvailableRecursive(nodes_[node].parent, fr);
   if (c.borrowing_limit >= 0) {
-    int64_t stored_in_parent = c.subtree - guaranteed;
-    int64_t used_in_parent = std::max<int64_t>(0, c.usage - guaranteed);
+    int64_t stored_in_parent = c.subtree - c.guaranteed;
+    int64_t used_in_parent = std::max<int64_t>(0, c.usage - c.guaranteed);
     int64_t cap = stored_in_parent - used_in_parent + c.borrowing_limit;
     from_parent = std::min(from_parent, cap);
   }
   return std::max<int64_t>(0, local + from_parent);
-}
-
-int64_t QuotaTree::PotentialAvailable(int32_t node, int32_t fr) const {
-  const Cell& c = At(node, fr);
-  if (nodes_[node].parent < 0) return c.subtree;
-  int64_t avail =
-      Guaranteed(node, fr) + PotentialAvailable(nodes_[node].parent, fr);
-  if (c.borrowing_limit >= 0)
-    avail = std::min(avail, c.subtree + c.borrowing_limit);
-  return avail;
 }
 
 void QuotaTree::AddUsage(int32_t node, int32_t fr, int64_t val) {

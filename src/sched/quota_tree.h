@@ -62,7 +62,10 @@ class QuotaTree {
   // Usage above the node's own (subtree) quota; 0 when not borrowing.
   int64_t Borrowed(int32_t node, int32_t fr) const;
   int64_t Available(int32_t node, int32_t fr) const;
-  int64_t PotentialAvailable(int32_t node, int32_t fr) const;
+  // Computed by Finalize().
+  int64_t PotentialAvailable(int32_t node, int32_t fr) const {
+    return At(node, fr).potential;
+  }
 
   void AddUsage(int32_t node, int32_t fr, int64_t val);
   void RemoveUsage(int32_t node, int32_t fr, int64_t val);
@@ -74,6 +77,8 @@ class QuotaTree {
     int64_t usage = 0;
     int64_t borrowing_limit = -1;  // -1: unlimited.
     int64_t lending_limit = -1;    // -1: unlimited.
+    int64_t guaranteed = 0;        // Guaranteed(), set by Finalize().
+    int64_t potential = 0;         // PotentialAvailable(), set by Finalize().
   };
   struct Node {
     int32_t parent = -1;
@@ -85,7 +90,11 @@ class QuotaTree {
   const Cell& At(int32_t node, int32_t fr) const {
     return cells_[size_t(node) * num_fr_ + fr];
   }
+  // Deeper trees take the recursive path of Available().
+  static constexpr int32_t kMaxDepth = 16;
+  int64_t AvailableRecursive(int32_t node, int32_t fr) const;
   void FinalizeNode(int32_t node);
+  void FinalizePotential(int32_t node);
 
   int32_t num_fr_;
   std::vector<Node> nodes_;

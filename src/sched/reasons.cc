@@ -59,7 +59,7 @@ std::string Scheduler::Impl::ReasonNow(WlIdx w) const {
   if (wl.cq < 0) return wl.reason;
   const CQ& cq = cqs[wl.cq];
   if (cq.spec.stop_policy != core::StopPolicy::kNone) return wl.reason;
-  std::vector<int32_t> counts = FullCounts(w);
+  const std::vector<int32_t>& counts = FullCounts(w);
   Assignment a = Assign(w, counts, /*quota_only=*/false, /*explain=*/true);
   if (a.mode == Mode::kFit) return "";
   return a.reason + PreemptionNote(wl.cq, a.mode);

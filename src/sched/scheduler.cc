@@ -42,11 +42,10 @@ Scheduler::~Scheduler() = default;
 void Scheduler::Impl::Enqueue(WlIdx w) {
   Wl& wl = wls[w];
   wl.state = Wl::State::kPending;
-  wl.parked = false;
   ++pending_count;
   if (wl.cq < 0) return;
   CQ& cq = cqs[wl.cq];
-  cq.queue.insert(wl.QKey(w));
+  cq.queue.Insert(wl.QKey(w), &queue_stamp);
   cq.blocked = false;
   active_cqs.insert(wl.cq);
 }
@@ -56,6 +55,7 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   pool->Commit(a.requests, a.placement);
   AddUsage(wl.cq, a);
   wl.adm = std::move(a);
+  UpdateBands(w, +1);
   wl.state = Wl::State::kAdmitted;
   wl.admit_seq = next_admit_seq++;
   wl.reason.clear();
@@ -85,6 +85,7 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
   pool->Release(wl.adm.requests, wl.adm.placement);
   RemoveUsage(wl.cq, wl.adm);
+  UpdateBands(w, -1);
   auto& list = cqs[wl.cq].admitted;
   auto it = std::find(list.begin(), list.end(), w);
   ALLOT_CHECK(it != list.end());
@@ -92,6 +93,27 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   list.pop_back();
   wl.adm = Assignment{};
   --admitted_count;
+}
+
+void Scheduler::Impl::UpdateBands(WlIdx w, int sign) {
+  const Wl& wl = wls[w];
+  CQ& cq = cqs[wl.cq];
+  const int32_t prio = wl.spec.priority;
+  auto it = std::lower_bound(
+      cq.bands.begin(), cq.bands.end(), prio,
+      [](const CQ::Band& b, int32_t p) { return b.priority < p; });
+  if (it == cq.bands.end() || it->priority != prio) {
+    ALLOT_CHECK(sign > 0);
+    it = cq.bands.insert(it, CQ::Band{prio, 0, {}});
+    it->usage.assign(cq.frs.size(), 0);
+  }
+  it->count += sign;
+  for (const auto& [fr, val] : wl.adm.usage) {
+    int32_t pos = cq.FrPos(fr);
+    ALLOT_CHECK(pos >= 0);
+    it->usage[pos] += sign * val;
+  }
+  if (it->count == 0) cq.bands.erase(it);
 }
 
 void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,
@@ -172,17 +194,29 @@ void Scheduler::Impl::RequeueTree(int32_t root, const Assignment& freed) {
 
 void Scheduler::Impl::RequeueCq(int32_t c) {
   CQ& cq = cqs[c];
-  for (WlIdx w : cq.parked) {
-    wls[w].parked = false;
+  for (const StampedKey& e : cq.parked) {
+    const WlIdx w = e.key.wl;
+    if (e.stamp != park_stamp[size_t(w)]) continue;  // Stale entry.
+    ++park_stamp[size_t(w)];
     StopWaiting(w);
-    cq.queue.insert(wls[w].QKey(w));
+    cq.queue.Insert(e.key, &queue_stamp);
   }
   cq.parked.clear();
+  cq.parked_count = 0;
   cq.blocked = false;
   if (!cq.queue.empty()) active_cqs.insert(c);
 }
 
+void Scheduler::Impl::CompactParked(CQ* cq) {
+  if (cq->parked.size() <= 2 * size_t(cq->parked_count) + 64) return;
+  std::erase_if(cq->parked, [&](const StampedKey& e) {
+    return e.stamp != park_stamp[size_t(e.key.wl)];
+  });
+}
+
 void Scheduler::Impl::StopWaiting(WlIdx w) {
+  if (!waiting[size_t(w)]) return;
+  waiting[size_t(w)] = 0;
   Wl& wl = wls[w];
   for (int32_t f : wl.waiting_flavors) placement_waiters[f].erase(w);
   wl.waiting_flavors.clear();
@@ -193,10 +227,10 @@ void Scheduler::Impl::Unpark(WlIdx w) {
   StopWaiting(w);
   if (wl.state != Wl::State::kPending || wl.cq < 0) return;
   CQ& cq = cqs[wl.cq];
-  if (wl.parked) {
-    wl.parked = false;
-    cq.parked.erase(w);
-    cq.queue.insert(wl.QKey(w));
+  if (Parked(w)) {
+    ++park_stamp[size_t(w)];
+    --cq.parked_count;
+    cq.queue.Insert(wl.QKey(w), &queue_stamp);
   }
   cq.blocked = false;
   if (!cq.queue.empty()) active_cqs.insert(wl.cq);
@@ -228,7 +262,8 @@ void Scheduler::Impl::WakePlacementWaiters(const Assignment& freed) {
   for (WlIdx w : wake) Unpark(w);
 }
 
-bool Scheduler::Impl::TryAdmit(WlIdx w) {
+bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
+  *quota_alone = false;
   Wl& wl = wls[w];
   if (wl.cq < 0) return false;
   const CQ& cq = cqs[wl.cq];
@@ -240,8 +275,9 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
         ")";
     return false;
   }
-  std::vector<int32_t> counts = FullCounts(w);
-  Assignment a = Assign(w, counts, /*quota_only=*/false);
+  const std::vector<int32_t>& counts = FullCounts(w);
+  Assignment& a = try_scratch;
+  AssignInto(w, counts, /*quota_only=*/false, /*explain=*/false, &a);
   if (a.mode == Mode::kFit) {
     Admit(w, std::move(a));
     return true;
@@ -313,6 +349,7 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
     }
   }
   wl.tried = true;  // Pending() explains it against the state then.
+  *quota_alone = T == 0 && !a.nodes_consulted;
   // A victim search that covered the quota but found no nodes: devices
   // freed anywhere (in any cohort tree) must retry it too.
   if (a.mode == Mode::kPreempt && a.victims_short_of_nodes) {
@@ -323,7 +360,10 @@ bool Scheduler::Impl::TryAdmit(WlIdx w) {
     }
   }
   for (int32_t f : a.short_flavors) {
-    if (placement_waiters[f].insert(w).second) wl.waiting_flavors.push_back(f);
+    if (placement_waiters[f].insert(w).second) {
+      wl.waiting_flavors.push_back(f);
+      waiting[size_t(w)] = 1;
+    }
   }
   return false;
 }
@@ -358,10 +398,11 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
     m.StopWaiting(w);
     if (wl.cq >= 0) {
       CQ& cq = m.cqs[wl.cq];
-      if (wl.parked) {
-        cq.parked.erase(w);
+      if (m.Parked(w)) {
+        ++m.park_stamp[size_t(w)];
+        --cq.parked_count;
       } else {
-        cq.queue.erase(wl.QKey(w));
+        cq.queue.Erase(w, &m.queue_stamp);
         cq.blocked = false;  // The blocking head may be the one removed.
         if (!cq.queue.empty()) m.active_cqs.insert(wl.cq);
       }
@@ -383,9 +424,9 @@ CycleResult Scheduler::RunCycle() {
   };
   std::vector<Head> heads;
   for (int32_t c : m.active_cqs) {
-    const CQ& cq = m.cqs[c];
+    CQ& cq = m.cqs[c];
     if (cq.queue.empty() || cq.blocked) continue;
-    WlIdx w = cq.queue.begin()->wl;
+    WlIdx w = cq.queue.Front(m.queue_stamp);
     heads.push_back({{0, -m.wls[w].spec.priority,
                       m.wls[w].spec.creation_unix_ms, m.wls[w].seq},
                      w});
@@ -393,25 +434,34 @@ CycleResult Scheduler::RunCycle() {
   // 3-5. Try a head: admit, preempt and admit, or set aside.
   auto try_head = [&](WlIdx w) {
     Wl& wl = m.wls[w];
-    if (wl.state != Wl::State::kPending || wl.parked) return;
+    if (wl.state != Wl::State::kPending || m.Parked(w)) return;
     CQ& cq = m.cqs[wl.cq];
     ++r.attempts;
     size_t before = m.preemptions.size();
-    cq.queue.erase(wl.QKey(w));
+    cq.queue.Erase(w, &m.queue_stamp);
     --m.pending_count;
     m.StopWaiting(w);
-    if (m.TryAdmit(w)) {
+    bool quota_alone = false;
+    if (m.FailsLikeFloor(w)) {
+      wl.tried = true;  // As TryAdmit would: see FailsLikeFloor.
+    } else if (m.TryAdmit(w, &quota_alone)) {
       r.admitted.push_back(wl.key);
-    } else {
+    } else if (quota_alone) {
+      m.RecordFloor(w);
+    }
+    if (wl.state != Wl::State::kAdmitted) {
       ++m.pending_count;
       if (cq.spec.queueing_strategy == core::QueueingStrategy::kStrictFIFO) {
-        cq.queue.insert(wl.QKey(w));
+        cq.queue.Insert(wl.QKey(w), &m.queue_stamp);
         // Only a workload still at the head blocks: a preemption in this
         // cycle may have returned an earlier one to this queue.
-        if (cq.queue.begin()->wl == w) cq.blocked = true;
+        if (cq.queue.Front(m.queue_stamp) == w) cq.blocked = true;
       } else {
-        wl.parked = true;
-        cq.parked.insert(w);
+        uint32_t& stamp = m.park_stamp[size_t(w)];
+        ++stamp;
+        ++cq.parked_count;
+        cq.parked.push_back({wl.QKey(w), stamp});
+        m.CompactParked(&cq);
       }
     }
     for (size_t i = before; i < m.preemptions.size(); ++i)
@@ -430,12 +480,16 @@ CycleResult Scheduler::RunCycle() {
     }
   } else {
     if (heads.size() > 1) {
+      Assignment scratch;
       for (Head& h : heads) {
         const Wl& wl = m.wls[h.w];
         if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
-        std::vector<int32_t> counts = m.FullCounts(h.w);
-        std::get<0>(h.order) =
-            m.Assign(h.w, counts, /*quota_only=*/true).borrows ? 1 : 0;
+        // Its quota-only assignment does not borrow: every flavor is
+        // short of quota (see FailsLikeFloor).
+        if (m.FailsLikeFloor(h.w)) continue;
+        m.AssignInto(h.w, m.FullCounts(h.w), /*quota_only=*/true,
+                     /*explain=*/false, &scratch);
+        std::get<0>(h.order) = scratch.borrows ? 1 : 0;
       }
       std::sort(heads.begin(), heads.end(),
                 [](const Head& a, const Head& b) { return a.order < b.order; });
@@ -517,8 +571,11 @@ std::optional<core::Admission> Scheduler::AdmissionOf(
 
 // The sorted queue of a ClusterQueue, parked workloads included.
 std::vector<QueueKey> Scheduler::Impl::SortedQueue(const CQ& cq) const {
-  std::vector<QueueKey> keys(cq.queue.begin(), cq.queue.end());
-  for (WlIdx w : cq.parked) keys.push_back(wls[w].QKey(w));
+  std::vector<QueueKey> keys;
+  cq.queue.LiveKeys(queue_stamp, &keys);
+  for (const StampedKey& e : cq.parked) {
+    if (e.stamp == park_stamp[size_t(e.key.wl)]) keys.push_back(e.key);
+  }
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -614,7 +671,7 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
       }
     }
   }
-  st.pending = int32_t(cq.queue.size() + cq.parked.size());
+  st.pending = int32_t(cq.queue.size()) + cq.parked_count;
   st.admitted = int32_t(cq.admitted.size());
   st.weighted_share = m.Drs(it->second, nullptr, 0);
   return st;

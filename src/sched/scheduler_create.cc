@@ -40,6 +40,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
   for (const auto& n : names) {
     m.resource_idx[n] = int32_t(m.resources.size());
     m.resources.push_back(n);
+    m.resource_is_gpu.push_back(core::IsGpuResource(n));
   }
   m.quota = std::make_unique<QuotaTree>(m.num_fr());
 
@@ -125,6 +126,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     m.cqs.push_back(std::move(cq));
   }
   m.quota->Finalize();
+  m.tree_version.assign(size_t(m.quota->NodeCount()), 0);
   for (int32_t i = 0; i < int32_t(m.cqs.size()); ++i) {
     m.cqs[i].root = m.quota->Root(m.cqs[i].node);
     m.tree_cqs[m.cqs[i].root].push_back(i);
@@ -165,6 +167,9 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
   }
   WlIdx idx = WlIdx(wls.size());
   wls.push_back(Wl{});
+  queue_stamp.push_back(0);
+  park_stamp.push_back(0);
+  waiting.push_back(0);
   Wl& wl = wls.back();
   wl.spec = w;
   wl.key = w.Key();
@@ -181,12 +186,25 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
       }
     }
     wl.needs.push_back(std::move(needs));
+    wl.full_counts.push_back(ps.count);
+    std::string why;
+    for (const auto& f : flavors)
+      wl.flavor_ok.push_back(FlavorEligible(ps, f, &why));
     int32_t devices = 0;
     for (const auto& [name, q] : ps.requests) {
       if (core::IsGpuResource(name)) devices += int32_t(q.UnitsCeil());
     }
     if (ps.count > 0)
       wl.min_pod_devices = std::min(wl.min_pod_devices, devices);
+  }
+  if (w.pod_sets.size() == 1) {
+    const core::PodSet& ps = w.pod_sets[0];
+    wl.single_need = ps.count > 0 && wl.needs[0].unknown.empty() &&
+                     wl.needs[0].per_pod.size() == 1 &&
+                     !(ps.min_count && *ps.min_count < ps.count) &&
+                     flavors.size() <= 64;
+    for (size_t f = 0; wl.single_need && f < flavors.size(); ++f)
+      wl.flavor_bits |= uint64_t(wl.flavor_ok[f]) << f;
   }
   by_key[wl.key] = idx;
   if (w.admission) {
@@ -195,6 +213,9 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     if (it == cq_idx.end()) {
       by_key.erase(wl.key);
       wls.pop_back();
+      queue_stamp.pop_back();
+      park_stamp.pop_back();
+      waiting.pop_back();
       return Located(
           w.source, w.Key(), "status.admission.clusterQueue",
           "ClusterQueue " + w.admission->cluster_queue + " does not exist");

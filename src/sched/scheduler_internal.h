@@ -4,15 +4,19 @@
 // Not part of the public API.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "core/model.h"
+#include "core/status.h"
 #include "sched/node_pool.h"
 #include "sched/quota_tree.h"
 #include "sched/scheduler.h"
@@ -20,6 +24,48 @@
 namespace allot::sched {
 
 using WlIdx = int32_t;
+
+// A short list of T kept inline (no allocation) while it has at most N
+// elements: scratch for hot paths.
+template <typename T, size_t N>
+class InlineVec {
+ public:
+  InlineVec() = default;
+  InlineVec(size_t n, const T& v) {
+    for (size_t i = 0; i < n; ++i) push_back(v);
+  }
+  InlineVec(const InlineVec&) = delete;
+  InlineVec& operator=(const InlineVec&) = delete;
+  void push_back(const T& v) {
+    if (size_ < N) {
+      inline_[size_] = v;
+    } else {
+      if (size_ == N) heap_.assign(inline_, inline_ + N);
+      heap_.push_back(v);
+    }
+    ++size_;
+  }
+  T* begin() { return size_ > N ? heap_.data() : inline_; }
+  const T* begin() const { return size_ > N ? heap_.data() : inline_; }
+  T* end() { return begin() + size_; }
+  const T* end() const { return begin() + size_; }
+  T& operator[](size_t i) { return begin()[i]; }
+  const T& operator[](size_t i) const { return begin()[i]; }
+  T& back() { return begin()[size_ - 1]; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  T inline_[N]{};
+  size_t size_ = 0;
+  std::vector<T> heap_;
+};
+
+// Kueue: a flavor fits a pod set when its nodeTaints are tolerated (pod
+// tolerations plus the flavor's own) and the pod's nodeSelector does not
+// contradict the flavor's nodeLabels. `why` (not null) says why not.
+bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
+                    std::string* why);
 
 // Queue order inside a ClusterQueue: priority (high first), creation time,
 // then arrival order.
@@ -29,12 +75,95 @@ struct QueueKey {
   int64_t seq;
   WlIdx wl;
   auto operator<=>(const QueueKey&) const = default;
+  // Inline, for the queues' std::set.
+  friend bool operator<(const QueueKey& a, const QueueKey& b) {
+    if (a.neg_priority != b.neg_priority) return a.neg_priority < b.neg_priority;
+    if (a.creation_ms != b.creation_ms) return a.creation_ms < b.creation_ms;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.wl < b.wl;
+  }
+};
+
+// A queue key with the stamp its workload had when it was listed: the
+// entry is live while the workload's stamp is unchanged (see PendingQueue).
+struct StampedKey {
+  QueueKey key;
+  uint32_t stamp = 0;
+};
+
+// The pending workloads of a ClusterQueue in queue order: a binary heap
+// whose entries go stale instead of being erased. `stamps` (one per
+// workload, owned by the scheduler) is bumped on every insert and erase; a
+// workload is in the queue iff its stamp is odd, and only the entry with
+// its current stamp is live. Inserts and erases allocate nothing once the
+// heap has grown.
+class PendingQueue {
+ public:
+  void Insert(const QueueKey& k, std::vector<uint32_t>* stamps) {
+    uint32_t& st = (*stamps)[size_t(k.wl)];
+    ALLOT_CHECK((st & 1) == 0);
+    ++st;
+    heap_.push_back({k, st});
+    std::push_heap(heap_.begin(), heap_.end(), Later);
+    ++size_;
+  }
+  // `w` must be in the queue.
+  void Erase(WlIdx w, std::vector<uint32_t>* stamps) {
+    uint32_t& st = (*stamps)[size_t(w)];
+    ALLOT_CHECK((st & 1) == 1);
+    ++st;
+    --size_;
+    if (size_ == 0) {
+      heap_.clear();
+    } else if (heap_.size() > 2 * size_ + 64) {
+      std::erase_if(heap_, [&](const StampedKey& e) {
+        return e.stamp != (*stamps)[size_t(e.key.wl)];
+      });
+      std::make_heap(heap_.begin(), heap_.end(), Later);
+    }
+  }
+  // The first workload, or -1; drops stale entries on top.
+  WlIdx Front(const std::vector<uint32_t>& stamps) {
+    while (!heap_.empty() &&
+           heap_.front().stamp != stamps[size_t(heap_.front().key.wl)]) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later);
+      heap_.pop_back();
+    }
+    return heap_.empty() ? -1 : heap_.front().key.wl;
+  }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // Appends the live keys, in no particular order.
+  void LiveKeys(const std::vector<uint32_t>& stamps,
+                std::vector<QueueKey>* out) const {
+    for (const StampedKey& e : heap_) {
+      if (e.stamp == stamps[size_t(e.key.wl)]) out->push_back(e.key);
+    }
+  }
+
+ private:
+  static bool Later(const StampedKey& a, const StampedKey& b) {
+    return b.key < a.key;
+  }
+  std::vector<StampedKey> heap_;
+  size_t size_ = 0;
 };
 
 // One resource group of a ClusterQueue, resolved to indexes.
 struct Group {
   std::vector<int32_t> resources;  // Resource indexes.
   std::vector<int32_t> flavors;    // Flavor indexes, in the order tried.
+};
+
+// The last head of a ClusterQueue that failed on quota alone (see
+// Impl::FailsLikeFloor), with the version of its cohort tree's usage then.
+struct QuotaFloor {
+  uint64_t version = 0;
+  int32_t priority = 0;
+  int32_t resource = -1;
+  int64_t total = 0;  // Milli-units of `resource` it requested.
+  uint64_t flavor_bits = 0;  // Its eligible flavors (Wl::flavor_bits).
+  WlIdx wl = -1;             // -1: none.
 };
 
 struct CQ {
@@ -45,10 +174,29 @@ struct CQ {
   std::vector<Group> groups;
   std::vector<int32_t> res_group;  // Resource index -> group, or -1.
   std::vector<int32_t> frs;        // Every fr this CQ has a quota cell for.
-  std::set<QueueKey> queue;        // Pending and eligible for heads.
-  std::set<WlIdx> parked;          // BestEffortFIFO: set aside until a change.
+  PendingQueue queue;  // Pending and eligible for heads.
+  // BestEffortFIFO: set aside until a change. A workload is set aside iff
+  // its park stamp (Impl::park_stamp) is odd; only the entry with its
+  // current stamp is live, others are stale (it has since returned to the
+  // queue or been removed).
+  std::vector<StampedKey> parked;
+  int32_t parked_count = 0;  // Workloads set aside.
   bool blocked = false;         // StrictFIFO: the head could not be admitted.
   std::vector<WlIdx> admitted;  // Unordered.
+  // Usage of the admitted workloads by priority (ascending), per entry of
+  // `frs`: bounds what a victim search can free without listing workloads.
+  struct Band {
+    int32_t priority = 0;
+    int32_t count = 0;
+    std::vector<int64_t> usage;  // Indexed like `frs`.
+  };
+  std::vector<Band> bands;
+  QuotaFloor floor;
+  // Index of `fr` in `frs`, or -1.
+  int32_t FrPos(int32_t fr) const {
+    auto it = std::lower_bound(frs.begin(), frs.end(), fr);
+    return it != frs.end() && *it == fr ? int32_t(it - frs.begin()) : -1;
+  }
 };
 
 enum class Mode { kNoFit = 0, kPreempt = 1, kFit = 2 };
@@ -77,6 +225,27 @@ struct Assignment {
   // was found (so freed devices may help later).
   bool victims_short_of_nodes = false;
   std::string reason;  // Why not Fit, for users.
+  // Set when deciding the mode looked at nodes (a placement search, or a
+  // victim search past its quota bounds): the mode then depends on more
+  // than quota.
+  bool nodes_consulted = false;
+
+  // Empties it for `c` pods per pod set and `groups` resource groups,
+  // keeping the buffers.
+  void Reset(const std::vector<int32_t>& c, size_t groups) {
+    counts = c;
+    flavors.resize(c.size());
+    for (auto& per_set : flavors) per_set.assign(groups, -1);
+    usage.clear();
+    requests.clear();
+    placement.clear();
+    mode = Mode::kNoFit;
+    borrows = false;
+    short_flavors.clear();
+    victims_short_of_nodes = false;
+    reason.clear();
+    nodes_consulted = false;
+  }
 };
 
 struct Wl {
@@ -87,7 +256,6 @@ struct Wl {
   std::string cq_name;  // For output, even when cq is -1.
   int64_t seq = 0;
   State state = State::kPending;
-  bool parked = false;
   // Registered under these flavors in Impl::placement_waiters while set
   // aside (or blocking a StrictFIFO queue) for want of nodes, so that
   // devices freed by any cohort tree wake it.
@@ -95,6 +263,14 @@ struct Wl {
   // Fewest devices any one of its pods needs (0 for CPU-only pods).
   int32_t min_pod_devices = 1 << 30;
   std::vector<PodSetNeeds> needs;  // Per pod set.
+  std::vector<int32_t> full_counts;  // The requested count of every pod set.
+  // FlavorEligible per pod set and flavor (see Impl::FlavorOk).
+  std::vector<uint8_t> flavor_ok;
+  // One pod set of at least one pod, requesting one resource that a
+  // ClusterQueue may cover, admitted in full or not at all: the shape
+  // FailsLikeFloor can compare.
+  bool single_need = false;
+  uint64_t flavor_bits = 0;  // With single_need: flavor_ok as bits.
   Assignment adm;                  // Valid while admitted.
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
@@ -110,6 +286,7 @@ struct Scheduler::Impl {
   std::map<std::string, int32_t> flavor_idx;
   std::vector<std::string> resources;
   std::map<std::string, int32_t> resource_idx;
+  std::vector<uint8_t> resource_is_gpu;  // Per resource: core::IsGpuResource.
   std::vector<CQ> cqs;
   std::map<std::string, int32_t> cq_idx;
   std::map<std::string, int32_t> cohort_node;  // Cohort name -> tree node.
@@ -134,12 +311,25 @@ struct Scheduler::Impl {
   // when either end is removed), and the reverse.
   std::map<WlIdx, std::set<WlIdx>> evicted_by;
   std::map<WlIdx, std::set<WlIdx>> evictors;
+  // Per workload, dense (WlIdx): queue and park stamps (see PendingQueue
+  // and CQ::parked), and whether it is registered in placement_waiters.
+  std::vector<uint32_t> queue_stamp;
+  std::vector<uint32_t> park_stamp;
+  std::vector<uint8_t> waiting;
+  bool Parked(WlIdx w) const { return (park_stamp[size_t(w)] & 1) != 0; }
+  // Per QuotaTree root: bumped on every usage change in that cohort tree.
+  std::vector<uint64_t> tree_version;
   std::vector<PreemptionEvent> preemptions;
+  Assignment try_scratch;  // TryAdmit's assignment, reused between heads.
   int64_t next_seq = 0;
   int64_t next_admit_seq = 0;
   size_t pending_count = 0;
   size_t admitted_count = 0;
 
+  // FlavorEligible(pod set p of w, flavor f), computed when w was added.
+  bool FlavorOk(const Wl& w, size_t p, int32_t f) const {
+    return w.flavor_ok[p * flavors.size() + size_t(f)];
+  }
   int32_t num_fr() const { return int32_t(flavors.size() * resources.size()); }
   int32_t Fr(int32_t flavor, int32_t resource) const {
     return flavor * int32_t(resources.size()) + resource;
@@ -159,6 +349,9 @@ struct Scheduler::Impl {
       WlIdx w, Assignment a,
       const std::vector<std::pair<WlIdx, PreemptionReason>>& victims);
   void ReleaseAdmission(WlIdx w);
+  // Adds (+1) or removes (-1) an admitted workload's usage in its
+  // ClusterQueue's priority bands.
+  void UpdateBands(WlIdx w, int sign);
   // Quota of `freed`'s flavors came free in the tree under `root`: set-aside
   // workloads of the ClusterQueues with quota in those flavors go back to
   // their queues, and StrictFIFO queues unblock.
@@ -168,15 +361,29 @@ struct Scheduler::Impl {
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);
+  // Drops stale entries of cq->parked once they outnumber the live ones.
+  void CompactParked(CQ* cq);
   // Devices of these flavors were freed: wake workloads short of nodes.
   void WakePlacementWaiters(const Assignment& freed);
-  bool TryAdmit(WlIdx w);
+  // Admits `w` (perhaps by preempting) or returns false. Sets
+  // `*quota_alone` when the failure was decided by quota alone.
+  bool TryAdmit(WlIdx w, bool* quota_alone);
+  // A head that is sure to fail without being tried: workload `w` has the
+  // shape (single_need) of the ClusterQueue's floor, the same eligible
+  // flavors, no higher priority and no smaller request, and no usage in the
+  // cohort tree changed since the floor failed. Then w's flavor options are
+  // each at most as good as the floor's were by quota (NoFit or Preempt,
+  // never Fit), and its victim bounds (VictimSearchHopeless: one
+  // flavor-resource short, candidates only fewer at its priority) fail as
+  // the floor's did, so trying it would change nothing but set it aside.
+  // Classical preemption only.
+  bool FailsLikeFloor(WlIdx w) const;
+  // `w` just failed on quota alone: it becomes its ClusterQueue's floor.
+  void RecordFloor(WlIdx w);
 
   // The requested pod count of every pod set (no partial admission).
-  std::vector<int32_t> FullCounts(WlIdx w) const {
-    std::vector<int32_t> counts;
-    for (const auto& ps : wls[w].spec.pod_sets) counts.push_back(ps.count);
-    return counts;
+  const std::vector<int32_t>& FullCounts(WlIdx w) const {
+    return wls[w].full_counts;
   }
 
   // flavor_assigner.cc
@@ -187,15 +394,20 @@ struct Scheduler::Impl {
   // and scans nodes for the largest free block).
   Assignment Assign(WlIdx w, const std::vector<int32_t>& counts,
                     bool quota_only, bool explain = false) const;
+  // The same into `out`, reusing its buffers.
+  void AssignInto(WlIdx w, const std::vector<int32_t>& counts, bool quota_only,
+                  bool explain, Assignment* out) const;
   // True when `a` fits now: quota (borrowing only if allowed) and, unless
   // quota_only, an exact placement (stored in a->placement).
   bool Fits(WlIdx w, Assignment* a, bool allow_borrowing) const;
   // Whether preempting could make room for pod set `p` in flavor `f` of
-  // group `g` (Kueue's preemption oracle). Changes nothing.
+  // group `g` (Kueue's preemption oracle). Changes nothing. Sets
+  // `*searched` when it went past the quota bounds to a victim search.
   bool PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
                           const std::vector<int32_t>& counts,
-                          const std::vector<int64_t>& acc,
-                          const std::vector<int32_t>& chosen_so_far) const;
+                          const int64_t* acc,
+                          const std::vector<int32_t>& chosen_so_far,
+                          bool* searched) const;
   std::vector<PodSetRequest> Requests(
       WlIdx w, const std::vector<int32_t>& counts,
       const std::vector<std::vector<int32_t>>& flavors) const;
@@ -208,6 +420,20 @@ struct Scheduler::Impl {
   // `a->placement` holds the placement valid after the evictions.
   std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w,
                                                               Assignment* a);
+  // True when FindVictims(w, a) with `usage` short of quota is sure to find
+  // nothing: its bounds fail even counting every admitted workload the
+  // policy could let it take (from the priority bands, without listing
+  // them). False when quota is not short (only nodes are) or when a search
+  // is needed. Changes nothing.
+  // Calls f(c) for every ClusterQueue c of the cohort tree of ClusterQueue
+  // `cq`, other than `cq`, from which FindVictims takes candidates: every
+  // node from c up to (not including) the lowest common ancestor with `cq`
+  // uses more than its own quota in a flavor-resource of `need`.
+  template <typename F>
+  void ForEachBorrowingCq(int32_t cq, std::span<const int32_t> need,
+                          F f) const;
+  bool VictimSearchHopeless(
+      WlIdx w, const std::vector<std::pair<int32_t, int64_t>>& usage) const;
   // Every workload that evicted `w`, directly or through a chain of
   // evictions in the current busy period.
   std::set<WlIdx> TransitiveEvictors(WlIdx w) const;
