@@ -1,0 +1,73 @@
+// Pod execution for the node agent.
+//
+// ProcessExecutor runs each pod as the leader of its own process group
+// (setsid): command + args, env, working directory; stdout and stderr go
+// through a pipe to a per-pod log file, rotated at a size limit. Stop sends
+// SIGTERM to the whole group and SIGKILL after the grace period, so nothing
+// the pod started survives it. SimulatedExecutor runs nothing: a pod
+// "exits" 0 after its simulated duration (load tests, --simulate-exec).
+//
+// Both are thread-safe; Poll() hands out what finished since the last call.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace allot::agent {
+
+struct PodSpec {
+  std::string id;  // Unique on the node, e.g. "team-a/train/main/0/3".
+  std::vector<std::string> command;  // argv[0..]; command[0] is looked up
+  std::vector<std::string> args;     // in PATH when it has no '/'.
+  std::map<std::string, std::string> env;  // Added to a minimal base
+                                           // environment (PATH, HOME, LANG).
+  std::string working_dir;  // Empty: the log directory.
+  std::string log_path;     // Created (with parents); rotated to .1, .2 ...
+  int64_t log_max_bytes = 10 << 20;
+  int log_keep = 3;         // Rotated files kept.
+  // Simulated executor only: how long the pod "runs".
+  std::chrono::milliseconds simulated_runtime{0};
+};
+
+struct PodExit {
+  std::string id;
+  int exit_code = 0;   // exit status, or 128 + signal when killed.
+  int signal = 0;      // The terminating signal, 0 if it exited.
+  bool stopped = false;  // Ended by Stop().
+  std::string last_lines;  // Up to the last 20 lines / 4 KiB of its log.
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Starts the pod. Errors (InvalidArgument: empty command or id in use;
+  // FailedPrecondition: the command cannot be executed, e.g. not found or
+  // not executable, the log cannot be created) leave nothing running.
+  virtual Result<int> Start(const PodSpec& spec) = 0;  // The pid (sim: 0).
+  // SIGTERM to the pod's process group now, SIGKILL after `grace` if any
+  // process of the group remains. Returns at once; the exit appears in
+  // Poll() with stopped = true. Unknown ids are ignored.
+  virtual void Stop(const std::string& id, std::chrono::milliseconds grace) = 0;
+  // Pods that ended since the last call, in the order they ended.
+  virtual std::vector<PodExit> Poll() = 0;
+  // Ids of pods started and not yet returned by Poll().
+  virtual std::vector<std::string> Running() const = 0;
+  // Stops every pod (grace as given) and waits until all have ended.
+  virtual void StopAll(std::chrono::milliseconds grace) = 0;
+};
+
+std::unique_ptr<Executor> NewProcessExecutor();
+std::unique_ptr<Executor> NewSimulatedExecutor();
+
+// The last `max_lines` lines (at most `max_bytes`) of the file at `path`,
+// for failure messages and the tail of `allot logs`.
+std::string TailFile(const std::string& path, int max_lines = 20,
+                     size_t max_bytes = 4096);
+
+}  // namespace allot::agent
