@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "cli/agent.h"
 #include "cli/commands.h"
 #include "cli/dry_run.h"
 #include "server/api.h"
@@ -49,7 +50,29 @@ int main(int argc, char** argv) {
   serve->add_option("--admin-token-file", sf.admin_token_file,
                     "register the cluster-admin token in this file");
   serve->add_option("--threads", sf.threads, "network threads")->capture_default_str();
+  serve->add_option("--node-timeout", sf.node_timeout_s,
+                    "seconds without a heartbeat before an agent's node is NotReady")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
   serve->callback([&] { rc = CmdServe(sf); });
+
+  // agent
+  AgentFlags af;
+  auto* agent = app.add_subcommand("agent", "run the node agent: register this machine, run its pods");
+  agent->add_option("--name", af.name, "node name (default: the host name)");
+  agent->add_option("--labels", af.labels, "node labels k=v[,k=v...], e.g. allot.dev/location=edge");
+  agent->add_option("--simulate-gpus", af.simulate_gpus,
+                    "simulated GPUs instead of NVML, e.g. 8xH100-80GB,2xA100-40GB");
+  agent->add_flag("--simulate-exec", af.simulate_exec,
+                  "run no processes: a pod ends after its allot.dev/simulated-runtime");
+  agent->add_option("--log-dir", af.log_dir, "pod logs (default $XDG_STATE_HOME/allot/pods or /var/log/allot/pods)");
+  agent->add_option("--address", af.address, "address of this node for MASTER_ADDR (default: its name)");
+  agent->add_option("--poll-seconds", af.poll_seconds, "long-poll length, the heartbeat")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60));
+  agent->add_option("--nvml", af.nvml_library, "NVML library to dlopen")->capture_default_str();
+  client_flags(agent);
+  agent->callback([&] { rc = CmdAgent(cf, af); });
 
   // apply
   std::vector<std::string> apply_files;
@@ -128,7 +151,7 @@ int main(int argc, char** argv) {
   std::string t_user, t_role, t_tenant, t_id;
   auto* tcreate = token->add_subcommand("create", "create a token (printed once)");
   tcreate->add_option("--user", t_user)->required();
-  tcreate->add_option("--role", t_role, "cluster-admin|tenant-admin|member|viewer")->required();
+  tcreate->add_option("--role", t_role, "cluster-admin|tenant-admin|member|viewer|node")->required();
   tcreate->add_option("--tenant", t_tenant);
   client_flags(tcreate);
   tcreate->callback([&] { rc = CmdTokenCreate(cf, t_user, t_role, t_tenant); });

@@ -232,6 +232,7 @@ int CmdServe(const ServeFlags& f) {
   o.tls_key_file = f.tls_key;
   o.admin_token_file = f.admin_token_file;
   o.threads = f.threads;
+  o.node_timeout_ms = int64_t(f.node_timeout_s) * 1000;
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     std::cerr << "allot serve: --tls-cert and --tls-key go together\n";
     return kExitUsage;
@@ -244,6 +245,12 @@ int CmdServe(const ServeFlags& f) {
   std::cout << "allot: stopping\n";
   (*srv)->Stop();
   return kExitOk;
+}
+
+int CmdAgent(const ClientFlags& c, const AgentFlags& f) {
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  return RunAgent(c, f, &g_stop, std::cout);
 }
 
 int CmdApply(const ClientFlags& c, const std::vector<std::string>& files) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/agent.h"
 #include "cli/client.h"
 #include "cli/dry_run.h"
 
@@ -51,9 +52,11 @@ struct ServeFlags {
   std::string tls_key;
   std::string admin_token_file;
   int threads = 2;
+  int node_timeout_s = 15;
 };
 
 int CmdServe(const ServeFlags& f);
+int CmdAgent(const ClientFlags& c, const AgentFlags& f);
 int CmdApply(const ClientFlags& c, const std::vector<std::string>& files);
 int CmdSubmit(const ClientFlags& c, const SubmitFlags& f);
 int CmdGet(const ClientFlags& c, const GetFlags& f);

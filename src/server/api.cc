@@ -234,6 +234,104 @@ int KeyCount(const std::string& body, const std::string& key) {
   return n;
 }
 
+// The body of POST /api/v1/agents/sync:
+//   {"node": <an allot.dev/v1 Node manifest>, "address": "10.0.0.5",
+//    "simulated": true, "pods": [{"id","exited","exitCode","signal",
+//    "stopped","lastLines"}]}
+Result<AgentReport> ParseAgentReport(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object()) {
+    return Status::InvalidArgument("the body is not a JSON object", "body");
+  }
+  const json::object& o = v.as_object();
+  for (const auto& kv : o) {
+    if (kv.key() != "node" && kv.key() != "address" && kv.key() != "simulated" &&
+        kv.key() != "pods") {
+      return Status::InvalidArgument(
+          "unknown field '" + std::string(kv.key()) + "'", std::string(kv.key()));
+    }
+  }
+  AgentReport r;
+  const json::value* node = o.if_contains("node");
+  if (node == nullptr || !node->is_object()) {
+    return Status::InvalidArgument("node must be an allot.dev/v1 Node object",
+                                   "node");
+  }
+  core::Config c;
+  Status s = core::ParseManifests(json::serialize(*node), "node", &c);
+  if (s.ok() && c.nodes.size() != 1) {
+    s = Status::InvalidArgument("node must be one Node", "node");
+  }
+  if (s.ok()) s = CheckNames(c.nodes, false);
+  if (!s.ok()) return s;
+  r.node = std::move(c.nodes[0]);
+  if (const json::value* a = o.if_contains("address")) {
+    if (!a->is_string() || a->as_string().size() > 253) {
+      return Status::InvalidArgument("address must be a host name or IP", "address");
+    }
+    r.address = std::string(a->as_string());
+  }
+  if (const json::value* sim = o.if_contains("simulated")) {
+    if (!sim->is_bool()) {
+      return Status::InvalidArgument("simulated must be true or false", "simulated");
+    }
+    r.simulated = sim->as_bool();
+  }
+  if (const json::value* pods = o.if_contains("pods")) {
+    if (!pods->is_array() || pods->as_array().size() > 100000) {
+      return Status::InvalidArgument("pods must be a list", "pods");
+    }
+    for (const json::value& pv : pods->as_array()) {
+      const json::object* po = pv.if_object();
+      const json::value* id = po ? po->if_contains("id") : nullptr;
+      if (id == nullptr || !id->is_string() || id->as_string().empty()) {
+        return Status::InvalidArgument("every pod needs an id", "pods.id");
+      }
+      PodReport pr;
+      pr.id = std::string(id->as_string());
+      auto boolean = [&](const char* k, bool* out) {
+        if (const json::value* x = po->if_contains(k); x && x->is_bool()) {
+          *out = x->as_bool();
+        }
+      };
+      auto integer = [&](const char* k, int* out) {
+        if (const json::value* x = po->if_contains(k); x && x->is_int64()) {
+          *out = int(x->as_int64());
+        }
+      };
+      boolean("exited", &pr.exited);
+      boolean("stopped", &pr.stopped);
+      integer("exitCode", &pr.exit_code);
+      integer("signal", &pr.signal);
+      if (const json::value* x = po->if_contains("lastLines"); x && x->is_string()) {
+        pr.last_lines = std::string(x->as_string()).substr(0, 4096);
+      }
+      r.pods.push_back(std::move(pr));
+    }
+  }
+  return r;
+}
+
+json::object DesiredPodJson(const DesiredPod& d) {
+  json::object o;
+  o["id"] = d.id;
+  o["workload"] = d.workload;
+  json::array cmd, args, env, gpus;
+  for (const std::string& x : d.command) cmd.emplace_back(x);
+  for (const std::string& x : d.args) args.emplace_back(x);
+  for (const auto& [k, v] : d.env) env.push_back(json::object{{"name", k}, {"value", v}});
+  for (const std::string& x : d.gpus) gpus.emplace_back(x);
+  o["command"] = std::move(cmd);
+  o["args"] = std::move(args);
+  o["env"] = std::move(env);
+  o["workingDir"] = d.working_dir;
+  o["gpus"] = std::move(gpus);
+  o["gracePeriodMs"] = d.grace_ms;
+  o["simulatedRuntimeMs"] = d.simulated_runtime_ms;
+  return o;
+}
+
 }  // namespace
 
 int HttpStatusFor(StatusCode code) {
@@ -262,6 +360,37 @@ net::Response ErrorResponse(const Status& s) {
     r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"allot\""});
   }
   return r;
+}
+
+namespace {
+net::Response SyncResponse(const State& state, const std::string& node) {
+  json::array pods;
+  for (const DesiredPod& d : state.DesiredPods(node)) pods.push_back(DesiredPodJson(d));
+  json::object o;
+  o["node"] = node;
+  // Answers can cross (a held poll and an exit report): the agent applies
+  // only the newest.
+  o["revision"] = state.resource_version();
+  o["pods"] = std::move(pods);
+  return JsonResponse(200, o);
+}
+}  // namespace
+
+void Api::OnTurnEnd(Turn& t) {
+  for (const std::string& node : t.state.TakeChangedNodes()) {
+    auto it = held_.find(node);
+    if (it == held_.end()) continue;
+    t.Reply(it->second.ex, SyncResponse(t.state, node));
+    held_.erase(it);
+  }
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->second.deadline_ms <= t.txn.now_unix_ms) {
+      t.Reply(it->second.ex, SyncResponse(t.state, it->first));
+      it = held_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void Api::Handle(std::shared_ptr<net::Exchange> ex) {
@@ -525,6 +654,69 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       std::string done = action == "drain" ? "drained" : action + "ed";
       reply_after(t, ex, s.ok() ? JsonResponse(200, json::object{{"result", done}})
                                 : ErrorResponse(s));
+    });
+    return;
+  }
+
+  // ---- node agents: POST /api/v1/agents/sync?wait=SECONDS --------------
+  if (!seg.empty() && seg[0] == "agents") {
+    if (seg.size() != 2 || seg[1] != "sync") {
+      ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
+      return;
+    }
+    if (method != "POST") {
+      ex->Reply(MethodNotAllowed(method, path, "POST"));
+      return;
+    }
+    auto report = std::make_shared<Result<AgentReport>>(ParseAgentReport(req.body));
+    int64_t wait_ms = 0;
+    if (auto it = req.query.find("wait"); it != req.query.end()) {
+      Result<int64_t> w = ParseInt(it->second, "wait");
+      if (!w.ok() || *w < 0 || *w > 300) {
+        ex->Reply(ErrorResponse(Status::InvalidArgument(
+            "wait must be 0 to 300 seconds", "wait")));
+        return;
+      }
+      wait_ms = std::min(*w * 1000, max_hold_ms_);
+    }
+    authed([this, ex, reply_after, report, wait_ms](Turn& t, const Principal& p) {
+      if (!report->ok()) {
+        t.state.Audit(p.user, p.tenant, "sync", "Node ?", Outcome(report->status()),
+                      &t.txn);
+        reply_after(t, ex, ErrorResponse(report->status()));
+        return;
+      }
+      AgentReport& r = **report;
+      const std::string node = r.node.name;
+      std::set<std::string> reported;
+      bool exits = false;
+      for (const PodReport& pr : r.pods) {
+        if (pr.exited) exits = true;
+        else reported.insert(pr.id);
+      }
+      bool registered = false;
+      Status s = t.state.AgentSync(p, std::move(r), &t.txn, &registered);
+      if (!s.ok() || registered) {
+        t.state.Audit(p.user, p.tenant, "sync", "Node " + node, Outcome(s), &t.txn);
+      }
+      if (!s.ok()) {
+        reply_after(t, ex, ErrorResponse(s));
+        return;
+      }
+      // Answer now when the agent has something to do or to forget, else
+      // hold the request until its pods change or `wait` runs out.
+      std::set<std::string> desired;
+      for (const DesiredPod& d : t.state.DesiredPods(node)) desired.insert(d.id);
+      auto old = held_.find(node);
+      if (old != held_.end()) {  // A newer poll replaces it.
+        reply_after(t, old->second.ex, SyncResponse(t.state, node));
+        held_.erase(old);
+      }
+      if (wait_ms == 0 || exits || desired != reported) {
+        reply_after(t, ex, SyncResponse(t.state, node));
+        return;
+      }
+      held_[node] = HeldPoll{ex, t.txn.now_unix_ms + wait_ms};
     });
     return;
   }

@@ -8,6 +8,9 @@
 // the commit. A refused token is audited by the Owner too.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -20,13 +23,29 @@ inline constexpr char kVersion[] = "0.2.0";
 
 class Api {
  public:
-  Api(Owner* owner, std::shared_ptr<const TokenIndex> tokens)
-      : owner_(owner), tokens_(std::move(tokens)) {}
+  // An agent's poll is held at most a third of `node_timeout_ms`, so that
+  // its answers come often enough to count as heartbeats.
+  Api(Owner* owner, std::shared_ptr<const TokenIndex> tokens,
+      int64_t node_timeout_ms = 15000)
+      : owner_(owner),
+        tokens_(std::move(tokens)),
+        max_hold_ms_(std::max<int64_t>(500, node_timeout_ms / 3)) {}
   void Handle(std::shared_ptr<net::Exchange> ex);
+  // Owner thread, at the end of every turn (Owner::SetTurnHook): answers
+  // the held agent polls whose node's pods changed or whose wait ran out.
+  void OnTurnEnd(Turn& t);
 
  private:
   Owner* owner_;
   std::shared_ptr<const TokenIndex> tokens_;
+  int64_t max_hold_ms_;
+  // Agent long polls waiting for their node's pods to change, by node.
+  // Owner thread only.
+  struct HeldPoll {
+    std::shared_ptr<net::Exchange> ex;
+    int64_t deadline_ms = 0;
+  };
+  std::map<std::string, HeldPoll> held_;
 };
 
 // {"error":{"code","message","field"}} with the HTTP status for `s`.

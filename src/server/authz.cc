@@ -10,18 +10,19 @@ const char* ToString(Role r) {
     case Role::kTenantAdmin: return "tenant-admin";
     case Role::kMember: return "member";
     case Role::kViewer: return "viewer";
+    case Role::kNode: return "node";
   }
   return "?";
 }
 
 Result<Role> ParseRole(const std::string& s) {
   for (Role r : {Role::kClusterAdmin, Role::kTenantAdmin, Role::kMember,
-                 Role::kViewer}) {
+                 Role::kViewer, Role::kNode}) {
     if (s == ToString(r)) return r;
   }
   return Status::InvalidArgument(
       "unknown role '" + s +
-          "': use cluster-admin, tenant-admin, member or viewer",
+          "': use cluster-admin, tenant-admin, member, viewer or node",
       "role");
 }
 
@@ -63,6 +64,7 @@ Result<Kind> KindFromName(const std::string& name) {
 
 bool CanSee(const Principal& p, Kind kind, const std::string& tenant) {
   if (p.role == Role::kClusterAdmin) return true;
+  if (p.role == Role::kNode) return false;  // Only the agent protocol.
   switch (kind) {
     case Kind::kResourceFlavor:
     case Kind::kCohort:
@@ -94,7 +96,7 @@ bool CanWrite(const Principal& p, Kind kind, const std::string& tenant) {
 bool CanGrant(const Principal& p, Role role, const std::string& tenant) {
   if (p.role == Role::kClusterAdmin) return true;
   return p.role == Role::kTenantAdmin && role != Role::kClusterAdmin &&
-         tenant == p.tenant;
+         role != Role::kNode && tenant == p.tenant;
 }
 
 std::optional<Principal> TokenIndex::Find(const std::string& hash) const {

@@ -5,7 +5,9 @@
 //   tenant-admin   its tenant's LocalQueues, Workloads and member tokens;
 //   member         submits, reads and deletes its tenant's Workloads,
 //                  reads its tenant's LocalQueues;
-//   viewer         reads its tenant's Workloads and LocalQueues.
+//   viewer         reads its tenant's Workloads and LocalQueues;
+//   node           a node agent's join token: registers its node, reports
+//                  what runs there and learns what to run (no tenant).
 // Every role reads the shared infrastructure (ResourceFlavors, Cohorts,
 // ClusterQueues, WorkloadPriorityClasses, Nodes) and its own Tenant.
 // Objects of another tenant do not exist for a tenant-bound principal: the
@@ -21,7 +23,7 @@
 
 namespace allot::server {
 
-enum class Role { kClusterAdmin, kTenantAdmin, kMember, kViewer };
+enum class Role { kClusterAdmin, kTenantAdmin, kMember, kViewer, kNode };
 const char* ToString(Role r);
 Result<Role> ParseRole(const std::string& s);
 

@@ -129,6 +129,7 @@ void Owner::Loop() {
     Clock::time_point t2 = Clock::now();
     int32_t cycles = state_->FinishTurn(&txn);
     Clock::time_point t3 = Clock::now();
+    if (hook_) hook_(turn);
     Publish(txn.events, &turn);
     for (auto& fn : turn.after_) fn();
     Clock::time_point t4 = Clock::now();

@@ -105,6 +105,9 @@ class Owner {
   void Stop();
   // Thread-safe.
   void Post(Command cmd);
+  // Runs on the owner thread at the end of every turn, after scheduling and
+  // before the turn's After functions. Set it before Start.
+  void SetTurnHook(Command hook) { hook_ = std::move(hook); }
   OwnerStats stats() const;
 
  private:
@@ -123,6 +126,7 @@ class Owner {
   std::unique_ptr<State> state_;         // Owner thread only, once started.
   std::function<int64_t()> now_;
   size_t ring_cap_;
+  Command hook_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

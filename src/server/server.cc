@@ -1,7 +1,10 @@
 #include "server/server.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -31,9 +34,21 @@ class ServerImpl : public Server {
   std::unique_ptr<Owner> owner;
   std::unique_ptr<Api> api;
   std::unique_ptr<net::HttpServer> http;
+  // Posts a tick to the owner every second: node heartbeat deadlines and
+  // expired agent polls.
+  std::thread ticker;
+  std::mutex tick_mu;
+  std::condition_variable tick_cv;
+  bool ticking = true;
 
   uint16_t port() const override { return http->port(); }
   void Stop() override {
+    {
+      std::lock_guard<std::mutex> l(tick_mu);
+      ticking = false;
+    }
+    tick_cv.notify_all();
+    if (ticker.joinable()) ticker.join();
     if (http) http->Stop();
     if (owner && !stopped) {
       owner->Stop();
@@ -103,9 +118,23 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   std::string describe = (*st)->Describe();
   std::shared_ptr<const TokenIndex> tokens = (*state)->token_index();
   impl->owner = std::make_unique<Owner>(std::move(*st), std::move(*state), NowMs);
+  impl->api = std::make_unique<Api>(impl->owner.get(), std::move(tokens),
+                                    opts.node_timeout_ms);
+  Api* hooked = impl->api.get();
+  impl->owner->SetTurnHook([hooked](Turn& t) { hooked->OnTurnEnd(t); });
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
-  impl->api = std::make_unique<Api>(impl->owner.get(), std::move(tokens));
+  const int64_t node_timeout = opts.node_timeout_ms;
+  ServerImpl* raw = impl.get();
+  impl->ticker = std::thread([raw, node_timeout] {
+    std::unique_lock<std::mutex> l(raw->tick_mu);
+    while (!raw->tick_cv.wait_for(l, std::chrono::seconds(1),
+                                  [raw] { return !raw->ticking; })) {
+      raw->owner->Post([node_timeout](Turn& t) {
+        t.state.CheckNodes(t.txn.now_unix_ms, node_timeout, &t.txn);
+      });
+    }
+  });
   net::ServerOptions so;
   so.listen = opts.listen;
   so.threads = opts.threads;

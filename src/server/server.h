@@ -20,6 +20,9 @@ struct ServeOptions {
   // generated and printed once.
   std::string admin_token_file;
   int threads = 2;
+  // An agent-run node silent for this long becomes NotReady and its
+  // workloads go back to their queues.
+  int64_t node_timeout_ms = 15000;
 };
 
 class Server {

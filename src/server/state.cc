@@ -12,6 +12,7 @@ namespace allot::server {
 using internal::ConfigObject;
 using internal::KeyOf;
 using internal::WithMap;
+using internal::SetCondition;
 namespace json = boost::json;
 
 namespace {
@@ -35,19 +36,6 @@ std::string FewNames(const std::vector<std::string>& names) {
   return s;
 }
 
-void SetCondition(std::vector<Condition>* conds, Condition c) {
-  for (Condition& old : *conds) {
-    if (old.type == c.type) {
-      if (old.status == c.status && old.reason == c.reason &&
-          old.message == c.message) {
-        return;  // Unchanged: keep its transition time.
-      }
-      old = std::move(c);
-      return;
-    }
-  }
-  conds->push_back(std::move(c));
-}
 }  // namespace
 
 const char* ToString(WorkloadState s) { return kStates[int(s)]; }
@@ -64,6 +52,20 @@ Result<WorkloadState> ParseWorkloadState(const std::string& s) {
 }
 
 namespace internal {
+void SetCondition(std::vector<Condition>* conds, Condition c) {
+  for (Condition& old : *conds) {
+    if (old.type == c.type) {
+      if (old.status == c.status && old.reason == c.reason &&
+          old.message == c.message) {
+        return;  // Unchanged: keep its transition time.
+      }
+      old = std::move(c);
+      return;
+    }
+  }
+  conds->push_back(std::move(c));
+}
+
 void SetResourceVersion(json::object* obj, int64_t rv) {
   json::value& md = (*obj)["metadata"];
   if (!md.is_object()) md = json::object();
@@ -157,6 +159,9 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       if (json::value* v = status.if_contains("arrival"); v && v->is_int64()) {
         rec.seq = v->as_int64();
       }
+      if (json::value* v = status.if_contains("attempt"); v && v->is_int64()) {
+        rec.attempt = int32_t(v->as_int64());
+      }
       if (json::value* v = status.if_contains("submittedBy"); v && v->is_string()) {
         rec.submitted_by = std::string(v->as_string());
       }
@@ -221,6 +226,11 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
     return Status::Internal("store does not schedule: " + sched.status().message());
   }
   st->sched_ = std::move(*sched);
+  for (const auto& [name, e] : st->objs_.nodes) {
+    if (e.obj.labels.count(std::string(kAgentLabel))) st->agents_[name] = {};
+  }
+  for (auto& [key, rec] : st->workloads_) st->Reindex(key, &rec);
+  st->changed_nodes_.clear();
   return st;
 }
 
@@ -236,11 +246,17 @@ core::Config State::BuildConfig(const Objects& o,
   for (const auto& [k, e] : o.priority_classes)
     cfg.priority_classes.push_back(e.obj);
   for (const auto& [k, e] : o.tenants) cfg.namespaces.push_back(e.obj);
-  for (const auto& [k, e] : o.nodes) cfg.nodes.push_back(e.obj);
+  for (const auto& [k, e] : o.nodes) {
+    cfg.nodes.push_back(e.obj);
+    // A NotReady agent's node takes no new work.
+    if (!NodeReady(k)) cfg.nodes.back().unschedulable = true;
+  }
   cfg.scheduler = o.scheduler;
   std::vector<const WorkloadRecord*> recs;
   recs.reserve(workloads_.size());
-  for (const auto& [k, r] : workloads_) recs.push_back(&r);
+  for (const auto& [k, r] : workloads_) {
+    if (!r.finished()) recs.push_back(&r);  // Finished ones hold nothing.
+  }
   std::sort(recs.begin(), recs.end(),
             [](const WorkloadRecord* a, const WorkloadRecord* b) {
               return a->seq < b->seq;
@@ -265,7 +281,7 @@ std::vector<std::string> AdmittedUsing(
     const std::string& key) {
   std::vector<std::string> out;
   for (const auto& [k, r] : wls) {
-    if (!r.spec.admission) continue;
+    if (!r.spec.admission || r.finished()) continue;
     const core::Admission& a = *r.spec.admission;
     bool uses = false;
     if (kind == Kind::kClusterQueue) uses = a.cluster_queue == key;
@@ -568,8 +584,11 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   if (it == workloads_.end()) {
     return Status::NotFound("Workload " + key + " does not exist");
   }
-  Status s = sched_->RemoveWorkload(key);
-  if (!s.ok()) return Status::Internal(s.message());
+  if (!it->second.finished()) {
+    Status s = sched_->RemoveWorkload(key);
+    if (!s.ok()) return Status::Internal(s.message());
+  }
+  Reindex(key, &it->second, /*gone=*/true);  // Its pods are stopped.
   json::object last = WorkloadJson(it->second, false);
   ++rv_;
   internal::SetResourceVersion(&last, rv_);
@@ -626,6 +645,18 @@ int32_t State::FinishTurn(Txn* txn) {
     std::optional<core::Admission> adm = sched_->AdmissionOf(key);
     if (adm) {
       std::string msg = "quota reserved in ClusterQueue " + adm->cluster_queue;
+      if (!rec.spec.admission || *rec.spec.admission != *adm ||
+          preempted.count(key)) {
+        ++rec.attempt;  // New pods: nothing of an earlier admission counts.
+        rec.pods.clear();
+        for (const Condition& c : rec.conditions) {
+          if (c.type == "PodsReady") {
+            SetCondition(&rec.conditions, {"PodsReady", false, "PodsStarting",
+                                           "the pods of this admission are starting", now});
+            break;
+          }
+        }
+      }
       rec.spec.admission = std::move(adm);
       rec.state = WorkloadState::kAdmitted;
       SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now});
@@ -666,6 +697,7 @@ void State::Flush(Txn* txn) {
     auto it = workloads_.find(key);
     if (it == workloads_.end()) continue;
     WorkloadRecord& rec = it->second;
+    Reindex(key, &rec);
     rec.resource_version = ++rv_;
     std::string body = json::serialize(WorkloadJson(rec, false));
     const char* type = created_.count(key) ? "ADDED" : "MODIFIED";

@@ -59,6 +59,15 @@ struct Condition {
   int64_t time_unix_ms = 0;
 };
 
+// What an agent said about one pod of the workload's current attempt.
+struct PodStatus {
+  bool running = false;
+  bool exited = false;
+  int exit_code = 0;
+  int signal = 0;
+  std::string last_lines;
+};
+
 struct WorkloadRecord {
   core::Workload spec;  // spec.admission is the current admission.
   WorkloadState state = WorkloadState::kPending;
@@ -66,6 +75,49 @@ struct WorkloadRecord {
   int64_t seq = 0;                    // Arrival order.
   int64_t resource_version = 0;
   std::string submitted_by;
+  // Admissions so far; the pods of admission N are named ".../aN/...", so
+  // a pod of an earlier admission is never taken for a current one.
+  int32_t attempt = 0;
+  std::map<std::string, PodStatus> pods;  // Current attempt, by pod id.
+  std::vector<std::string> placed_on;     // Nodes its pods should run on.
+
+  bool finished() const {
+    return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;
+  }
+};
+
+// ---- The node agent protocol (server/state_agents.cc) ------------------
+// Nodes registered by an agent carry this label ("true"): the server then
+// expects their heartbeats and marks them NotReady without.
+inline constexpr char kAgentLabel[] = "allot.dev/agent";
+// One pod a node should run, as the agent receives it.
+struct DesiredPod {
+  std::string id;        // ns/name/aATTEMPT/podset/index
+  std::string workload;  // ns/name
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string working_dir;
+  std::vector<std::string> gpus;  // GPU or MIG UUIDs.
+  int64_t grace_ms = 30000;
+  int64_t simulated_runtime_ms = 0;  // allot.dev/simulated-runtime
+};
+
+// What an agent reports of one pod it runs or ran.
+struct PodReport {
+  std::string id;
+  bool exited = false;
+  int exit_code = 0;
+  int signal = 0;
+  bool stopped = false;  // Ended because the server asked.
+  std::string last_lines;
+};
+
+struct AgentReport {
+  core::Node node;      // name, labels, cpu, memory, gpus.
+  std::string address;  // Where its pods are reachable (MASTER_ADDR).
+  bool simulated = false;  // Simulated GPUs.
+  std::vector<PodReport> pods;
 };
 
 // One change for watchers: a line of newline-delimited JSON.
@@ -165,6 +217,23 @@ class State {
   std::vector<std::string> Snapshot(const Principal& p, Kind kind,
                                     const std::string& tenant) const;
 
+  // ---- Node agents (server/state_agents.cc) ------------------------------
+  // Registers or updates the agent's node (hardware changes evict what no
+  // longer fits), marks it alive, and applies its pod reports: Running when
+  // every pod of a workload runs, Succeeded when all exited 0, Failed when
+  // one did not (its quota is released and its other pods are stopped).
+  // *registered: the Node object was created or changed.
+  Status AgentSync(const Principal& p, AgentReport report, Txn* txn,
+                   bool* registered = nullptr);
+  // The pods `node` should run now.
+  std::vector<DesiredPod> DesiredPods(const std::string& node) const;
+  // Nodes whose desired pods changed since the last call.
+  std::set<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
+  // Agent-run nodes silent for `timeout_ms` become NotReady: unschedulable,
+  // and their workloads are evicted back to their queues (whole gangs).
+  void CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn);
+  bool NodeReady(const std::string& node) const;
+
   // ---- Tokens and audit -----------------------------------------------
   // The principal of the live token whose secret hashes to `hash`.
   std::optional<Principal> Authenticate(const std::string& hash) const {
@@ -251,6 +320,26 @@ class State {
   int64_t audit_seq_ = 0;
   std::string audit_hash_;
   size_t removed_since_rebuild_ = 0;
+
+  // Agents: who was heard from when (nodes with the allot.dev/agent label),
+  // and where each admitted, unfinished workload's pods run.
+  struct AgentInfo {
+    int64_t last_seen_ms = 0;  // 0: not yet heard since start.
+    bool ready = true;
+    std::string address;
+  };
+  std::map<std::string, AgentInfo> agents_;
+  std::map<std::string, std::set<std::string>> node_index_;
+  std::set<std::string> changed_nodes_;
+  // Keeps node_index_ and changed_nodes_ in step with rec's admission
+  // (`gone`: the workload is being deleted).
+  void Reindex(const std::string& key, WorkloadRecord* rec, bool gone = false);
+  // Rebuilds the scheduler without `evict`, which return to their queues.
+  Status Reschedule(const std::set<std::string>& evict,
+                    const std::string& reason, const std::string& message,
+                    int64_t now);
+  void Finish(WorkloadRecord* rec, bool succeeded, const std::string& reason,
+              const std::string& message, int64_t now);
 };
 
 }  // namespace allot::server

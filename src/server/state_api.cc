@@ -90,6 +90,16 @@ json::object State::WorkloadJson(const WorkloadRecord& rec,
   status["arrival"] = rec.seq;
   status["submittedBy"] = rec.submitted_by;
   status["priority"] = rec.spec.priority;
+  if (rec.attempt > 0) status["attempt"] = rec.attempt;
+  if (!rec.pods.empty()) {
+    int64_t running = 0, exited = 0;
+    for (const auto& [id, ps] : rec.pods) {
+      running += ps.running && !ps.exited;
+      exited += ps.exited;
+    }
+    status["podsRunning"] = running;
+    status["podsExited"] = exited;
+  }
   json::array conds;
   for (const Condition& c : rec.conditions) conds.push_back(ConditionJson(c));
   status["conditions"] = std::move(conds);
@@ -300,21 +310,8 @@ Status State::NodeAction(const Principal& p, const std::string& node,
     std::set<std::string> evict(on_node.begin(), on_node.end());
     if (evict.empty()) return Status::Ok();
     // Rebuild without them: they return to their queues.
-    core::Config cfg = BuildConfig(objs_, evict);
-    Status v = core::ValidateConfig(&cfg);
-    if (!v.ok()) return Status::Internal(v.message());
-    auto sched = sched::Scheduler::Create(cfg);
-    if (!sched.ok()) return Status::Internal(sched.status().message());
-    sched_ = std::move(*sched);
-    for (const std::string& key : evict) {
-      WorkloadRecord& rec = workloads_[key];
-      Evicted(&rec, "NodeDrained", "node " + node + " is being drained",
-              txn->now_unix_ms);
-      rec.spec.admission.reset();
-      rec.state = WorkloadState::kRequeued;
-      MarkDirty(key);
-    }
-    return Status::Ok();
+    return Reschedule(evict, "NodeDrained", "node " + node + " is being drained",
+                      txn->now_unix_ms);
   }
   return ChangeConfig(p, std::move(changes), drain, txn, nullptr);
 }
@@ -529,11 +526,12 @@ Result<std::pair<std::string, std::string>> State::CreateToken(const Principal& 
                                        const std::string& user, Role role,
                                        const std::string& tenant, Txn* txn) {
   ALLOT_RETURN_IF_ERROR(CheckUserName(user));
-  if (role == Role::kClusterAdmin && !tenant.empty()) {
-    return Status::InvalidArgument("a cluster-admin token has no tenant",
-                                   "tenant");
+  const bool tenantless = role == Role::kClusterAdmin || role == Role::kNode;
+  if (tenantless && !tenant.empty()) {
+    return Status::InvalidArgument(
+        std::string("a ") + ToString(role) + " token has no tenant", "tenant");
   }
-  if (role != Role::kClusterAdmin) {
+  if (!tenantless) {
     if (tenant.empty()) {
       return Status::InvalidArgument(
           std::string("a ") + ToString(role) + " token needs a tenant",

@@ -84,6 +84,9 @@ inline boost::json::object Encode(const core::Node& x) {
 // Sets metadata.resourceVersion (a string, as Kubernetes does).
 void SetResourceVersion(boost::json::object* obj, int64_t rv);
 
+// Sets the condition of c.type (keeping its time when nothing changed).
+void SetCondition(std::vector<Condition>* conds, Condition c);
+
 // Admitted workloads that use object (kind, key): their ClusterQueue, a
 // flavor of their admission, or a node of their placement.
 std::vector<std::string> AdmittedUsing(

@@ -35,8 +35,10 @@ class TestServer {
  public:
   // Empty `dir`: a new temporary directory. Returns null (and prints why)
   // when the server does not come up within 20 s.
-  static std::unique_ptr<TestServer> Start(std::string dir = "") {
+  static std::unique_ptr<TestServer> Start(std::string dir = "",
+                                           std::vector<std::string> extra = {}) {
     auto s = std::unique_ptr<TestServer>(new TestServer());
+    s->extra_ = std::move(extra);
     if (dir.empty()) {
       std::string tmpl = std::filesystem::temp_directory_path().string() +
                          "/allot-it-XXXXXX";
@@ -139,16 +141,22 @@ class TestServer {
     }
     std::string log = dir_ + "/serve.log";
     std::filesystem::remove(log);
+    std::string store = "sqlite:" + dir_ + "/allot.db";
+    std::string tok = dir_ + "/admin.token";
+    std::vector<std::string> args = {bin,           "serve",   "--listen",
+                                     "127.0.0.1:0", "--store", store,
+                                     "--admin-token-file", tok};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid_t pid = fork();
     if (pid < 0) return false;
     if (pid == 0) {
       int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);
-      std::string store = "sqlite:" + dir_ + "/allot.db";
-      std::string tok = dir_ + "/admin.token";
-      ::execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--store",
-              store.c_str(), "--admin-token-file", tok.c_str(), (char*)nullptr);
+      ::execv(bin, argv.data());
       ::_exit(127);
     }
     pid_ = pid;
@@ -173,6 +181,7 @@ class TestServer {
   }
 
   std::string dir_;
+  std::vector<std::string> extra_;  // More `allot serve` flags.
   std::string admin_token_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;

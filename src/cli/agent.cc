@@ -1,0 +1,444 @@
+#include "cli/agent.h"
+
+#include <boost/json.hpp>
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "agent/exec.h"
+#include "agent/gpu.h"
+#include "core/manifest_encode.h"
+#include "core/model.h"
+
+namespace allot::cli {
+namespace {
+
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  std::string s(buf);
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
+int64_t MemTotalBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemTotal:") return kb * 1024;
+  }
+  return 0;
+}
+
+std::string DefaultLogDir() {
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) {
+    return std::string(x) + "/allot/pods";
+  }
+  const char* home = std::getenv("HOME");
+  if (geteuid() != 0 && home && *home) {
+    return std::string(home) + "/.local/state/allot/pods";
+  }
+  return "/var/log/allot/pods";
+}
+
+// Kills the process groups of pods an earlier run of this agent left
+// behind (it was killed before it could stop them): every process whose
+// environment carries ALLOT_AGENT_TAG=tag.
+int KillLeftovers(const std::string& tag) {
+  int killed = 0;
+  const std::string want = "ALLOT_AGENT_TAG=" + tag;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return 0;
+  while (dirent* e = readdir(d)) {
+    if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+    pid_t pid = pid_t(std::atoi(e->d_name));
+    if (pid == getpid()) continue;
+    std::ifstream env(std::string("/proc/") + e->d_name + "/environ",
+                      std::ios::binary);
+    std::string entry;
+    while (std::getline(env, entry, '\0')) {
+      if (entry == want) {
+        pid_t pgid = getpgid(pid);
+        if (pgid > 1 && pgid != getpgid(0)) kill(-pgid, SIGKILL);
+        kill(pid, SIGKILL);
+        ++killed;
+        break;
+      }
+    }
+  }
+  closedir(d);
+  return killed;
+}
+
+// A node without GPUs (no driver, nothing simulated).
+class NoGpus : public agent::GpuSource {
+ public:
+  std::string Describe() const override { return "no GPUs"; }
+  bool simulated() const override { return false; }
+  const std::vector<agent::GpuInfo>& Gpus() const override { return none_; }
+  Result<std::vector<agent::GpuSample>> Sample() override {
+    return std::vector<agent::GpuSample>{};
+  }
+
+ private:
+  std::vector<agent::GpuInfo> none_;
+};
+
+struct LocalPod {
+  std::vector<std::string> gpus;
+  int64_t grace_ms = 30000;
+  bool stopping = false;
+};
+
+class Agent {
+ public:
+  Agent(const ClientFlags& c, const AgentFlags& f,
+        std::unique_ptr<agent::GpuSource> gpus,
+        std::unique_ptr<agent::Executor> exec, core::Node node,
+        std::string log_dir, std::string tag, std::ostream& out)
+      : flags_(c),
+        f_(f),
+        gpus_(std::move(gpus)),
+        exec_(std::move(exec)),
+        node_(std::move(node)),
+        log_dir_(std::move(log_dir)),
+        tag_(std::move(tag)),
+        out_(out) {}
+
+  void Run(const std::atomic<bool>* stop) {
+    std::thread reporter([this, stop] { ReportLoop(stop); });
+    PollLoop(stop);
+    reporter.join();
+    out_ << "allot agent: stopping " << exec_->Running().size() << " pod(s)\n";
+    out_.flush();
+    exec_->StopAll(std::chrono::seconds(10));
+  }
+
+ private:
+  void PollLoop(const std::atomic<bool>* stop) {
+    std::unique_ptr<Client> cl;
+    int64_t backoff_ms = 500;
+    bool connected = false;
+    while (!*stop) {
+      if (!cl) {
+        auto c = Client::Connect(flags_);
+        if (c.ok()) cl = std::move(*c);
+      }
+      Status s = cl ? SyncOnce(*cl, f_.poll_seconds)
+                    : Status::FailedPrecondition("cannot create a client");
+      if (s.ok()) {
+        if (!connected) {
+          out_ << "allot agent: node " << node_.name << " synced with "
+               << cl->server() << " (" << node_.gpus.size() << " GPU(s), "
+               << gpus_->Describe() << ")\n";
+          out_.flush();
+        }
+        connected = true;
+        backoff_ms = 500;
+        continue;
+      }
+      if (connected || backoff_ms == 500) {
+        out_ << "allot agent: " << s.message() << " (retrying)\n";
+        out_.flush();
+      }
+      connected = false;
+      cl.reset();
+      for (int64_t slept = 0; slept < backoff_ms && !*stop; slept += 100) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      backoff_ms = std::min<int64_t>(backoff_ms * 2, 10000);
+    }
+  }
+
+  // Reports exits at once on its own connection.
+  void ReportLoop(const std::atomic<bool>* stop) {
+    std::unique_ptr<Client> cl;
+    bool pending = false;
+    while (!*stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::vector<agent::PodExit> exits = exec_->Poll();
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        for (agent::PodExit& e : exits) {
+          running_.erase(e.id);
+          exited_[e.id] = std::move(e);
+        }
+        pending = pending || !exits.empty() || report_now_;
+        report_now_ = false;
+        if (!exits.empty()) UpdateBusy();
+      }
+      if (!pending) continue;
+      if (!cl) {
+        auto c = Client::Connect(flags_);
+        if (!c.ok()) continue;
+        cl = std::move(*c);
+      }
+      if (SyncOnce(*cl, 0).ok()) {
+        pending = false;
+      } else {
+        cl.reset();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    }
+  }
+
+  Status SyncOnce(Client& cl, int wait_s) {
+    std::string body;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      body = ReportJson();
+    }
+    auto r = cl.Call("POST", "/api/v1/agents/sync?wait=" + std::to_string(wait_s),
+                     body);
+    if (!r.ok()) return r.status();
+    std::lock_guard<std::mutex> l(mu_);
+    Apply(*r);
+    return Status::Ok();
+  }
+
+  std::string ReportJson() {
+    if (auto samples = gpus_->Sample(); samples.ok()) {
+      for (const agent::GpuSample& s : *samples) {
+        for (core::Gpu& g : node_.gpus) {
+          if (g.uuid == s.uuid) g.healthy = s.healthy;
+        }
+      }
+    }
+    json::object o;
+    o["node"] = core::EncodeNode(node_);
+    o["address"] = f_.address.empty() ? node_.name : f_.address;
+    o["simulated"] = gpus_->simulated();
+    json::array pods;
+    for (const auto& [id, p] : running_) {
+      pods.push_back(json::object{{"id", id}, {"exited", false}});
+    }
+    for (const auto& [id, e] : exited_) {
+      pods.push_back(json::object{{"id", id},
+                                  {"exited", true},
+                                  {"exitCode", e.exit_code},
+                                  {"signal", e.signal},
+                                  {"stopped", e.stopped},
+                                  {"lastLines", e.last_lines}});
+    }
+    o["pods"] = std::move(pods);
+    return json::serialize(o);
+  }
+
+  static std::vector<std::string> Strings(const json::value* v) {
+    std::vector<std::string> out;
+    if (v == nullptr || !v->is_array()) return out;
+    for (const json::value& x : v->as_array()) {
+      if (x.is_string()) out.emplace_back(x.as_string());
+    }
+    return out;
+  }
+
+  // Makes the node run what the server wants (mu_ held).
+  void Apply(const json::value& reply) {
+    const json::object* o = reply.if_object();
+    if (o == nullptr) return;
+    if (const json::value* rev = o->if_contains("revision"); rev && rev->is_int64()) {
+      if (rev->as_int64() < revision_) return;  // An older answer.
+      revision_ = rev->as_int64();
+    }
+    std::map<std::string, const json::object*> desired;
+    if (const json::value* pods = o->if_contains("pods"); pods && pods->is_array()) {
+      for (const json::value& p : pods->as_array()) {
+        const json::object* po = p.if_object();
+        const json::value* id = po ? po->if_contains("id") : nullptr;
+        if (id && id->is_string()) desired[std::string(id->as_string())] = po;
+      }
+    }
+    // What the server recorded as ended, it no longer lists.
+    std::erase_if(exited_, [&](const auto& e) { return !desired.count(e.first); });
+    for (auto& [id, p] : running_) {
+      if (!desired.count(id) && !p.stopping) {
+        exec_->Stop(id, std::chrono::milliseconds(p.grace_ms));
+        p.stopping = true;
+      }
+    }
+    std::set<std::string> busy;
+    for (const auto& [id, p] : running_) busy.insert(p.gpus.begin(), p.gpus.end());
+    for (const auto& [id, po] : desired) {
+      if (running_.count(id) || exited_.count(id)) continue;
+      std::vector<std::string> gpus = Strings(po->if_contains("gpus"));
+      // A stopping pod still holds a device this pod needs: next round.
+      if (std::any_of(gpus.begin(), gpus.end(),
+                      [&](const std::string& g) { return busy.count(g) > 0; })) {
+        continue;
+      }
+      Start(id, *po, gpus);
+      if (running_.count(id)) busy.insert(gpus.begin(), gpus.end());
+    }
+    UpdateBusy();
+  }
+
+  void Start(const std::string& id, const json::object& po,
+             const std::vector<std::string>& gpus) {
+    agent::PodSpec spec;
+    spec.id = id;
+    spec.command = Strings(po.if_contains("command"));
+    spec.args = Strings(po.if_contains("args"));
+    if (const json::value* env = po.if_contains("env"); env && env->is_array()) {
+      for (const json::value& e : env->as_array()) {
+        const json::object* eo = e.if_object();
+        if (eo == nullptr) continue;
+        const json::value* k = eo->if_contains("name");
+        const json::value* v = eo->if_contains("value");
+        if (k && v && k->is_string() && v->is_string()) {
+          spec.env[std::string(k->as_string())] = std::string(v->as_string());
+        }
+      }
+    }
+    spec.env["ALLOT_POD_ID"] = id;
+    spec.env["ALLOT_AGENT_TAG"] = tag_;
+    std::string file = id;
+    std::replace(file.begin(), file.end(), '/', '_');
+    spec.log_path = log_dir_ + "/" + file + ".log";
+    if (const json::value* w = po.if_contains("workingDir");
+        w && w->is_string() && !w->as_string().empty()) {
+      spec.working_dir = std::string(w->as_string());
+    }
+    int64_t grace_ms = 30000, sim_ms = 0;
+    if (const json::value* g = po.if_contains("gracePeriodMs"); g && g->is_int64()) {
+      grace_ms = g->as_int64();
+    }
+    if (const json::value* g = po.if_contains("simulatedRuntimeMs"); g && g->is_int64()) {
+      sim_ms = g->as_int64();
+    }
+    spec.simulated_runtime = std::chrono::milliseconds(sim_ms);
+    if (spec.command.empty() && !f_.simulate_exec) {
+      exited_[id] = agent::PodExit{id, 127, 0, false,
+                                   "the pod has no command (allot runs "
+                                   "processes, not images: set command)"};
+      report_now_ = true;
+      return;
+    }
+    Result<int> pid = exec_->Start(spec);
+    if (!pid.ok()) {
+      exited_[id] = agent::PodExit{id, 127, 0, false, pid.status().message()};
+      report_now_ = true;
+      return;
+    }
+    running_[id] = LocalPod{gpus, grace_ms, false};
+  }
+
+  void UpdateBusy() {
+    std::set<std::string> busy;
+    for (const auto& [id, p] : running_) busy.insert(p.gpus.begin(), p.gpus.end());
+    gpus_->SetBusy(busy);
+  }
+
+  const ClientFlags flags_;
+  const AgentFlags f_;
+  std::unique_ptr<agent::GpuSource> gpus_;
+  std::unique_ptr<agent::Executor> exec_;
+  core::Node node_;
+  const std::string log_dir_;
+  const std::string tag_;
+  std::ostream& out_;
+
+  std::mutex mu_;
+  std::map<std::string, LocalPod> running_;
+  std::map<std::string, agent::PodExit> exited_;  // Until the server forgets.
+  int64_t revision_ = -1;
+  bool report_now_ = false;
+};
+
+}  // namespace
+
+int RunAgent(const ClientFlags& c, const AgentFlags& f,
+             const std::atomic<bool>* stop, std::ostream& out) {
+  core::Node node;
+  node.name = f.name.empty() ? HostName() : f.name;
+  std::stringstream labels(f.labels);
+  for (std::string kv; std::getline(labels, kv, ',');) {
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      out << "allot agent: --labels wants k=v[,k=v...], got '" << kv << "'\n";
+      return 2;
+    }
+    node.labels[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!node.labels.count("allot.dev/location")) {
+    node.labels["allot.dev/location"] = "onprem";
+  }
+  node.cpu = Quantity::FromUnits(
+      std::max<int64_t>(1, std::thread::hardware_concurrency()));
+  node.memory = Quantity::FromUnits(MemTotalBytes());
+
+  std::unique_ptr<agent::GpuSource> gpus;
+  if (!f.simulate_gpus.empty()) {
+    auto g = agent::OpenSimulated(f.simulate_gpus, node.name);
+    if (!g.ok()) {
+      out << "allot agent: --simulate-gpus: " << g.status().message() << "\n";
+      return 2;
+    }
+    gpus = std::move(*g);
+    out << "allot agent: SIMULATED GPUs: " << gpus->Describe() << "\n";
+  } else {
+    auto g = agent::OpenNvml(f.nvml_library);
+    if (g.ok()) {
+      gpus = std::move(*g);
+    } else {
+      out << "allot agent: no NVIDIA GPUs (" << g.status().message()
+          << "); this node offers none. --simulate-gpus 8xH100-80GB simulates "
+             "some.\n";
+      gpus = std::make_unique<NoGpus>();
+    }
+  }
+  for (const agent::GpuInfo& g : gpus->Gpus()) {
+    core::Gpu cg;
+    cg.uuid = g.uuid;
+    cg.product = g.product;
+    cg.memory = Quantity::FromUnits(g.memory_bytes);
+    for (const agent::MigInstance& m : g.mig) cg.mig.push_back({m.uuid, m.profile});
+    node.gpus.push_back(std::move(cg));
+  }
+  const std::string log_dir = f.log_dir.empty() ? DefaultLogDir() : f.log_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(log_dir, ec);
+  if (ec) {
+    out << "allot agent: cannot create the log directory " << log_dir << ": "
+        << ec.message() << "\n";
+    return 1;
+  }
+  const std::string tag = node.name + "@" + log_dir;
+  if (int n = KillLeftovers(tag); n > 0) {
+    out << "allot agent: stopped " << n
+        << " process(es) left by an earlier run of this agent\n";
+  }
+  std::unique_ptr<agent::Executor> exec = f.simulate_exec
+                                              ? agent::NewSimulatedExecutor()
+                                              : agent::NewProcessExecutor();
+  out << "allot agent: node " << node.name << ", pod logs in " << log_dir
+      << (f.simulate_exec ? " (simulated execution: no processes run)" : "")
+      << "\n";
+  out.flush();
+  Agent a(c, f, std::move(gpus), std::move(exec), std::move(node), log_dir, tag,
+          out);
+  a.Run(stop);
+  return 0;
+}
+
+}  // namespace allot::cli

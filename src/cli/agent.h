@@ -1,0 +1,39 @@
+// `allot agent`: the node agent.
+//
+// It dials out to the server (so it works from behind NAT) and keeps one
+// long poll open: POST /api/v1/agents/sync?wait=5 reports the node (labels,
+// CPUs, memory, GPUs) and its pods, and is answered as soon as the set of
+// pods the node should run changes, or after 5 s (the heartbeat). A second
+// connection reports a pod's exit at once. Each answer is the whole desired
+// set, so the agent starts what it lacks, stops what is no longer wanted
+// (SIGTERM, grace period, SIGKILL), and forgets what the server has
+// recorded. A pod waits to start until no stopping pod on this node holds
+// one of its GPUs, so a device is never used twice. Transport errors are
+// retried with backoff (0.5 s doubling to 10 s).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "cli/client.h"
+
+namespace allot::cli {
+
+struct AgentFlags {
+  std::string name;           // Default: the host name.
+  std::string labels;         // k=v,k=v
+  std::string simulate_gpus;  // "8xH100-80GB,2xA100-40GB"
+  bool simulate_exec = false;
+  std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
+  std::string address;        // MASTER_ADDR for pods here; default: name.
+  int poll_seconds = 5;
+  std::string nvml_library = "libnvidia-ml.so.1";
+};
+
+// Runs until *stop. Returns the exit code.
+int RunAgent(const ClientFlags& c, const AgentFlags& f,
+             const std::atomic<bool>* stop, std::ostream& out);
+
+}  // namespace allot::cli

@@ -1,0 +1,383 @@
+// Node agents end to end: a real `allot serve` and real `allot agent`
+// processes (simulated GPUs, real pod processes) on loopback.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/test_server.h"
+
+namespace allot::server {
+namespace {
+
+using testing::TestServer;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+// One `allot agent` process.
+class AgentProcess {
+ public:
+  AgentProcess(const TestServer& srv, std::string token, std::string name,
+               std::string gpus, std::string log_dir)
+      : url_(srv.url()),
+        token_(std::move(token)),
+        name_(std::move(name)),
+        gpus_(std::move(gpus)),
+        log_dir_(std::move(log_dir)) {
+    fs::create_directories(log_dir_);
+    Launch();
+  }
+  ~AgentProcess() { Stop(); }
+
+  void Launch() {
+    const char* bin = std::getenv("ALLOT_BIN");
+    std::vector<std::string> args = {bin,        "agent",          "--server",
+                                     url_,       "--token",        token_,
+                                     "--name",   name_,            "--log-dir",
+                                     log_dir_,   "--simulate-gpus", gpus_,
+                                     "--poll-seconds", "1"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::string out = log_dir_ + "/agent.out";
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execv(bin, argv.data());
+      ::_exit(127);
+    }
+  }
+  void Kill9() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 300 && ::waitpid(pid_, nullptr, WNOHANG) != pid_; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    Kill9();
+    pid_ = -1;
+  }
+  const std::string& log_dir() const { return log_dir_; }
+  std::string PodLog(const std::string& pod_id) const {
+    std::string file = pod_id;
+    std::replace(file.begin(), file.end(), '/', '_');
+    std::ifstream in(log_dir_ + "/" + file + ".log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::string Output() const {
+    std::ifstream in(log_dir_ + "/agent.out");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  std::string url_, token_, name_, gpus_, log_dir_;
+  pid_t pid_ = -1;
+};
+
+constexpr char kCluster[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: sim}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: sim
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-a}
+spec: {clusterQueue: cq-a}
+)";
+
+std::string Workload(const std::string& name, int pods, int gpus,
+                     const std::string& script) {
+  json::object tmpl{
+      {"resources", json::object{{"requests", json::object{{"nvidia.com/gpu", gpus}}}}},
+      {"command", json::array{"sh", "-c", script}},
+      {"env", json::array{json::object{{"name", "GREETING"}, {"value", "hi"}}}}};
+  json::object w{
+      {"apiVersion", "allot.dev/v1"},
+      {"kind", "Workload"},
+      {"metadata", json::object{{"name", name}, {"namespace", "team-a"},
+                                {"annotations", json::object{{"allot.dev/termination-grace-period", "2s"}}}}},
+      {"spec", json::object{{"queueName", "q"},
+                            {"podSets", json::array{json::object{{"name", "main"},
+                                                                 {"count", pods},
+                                                                 {"template", tmpl}}}}}}};
+  return json::serialize(w);
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    srv_ = TestServer::Start("", {"--node-timeout", "3"});
+    ASSERT_NE(srv_, nullptr);
+    int code = 0;
+    json::value r = srv_->Json("POST", "/api/v1/apply", kCluster, &code);
+    ASSERT_EQ(code, 200) << json::serialize(r);
+    r = srv_->Json("POST", "/api/v1/tokens",
+                   R"({"user":"agents","role":"node"})", &code);
+    ASSERT_EQ(code, 201) << json::serialize(r);
+    node_token_ = std::string(r.at("token").as_string());
+    dir_ = srv_->dir();
+  }
+
+  std::unique_ptr<AgentProcess> StartAgent(const std::string& name,
+                                           const std::string& gpus) {
+    return std::make_unique<AgentProcess>(*srv_, node_token_, name, gpus,
+                                          dir_ + "/agent-" + name);
+  }
+
+  // Waits (up to 30 s) until `pred` holds for the workload's JSON.
+  json::value WaitFor(const std::string& name,
+                      const std::function<bool(const json::value&)>& pred) {
+    json::value last;
+    for (int i = 0; i < 300; ++i) {
+      int code = 0;
+      last = srv_->Json("GET", "/api/v1/workloads/team-a/" + name, "", &code);
+      if (code == 200 && pred(last)) return last;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "timed out; last: " << json::serialize(last);
+    return last;
+  }
+  static std::string State(const json::value& w) {
+    const json::value* s = w.as_object().if_contains("status");
+    return s ? std::string(s->at("state").as_string()) : "";
+  }
+  // Waits until `name` is registered and Ready.
+  void WaitForNode(const std::string& name) {
+    for (int i = 0; i < 200; ++i) {
+      int code = 0;
+      srv_->Json("GET", "/api/v1/nodes/" + name, "", &code);
+      if (code == 200) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "node " << name << " never registered";
+  }
+
+  std::unique_ptr<TestServer> srv_;
+  std::string node_token_;
+  std::string dir_;
+};
+
+// The pod id of pod `index` of the workload's current attempt.
+std::string PodId(const json::value& w, int index) {
+  return "team-a/" + std::string(w.at("metadata").at("name").as_string()) +
+         "/a" + std::to_string(w.at("status").at("attempt").as_int64()) +
+         "/main/" + std::to_string(index);
+}
+
+const json::object& Placement(const json::value& w, int index) {
+  return w.at("status").at("admission").at("podSetAssignments").at(0)
+      .at("placements").at(index).as_object();
+}
+
+std::string Join(const json::array& a) {
+  std::string out;
+  for (const json::value& v : a) {
+    if (!out.empty()) out += ",";
+    out += std::string(v.as_string());
+  }
+  return out;
+}
+
+TEST_F(AgentTest, PodRunsWithItsPlacementAndSucceeds) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  json::value node = srv_->Json("GET", "/api/v1/nodes/n1", "", &code);
+  EXPECT_EQ(node.at("metadata").at("labels").at("allot.dev/simulated").as_string(), "true");
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("env", 1, 2,
+                      "echo \"CVD=$CUDA_VISIBLE_DEVICES RANK=$RANK WS=$WORLD_SIZE "
+                      "G=$GREETING T=$ALLOT_TENANT\""),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("env", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+  const json::object& pl = Placement(w, 0);
+  EXPECT_EQ(pl.at("node").as_string(), "n1");
+  std::string log = n1->PodLog(PodId(w, 0));
+  EXPECT_NE(log.find("CVD=" + Join(pl.at("gpus").as_array()) +
+                     " RANK=0 WS=1 G=hi T=team-a"),
+            std::string::npos)
+      << log << "\nagent:\n" << n1->Output();
+  // Its quota is back: the ClusterQueue uses nothing.
+  json::value cq = srv_->Json("GET", "/api/v1/clusterqueues/cq-a", "", &code);
+  EXPECT_EQ(cq.at("status").at("flavorsUsage").at(0).at("resources").at(0)
+                .at("total").as_string(), "0");
+}
+
+TEST_F(AgentTest, FailingPodFailsTheWorkloadWithItsLastLines) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("boom", 1, 1, "echo about to fail; exit 3"), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("boom", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Failed");
+  std::string finished;
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Finished") {
+      finished = std::string(c.at("message").as_string());
+    }
+  }
+  EXPECT_NE(finished.find("exited with code 3"), std::string::npos) << finished;
+  EXPECT_NE(finished.find("about to fail"), std::string::npos) << finished;
+}
+
+TEST_F(AgentTest, GangPodsGetConsistentRanks) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  auto n2 = StartAgent("n2", "2xH100-80GB");
+  WaitForNode("n1");
+  WaitForNode("n2");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("gang", 2, 2,
+                      "echo \"R=$RANK W=$WORLD_SIZE N=$NNODES NR=$NODE_RANK "
+                      "M=$MASTER_ADDR:$MASTER_PORT\""),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("gang", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+  std::string master;
+  for (int i = 0; i < 2; ++i) {
+    std::string node(Placement(w, i).at("node").as_string());
+    std::string log = (node == "n1" ? n1 : n2)->PodLog(PodId(w, i));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex(
+        "R=([0-9]+) W=2 N=2 NR=([0-9]+) M=(\\S+)")))
+        << log;
+    EXPECT_EQ(m[1].str(), std::to_string(i));
+    EXPECT_EQ(m[2].str(), std::to_string(i));  // One pod per node here.
+    if (i == 0) master = m[3].str();
+    EXPECT_EQ(m[3].str(), master);
+  }
+}
+
+// The pid a pod printed as "PID=N" in its log (0: not yet).
+pid_t PodPid(const AgentProcess& a, const std::string& pod) {
+  std::smatch m;
+  std::string log = a.PodLog(pod);
+  if (!std::regex_search(log, m, std::regex("PID=([0-9]+)"))) return 0;
+  return pid_t(std::stoi(m[1].str()));
+}
+
+bool Alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+bool WaitDead(pid_t pid) {
+  for (int i = 0; i < 200 && Alive(pid); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return !Alive(pid);
+}
+
+TEST_F(AgentTest, DeletingARunningWorkloadEndsItsProcesses) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("long", 1, 1, "sleep 300 & echo PID=$!; wait"), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("long", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running");
+  pid_t child = 0;
+  for (int i = 0; i < 100 && child == 0; ++i) {
+    child = PodPid(*n1, PodId(w, 0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(Alive(child));
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/long", "", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_TRUE(WaitDead(child)) << "pid " << child << " survived the delete";
+}
+
+TEST_F(AgentTest, KilledAgentsWorkRequeuesAndItsLeftoversAreStopped) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("moved", 1, 2, "sleep 300 & echo PID=$!; wait"), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("moved", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running");
+  const std::string first_pod = PodId(w, 0);
+  pid_t orphan = 0;
+  for (int i = 0; i < 100 && orphan == 0; ++i) {
+    orphan = PodPid(*n1, first_pod);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(Alive(orphan));
+
+  auto n2 = StartAgent("n2", "2xH100-80GB");
+  WaitForNode("n2");
+  n1->Kill9();  // Its pod keeps running, unsupervised.
+  // After the node timeout (3 s) n1 is NotReady and the workload moves.
+  w = WaitFor("moved", [](const json::value& v) {
+    return State(v) == "Running" &&
+           Placement(v, 0).at("node").as_string() == "n2";
+  });
+  EXPECT_EQ(Placement(w, 0).at("node").as_string(), "n2");
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+  bool evicted = false;
+  int64_t ready_ms = 0, admitted_ms = 0;
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Requeued") {
+      evicted = c.at("reason").as_string() == "NodeNotReady";
+    }
+    if (c.at("type").as_string() == "PodsReady") ready_ms = c.at("lastTransitionUnixMs").as_int64();
+    if (c.at("type").as_string() == "QuotaReserved") admitted_ms = c.at("lastTransitionUnixMs").as_int64();
+  }
+  EXPECT_TRUE(evicted) << json::serialize(w);
+  // PodsReady is of the new admission's pods, not left from the first.
+  EXPECT_GE(ready_ms, admitted_ms) << json::serialize(w);
+  // n1 comes back: what its earlier run left behind is stopped.
+  n1->Launch();
+  EXPECT_TRUE(WaitDead(orphan)) << "pid " << orphan << " survived\n" << n1->Output();
+}
+
+}  // namespace
+}  // namespace allot::server

@@ -1,0 +1,374 @@
+// State: node agents. Registration and heartbeats, the pods each node
+// should run (level-triggered: an agent is told the whole set, so a lost
+// message or a restart on either side heals on the next sync), pod reports
+// (Running, Succeeded, Failed) and NotReady nodes.
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+
+#include "core/manifest.h"
+#include "server/state.h"
+#include "server/state_internal.h"
+
+namespace allot::server {
+
+using internal::SetCondition;
+
+namespace {
+
+// "ns/name/aN/podset/index" -> its parts; false when it is not one.
+bool ParsePodId(const std::string& id, std::string* key, int32_t* attempt,
+                std::string* pod_set, int32_t* index) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t slash = id.find('/', start);
+    parts.push_back(id.substr(start, slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() != 5 || parts[2].size() < 2 || parts[2][0] != 'a') {
+    return false;
+  }
+  auto num = [](const std::string& s, int32_t* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && p == s.data() + s.size() && *out >= 0;
+  };
+  *key = parts[0] + "/" + parts[1];
+  *pod_set = parts[3];
+  return num(parts[2].substr(1), attempt) && num(parts[4], index);
+}
+
+// "250ms", "5s", "2m", "1h" or plain seconds; -1 when malformed.
+int64_t DurationMs(const std::string& s) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || n < 0 || n > (int64_t(1) << 40)) return -1;
+  std::string unit(p, s.data() + s.size());
+  if (unit.empty() || unit == "s") return n * 1000;
+  if (unit == "ms") return n;
+  if (unit == "m") return n * 60 * 1000;
+  if (unit == "h") return n * 3600 * 1000;
+  return -1;
+}
+
+// A port for the workload's rendezvous (torchrun's MASTER_PORT), stable
+// for the workload: 20000-39999.
+int MasterPort(const std::string& key) {
+  uint32_t h = 2166136261u;
+  for (char c : key) h = (h ^ uint8_t(c)) * 16777619u;
+  return 20000 + int(h % 20000);
+}
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool State::NodeReady(const std::string& node) const {
+  auto it = agents_.find(node);
+  return it == agents_.end() || it->second.ready;
+}
+
+void State::Reindex(const std::string& key, WorkloadRecord* rec, bool gone) {
+  std::vector<std::string> nodes;
+  if (!gone && rec->spec.admission && !rec->finished()) {
+    for (const auto& psa : rec->spec.admission->pod_set_assignments) {
+      for (const auto& pl : psa.placements) nodes.push_back(pl.node);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  }
+  // Every node of the old or the new placement learns of the change (a new
+  // attempt on the same nodes changes their pods too).
+  for (const std::string& n : rec->placed_on) {
+    node_index_[n].erase(key);
+    if (node_index_[n].empty()) node_index_.erase(n);
+    changed_nodes_.insert(n);
+  }
+  for (const std::string& n : nodes) {
+    node_index_[n].insert(key);
+    changed_nodes_.insert(n);
+  }
+  rec->placed_on = std::move(nodes);
+}
+
+Status State::Reschedule(const std::set<std::string>& evict,
+                         const std::string& reason, const std::string& message,
+                         int64_t now) {
+  core::Config cfg = BuildConfig(objs_, evict);
+  Status v = core::ValidateConfig(&cfg);
+  if (!v.ok()) return Status::Internal(v.message());
+  auto sched = sched::Scheduler::Create(cfg);
+  if (!sched.ok()) return Status::Internal(sched.status().message());
+  sched_ = std::move(*sched);
+  for (const std::string& key : evict) {
+    WorkloadRecord& rec = workloads_.at(key);
+    Evicted(&rec, reason, message, now);
+    rec.spec.admission.reset();
+    rec.state = WorkloadState::kRequeued;
+    rec.pods.clear();
+    MarkDirty(key);
+  }
+  removed_since_rebuild_ = 0;
+  return Status::Ok();
+}
+
+void State::Finish(WorkloadRecord* rec, bool succeeded,
+                   const std::string& reason, const std::string& message,
+                   int64_t now) {
+  const std::string key = rec->spec.Key();
+  (void)sched_->RemoveWorkload(key);  // Frees its quota and devices.
+  ++removed_since_rebuild_;
+  rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
+  SetCondition(&rec->conditions, {"Finished", true, reason, message, now});
+  SetCondition(&rec->conditions,
+               {"QuotaReserved", false, "Finished", "quota released", now});
+  MarkDirty(key);
+}
+
+Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
+                        bool* registered) {
+  if (registered != nullptr) *registered = false;
+  if (p.role != Role::kNode && p.role != Role::kClusterAdmin) {
+    return Status::PermissionDenied(
+        "only a node token (allot token create --role node) may act as an "
+        "agent");
+  }
+  const int64_t now = txn->now_unix_ms;
+  core::Node& n = r.node;
+  n.labels[kAgentLabel] = "true";
+  if (r.simulated) {
+    n.labels["allot.dev/simulated"] = "true";
+  } else {
+    n.labels.erase("allot.dev/simulated");
+  }
+  n.source = internal::StoredSource(Kind::kNode);
+  auto it = objs_.nodes.find(n.name);
+  if (it != objs_.nodes.end()) {
+    // Cordons and taints are the admins'; hardware and labels the agent's.
+    n.unschedulable = it->second.obj.unschedulable;
+    n.taints = it->second.obj.taints;
+    n.source = it->second.obj.source;
+  }
+  const bool changed = it == objs_.nodes.end() || !(it->second.obj == n);
+  AgentInfo before = agents_[n.name];
+  AgentInfo& a = agents_[n.name];
+  const bool was_ready = a.ready && a.last_seen_ms != 0;
+  a.last_seen_ms = now;
+  a.address = r.address;
+  a.ready = true;
+  if (changed) {
+    Change ch;
+    ch.kind = Kind::kNode;
+    ch.key = n.name;
+    ch.obj = n;
+    ch.mode = it == objs_.nodes.end() ? Change::Mode::kCreate
+                                      : Change::Mode::kReplace;
+    std::vector<Change> changes;
+    changes.push_back(std::move(ch));
+    // The agent knows its hardware: what no longer fits is evicted.
+    Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id};
+    Status s = ChangeConfig(agent, std::move(changes), /*drain=*/true, txn,
+                            nullptr);
+    if (!s.ok()) {
+      agents_[n.name] = before;
+      return s;
+    }
+    if (registered != nullptr) *registered = true;
+  } else if (!was_ready && before.last_seen_ms != 0) {
+    // Back from NotReady: its node takes work again.
+    ALLOT_RETURN_IF_ERROR(Reschedule({}, "", "", now));
+  }
+
+  // Pod reports. Only a pod of a workload's current attempt, placed on this
+  // node, counts; anything else the agent runs is not desired and stops.
+  std::set<std::string> touched;
+  for (const PodReport& pr : r.pods) {
+    std::string key, pod_set;
+    int32_t attempt = 0, index = 0;
+    if (!ParsePodId(pr.id, &key, &attempt, &pod_set, &index)) continue;
+    auto wit = workloads_.find(key);
+    if (wit == workloads_.end()) continue;
+    WorkloadRecord& rec = wit->second;
+    if (!rec.spec.admission || rec.finished() || rec.attempt != attempt) {
+      continue;
+    }
+    bool here = false;
+    for (const auto& psa : rec.spec.admission->pod_set_assignments) {
+      if (psa.name == pod_set && index < int32_t(psa.placements.size())) {
+        here = psa.placements[index].node == n.name;
+      }
+    }
+    if (!here) continue;
+    PodStatus& ps = rec.pods[pr.id];
+    if (pr.exited && !ps.exited) {
+      ps.exited = true;
+      ps.exit_code = pr.exit_code;
+      ps.signal = pr.signal;
+      ps.last_lines = pr.last_lines;
+      touched.insert(key);
+    } else if (!pr.exited && !ps.running) {
+      ps.running = true;
+      touched.insert(key);
+    }
+  }
+  for (const std::string& key : touched) {
+    WorkloadRecord& rec = workloads_.at(key);
+    int64_t total = 0;
+    for (const auto& psa : rec.spec.admission->pod_set_assignments) {
+      total += int64_t(psa.placements.size());
+    }
+    int64_t running = 0, ok = 0;
+    const std::pair<const std::string, PodStatus>* failed = nullptr;
+    for (const auto& entry : rec.pods) {
+      const PodStatus& ps = entry.second;
+      if (ps.exited && ps.exit_code != 0 && failed == nullptr) failed = &entry;
+      if (ps.exited && ps.exit_code == 0) ++ok;
+      if (ps.running && !ps.exited) ++running;
+    }
+    MarkDirty(key);
+    if (failed != nullptr) {
+      const PodStatus& ps = failed->second;
+      std::string why = "pod " + failed->first + " exited with code " +
+                        std::to_string(ps.exit_code);
+      if (ps.signal != 0) why += " (signal " + std::to_string(ps.signal) + ")";
+      if (!ps.last_lines.empty()) why += "; last lines:\n" + ps.last_lines;
+      Finish(&rec, false, "PodFailed", why, now);
+    } else if (ok == total) {
+      Finish(&rec, true, "Succeeded",
+             "all " + std::to_string(total) + " pod(s) exited 0", now);
+    } else if (running + ok == total && rec.state == WorkloadState::kAdmitted) {
+      rec.state = WorkloadState::kRunning;
+      SetCondition(&rec.conditions,
+                   {"PodsReady", true, "PodsReady",
+                    "all " + std::to_string(total) + " pod(s) are running",
+                    now});
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
+  std::vector<DesiredPod> out;
+  auto idx = node_index_.find(node);
+  if (idx == node_index_.end()) return out;
+  for (const std::string& key : idx->second) {
+    const WorkloadRecord& rec = workloads_.at(key);
+    if (!rec.spec.admission || rec.finished()) continue;
+    const core::Admission& adm = *rec.spec.admission;
+    // Ranks over every pod of the workload, in pod-set order; nodes in the
+    // order their first pod appears.
+    int64_t world = 0;
+    std::vector<std::string> node_order;
+    for (const auto& psa : adm.pod_set_assignments) {
+      for (const auto& pl : psa.placements) {
+        ++world;
+        if (std::find(node_order.begin(), node_order.end(), pl.node) ==
+            node_order.end()) {
+          node_order.push_back(pl.node);
+        }
+      }
+    }
+    const int64_t node_rank =
+        std::find(node_order.begin(), node_order.end(), node) -
+        node_order.begin();
+    std::string master = node_order.empty() ? node : node_order[0];
+    if (auto m = agents_.find(master);
+        m != agents_.end() && !m->second.address.empty()) {
+      master = m->second.address;
+    }
+    int64_t grace_ms = 30000;
+    if (auto g = rec.spec.annotations.find("allot.dev/termination-grace-period");
+        g != rec.spec.annotations.end() && DurationMs(g->second) >= 0) {
+      grace_ms = DurationMs(g->second);
+    }
+    int64_t sim_ms = 0;
+    if (auto g = rec.spec.annotations.find("allot.dev/simulated-runtime");
+        g != rec.spec.annotations.end() && DurationMs(g->second) >= 0) {
+      sim_ms = DurationMs(g->second);
+    }
+    int64_t rank = 0, local_rank = 0;
+    for (const auto& psa : adm.pod_set_assignments) {
+      const core::PodSet* ps = nullptr;
+      for (const core::PodSet& x : rec.spec.pod_sets) {
+        if (x.name == psa.name) ps = &x;
+      }
+      for (size_t j = 0; j < psa.placements.size(); ++j, ++rank) {
+        const core::PodPlacement& pl = psa.placements[j];
+        if (pl.node != node) continue;
+        std::string id = key + "/a" + std::to_string(rec.attempt) + "/" +
+                         psa.name + "/" + std::to_string(j);
+        const int64_t my_local_rank = local_rank++;
+        if (auto p = rec.pods.find(id); p != rec.pods.end() && p->second.exited) {
+          continue;  // Done; the agent may forget it.
+        }
+        DesiredPod d;
+        d.id = std::move(id);
+        d.workload = key;
+        d.gpus = pl.gpus;
+        d.grace_ms = grace_ms;
+        d.simulated_runtime_ms = sim_ms;
+        if (ps != nullptr) {
+          d.command = ps->command;
+          d.args = ps->args;
+          d.env = ps->env;
+          d.working_dir = ps->working_dir;
+        }
+        // Ours last: they win over a pod's own values.
+        auto set = [&](const char* k, std::string v) {
+          d.env.emplace_back(k, std::move(v));
+        };
+        std::string devices = Join(pl.gpus, ",");
+        set("CUDA_VISIBLE_DEVICES", devices);
+        set("NVIDIA_VISIBLE_DEVICES", devices.empty() ? "void" : devices);
+        set("WORLD_SIZE", std::to_string(world));
+        set("RANK", std::to_string(rank));
+        set("LOCAL_RANK", std::to_string(my_local_rank));
+        set("NNODES", std::to_string(node_order.size()));
+        set("NODE_RANK", std::to_string(node_rank));
+        set("MASTER_ADDR", master);
+        set("MASTER_PORT", std::to_string(MasterPort(key)));
+        set("ALLOT_WORKLOAD", key);
+        set("ALLOT_TENANT", rec.spec.ns);
+        set("ALLOT_POD_SET", psa.name);
+        set("ALLOT_POD_INDEX", std::to_string(j));
+        set("ALLOT_ATTEMPT", std::to_string(rec.attempt));
+        out.push_back(std::move(d));
+      }
+    }
+  }
+  return out;
+}
+
+void State::CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn) {
+  std::set<std::string> evict;
+  std::vector<std::string> lost;
+  for (auto& [name, a] : agents_) {
+    if (a.last_seen_ms == 0) {
+      a.last_seen_ms = now_ms;  // Known from the store: a full timeout.
+      continue;
+    }
+    if (a.ready && now_ms - a.last_seen_ms > timeout_ms) {
+      a.ready = false;
+      lost.push_back(name);
+      if (auto it = node_index_.find(name); it != node_index_.end()) {
+        evict.insert(it->second.begin(), it->second.end());
+      }
+    }
+  }
+  if (lost.empty()) return;
+  Status s = Reschedule(evict, "NodeNotReady",
+                        "node " + Join(lost, ", ") + " stopped heartbeating",
+                        now_ms);
+  (void)s;  // Cannot fail: the configuration was valid and only shrinks.
+  (void)txn;
+}
+
+}  // namespace allot::server
