@@ -379,5 +379,39 @@ TEST_F(AgentTest, KilledAgentsWorkRequeuesAndItsLeftoversAreStopped) {
   EXPECT_TRUE(WaitDead(orphan)) << "pid " << orphan << " survived\n" << n1->Output();
 }
 
+TEST_F(AgentTest, ServerRestartAdoptsRunningPods) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("kept", 1, 1, "sleep 300 & echo PID=$!; wait"), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("kept", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running");
+  const std::string pod = PodId(w, 0);
+  pid_t child = 0;
+  for (int i = 0; i < 100 && child == 0; ++i) {
+    child = PodPid(*n1, pod);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(Alive(child));
+
+  srv_->Kill9();
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  // The agent reconnects; its pod is adopted, not restarted: same attempt,
+  // same process, reported running again.
+  w = WaitFor("kept", [](const json::value& v) {
+    const json::value* n = v.at("status").as_object().if_contains("podsRunning");
+    return n != nullptr && n->as_int64() == 1;
+  });
+  EXPECT_EQ(State(w), "Running");
+  EXPECT_EQ(PodId(w, 0), pod);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_TRUE(Alive(child)) << n1->Output();
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/kept", "", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_TRUE(WaitDead(child));
+}
+
 }  // namespace
 }  // namespace allot::server

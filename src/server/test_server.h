@@ -143,8 +143,10 @@ class TestServer {
     std::filesystem::remove(log);
     std::string store = "sqlite:" + dir_ + "/allot.db";
     std::string tok = dir_ + "/admin.token";
-    std::vector<std::string> args = {bin,           "serve",   "--listen",
-                                     "127.0.0.1:0", "--store", store,
+    // A restart keeps the port, so that clients (agents) find it again.
+    std::string listen = "127.0.0.1:" + std::to_string(port_);
+    std::vector<std::string> args = {bin,    "serve",   "--listen",
+                                     listen, "--store", store,
                                      "--admin-token-file", tok};
     args.insert(args.end(), extra_.begin(), extra_.end());
     std::vector<char*> argv;
