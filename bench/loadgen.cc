@@ -59,6 +59,8 @@ struct Options {
   int list_reps = 5;
   int full_reps = 3;
   int timeout_ms = 60000;
+  bool make_nodes = true;   // --agent-nodes: quota only; agents bring nodes.
+  int64_t to_running = 0;   // --to-running N: submit-to-Running latency.
 };
 
 void Usage() {
@@ -77,7 +79,14 @@ void Usage() {
       "  --list-limit L     limit of the timed list (10000)\n"
       "  --list-reps R      repetitions of the limited list (5)\n"
       "  --full-reps R      repetitions of the whole list (3; 0 = skip)\n"
-      "  --timeout-ms T     per-request timeout (60000)\n");
+      "  --timeout-ms T     per-request timeout (60000)\n"
+      "  --agent-nodes      create no Node objects (agents register theirs; run\n"
+      "                     them with --labels allot.dev/gpu-product=BENCH-GPU);\n"
+      "                     quota still from --nodes x --gpus-per-node\n"
+      "  --to-running N     N times: submit one workload (sleep 30) and poll it\n"
+      "                     every ms until Running, then delete it and wait\n"
+      "                     300 ms (an idle cluster); reports the submit-to-\n"
+      "                     Running latency (needs an agent)\n");
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -121,6 +130,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--list-reps") o->list_reps = int(num());
     else if (a == "--full-reps") o->full_reps = int(num());
     else if (a == "--timeout-ms") o->timeout_ms = int(num());
+    else if (a == "--agent-nodes") o->make_nodes = false;
+    else if (a == "--to-running") o->to_running = num();
     else if (a == "-h" || a == "--help") { Usage(); std::exit(0); }
     else {
       std::fprintf(stderr, "allot_loadgen: unknown argument %s\n", a.c_str());
@@ -172,7 +183,7 @@ std::string ClusterYaml(const Options& o) {
          "metadata: {name: q, namespace: " << Tenant(t) << "}\n"
          "spec: {clusterQueue: " << Tenant(t) << "-cq}\n";
   }
-  for (int n = 0; n < o.nodes; ++n) {
+  for (int n = 0; o.make_nodes && n < o.nodes; ++n) {
     std::string name = "bench-n" + std::to_string(n);
     doc();
     y << "apiVersion: allot.dev/v1\nkind: Node\n"
@@ -374,6 +385,49 @@ ListResult TimeList(const Options& o, allot::net::HttpClient* client,
 
 }  // namespace
 
+// Submits one workload at a time and polls it every millisecond until an
+// agent reports its pod running; deletes it before the next.
+std::vector<double> ToRunning(const Options& o, Errors* errors) {
+  std::vector<double> ms;
+  auto c = NewClient(o);
+  const std::vector<std::pair<std::string, std::string>> auth = {
+      {"Authorization", "Bearer " + o.token}, {"Content-Type", "application/json"}};
+  for (int64_t i = 0; i < o.to_running; ++i) {
+    std::string name = o.prefix + "-run-" + std::to_string(i);
+    std::string body =
+        R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" + name +
+        R"(","namespace":")" + Tenant(0) +
+        R"(","annotations":{"allot.dev/termination-grace-period":"1s"}},"spec":{"queueName":"q","podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
+        std::to_string(o.gpus_per) + R"(}},"command":["sleep","30"]}}]}})";
+    Clock::time_point t0 = Clock::now();
+    auto r = c->Do("POST", "/api/v1/workloads", auth, body);
+    if (!r.ok() || r->status != 201) {
+      errors->Add("submit", r.ok() ? std::to_string(r->status) + " " + r->body
+                                   : r.status().ToString());
+      continue;
+    }
+    const std::string target = "/api/v1/workloads/" + Tenant(0) + "/" + name;
+    bool running = false;
+    while (!running && Clock::now() - t0 < std::chrono::seconds(10)) {
+      auto g = c->Do("GET", target, auth, "");
+      running = g.ok() && g->body.find("\"state\":\"Running\"") != std::string::npos;
+      if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (running) {
+      ms.push_back(Ms(Clock::now() - t0));
+    } else {
+      errors->Add("to-running", name + " not Running within 10 s");
+    }
+    auto d = c->Do("DELETE", target, auth, "");
+    if (!d.ok() || d->status != 200) errors->Add("delete", name);
+    // Idle cluster: the pod's stop (SIGTERM, exit, reported) is done
+    // before the next submission, which may get the same GPU.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
 int main(int argc, char** argv) {
   Options o;
   if (!ParseArgs(argc, argv, &o)) return 2;
@@ -399,6 +453,20 @@ int main(int argc, char** argv) {
     out.Num("setupMs", Ms(Clock::now() - t0));
     std::fprintf(stderr, "cluster: %d tenants, %d nodes x %d GPUs (applied in %.1f ms)\n",
                  o.tenants, o.nodes, o.gpus_per_node, Ms(Clock::now() - t0));
+  }
+
+  if (o.to_running > 0) {
+    std::vector<double> l = ToRunning(o, &errors);
+    std::fprintf(stderr,
+                 "submit-to-Running over %zu: ms p50 %.2f p90 %.2f p99 %.2f max %.2f\n",
+                 l.size(), Pct(l, 50), Pct(l, 90), Pct(l, 99), l.empty() ? 0 : l.back());
+    out.Num("toRunning", double(l.size()));
+    out.Num("toRunningP50Ms", Pct(l, 50));
+    out.Num("toRunningP90Ms", Pct(l, 90));
+    out.Num("toRunningP99Ms", Pct(l, 99));
+    out.Num("toRunningMaxMs", l.empty() ? 0 : l.back());
+    o.submit = false;
+    o.list = false;
   }
 
   if (o.submit) {
