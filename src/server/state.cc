@@ -648,7 +648,7 @@ int32_t State::FinishTurn(Txn* txn) {
       if (!rec.spec.admission || *rec.spec.admission != *adm ||
           preempted.count(key)) {
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
-        rec.pods.clear();
+        if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
         for (const Condition& c : rec.conditions) {
           if (c.type == "PodsReady") {
             SetCondition(&rec.conditions, {"PodsReady", false, "PodsStarting",

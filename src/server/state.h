@@ -78,8 +78,8 @@ struct WorkloadRecord {
   // Admissions so far; the pods of admission N are named ".../aN/...", so
   // a pod of an earlier admission is never taken for a current one.
   int32_t attempt = 0;
-  std::map<std::string, PodStatus> pods;  // Current attempt, by pod id.
-  std::vector<std::string> placed_on;     // Nodes its pods should run on.
+  // Pods of the current attempt are in State::runs_ (admitted workloads
+  // only, so that a queue of pending ones does not pay for them).
 
   bool finished() const {
     return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;
@@ -329,6 +329,17 @@ class State {
     std::string address;
   };
   std::map<std::string, AgentInfo> agents_;
+  // An admitted, unfinished workload's nodes and what agents said of its
+  // pods (current attempt, by pod id).
+  struct Run {
+    std::vector<std::string> nodes;
+    std::map<std::string, PodStatus> pods;
+  };
+  std::unordered_map<std::string, Run> runs_;
+  const Run* RunOf(const std::string& key) const {
+    auto it = runs_.find(key);
+    return it == runs_.end() ? nullptr : &it->second;
+  }
   std::map<std::string, std::set<std::string>> node_index_;
   std::set<std::string> changed_nodes_;
   // Keeps node_index_ and changed_nodes_ in step with rec's admission

@@ -87,16 +87,23 @@ void State::Reindex(const std::string& key, WorkloadRecord* rec, bool gone) {
   }
   // Every node of the old or the new placement learns of the change (a new
   // attempt on the same nodes changes their pods too).
-  for (const std::string& n : rec->placed_on) {
-    node_index_[n].erase(key);
-    if (node_index_[n].empty()) node_index_.erase(n);
-    changed_nodes_.insert(n);
+  auto run = runs_.find(key);
+  if (run != runs_.end()) {
+    for (const std::string& n : run->second.nodes) {
+      node_index_[n].erase(key);
+      if (node_index_[n].empty()) node_index_.erase(n);
+      changed_nodes_.insert(n);
+    }
   }
   for (const std::string& n : nodes) {
     node_index_[n].insert(key);
     changed_nodes_.insert(n);
   }
-  rec->placed_on = std::move(nodes);
+  if (nodes.empty()) {
+    if (run != runs_.end()) runs_.erase(run);
+  } else {
+    runs_[key].nodes = std::move(nodes);
+  }
 }
 
 Status State::Reschedule(const std::set<std::string>& evict,
@@ -113,7 +120,7 @@ Status State::Reschedule(const std::set<std::string>& evict,
     Evicted(&rec, reason, message, now);
     rec.spec.admission.reset();
     rec.state = WorkloadState::kRequeued;
-    rec.pods.clear();
+    if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
     MarkDirty(key);
   }
   removed_since_rebuild_ = 0;
@@ -206,8 +213,8 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
         here = psa.placements[index].node == n.name;
       }
     }
-    if (!here) continue;
-    PodStatus& ps = rec.pods[pr.id];
+    if (!here || !runs_.count(key)) continue;
+    PodStatus& ps = runs_[key].pods[pr.id];
     if (pr.exited && !ps.exited) {
       ps.exited = true;
       ps.exit_code = pr.exit_code;
@@ -227,7 +234,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
     }
     int64_t running = 0, ok = 0;
     const std::pair<const std::string, PodStatus>* failed = nullptr;
-    for (const auto& entry : rec.pods) {
+    for (const auto& entry : runs_[key].pods) {
       const PodStatus& ps = entry.second;
       if (ps.exited && ps.exit_code != 0 && failed == nullptr) failed = &entry;
       if (ps.exited && ps.exit_code == 0) ++ok;
@@ -263,6 +270,7 @@ std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
     const WorkloadRecord& rec = workloads_.at(key);
     if (!rec.spec.admission || rec.finished()) continue;
     const core::Admission& adm = *rec.spec.admission;
+    const Run* run = RunOf(key);
     // Ranks over every pod of the workload, in pod-set order; nodes in the
     // order their first pod appears.
     int64_t world = 0;
@@ -306,8 +314,9 @@ std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
         std::string id = key + "/a" + std::to_string(rec.attempt) + "/" +
                          psa.name + "/" + std::to_string(j);
         const int64_t my_local_rank = local_rank++;
-        if (auto p = rec.pods.find(id); p != rec.pods.end() && p->second.exited) {
-          continue;  // Done; the agent may forget it.
+        if (run != nullptr) {
+          auto p = run->pods.find(id);
+          if (p != run->pods.end() && p->second.exited) continue;  // Done.
         }
         DesiredPod d;
         d.id = std::move(id);
