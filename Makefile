@@ -14,7 +14,7 @@ DEBS := build-essential cmake ninja-build ccache pkg-config \
         libcli11-dev openssl clang-16 libclang-rt-16-dev
 EXAMPLE ?= examples/demo.yaml
 
-.PHONY: deps build build-asan test test-unit test-asan run bench format clean
+.PHONY: deps build build-asan test test-unit test-asan run dry-run bench format clean
 
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -46,7 +46,12 @@ test-asan: build-asan
 # Every test, in the release build and again under ASan + UBSan.
 test: test-unit test-asan
 
+# The embedded default: server + this machine's agent, with the demo.
 run: build
+	$(BUILD)/allot up --demo
+
+# The offline scheduler on an example file.
+dry-run: build
 	$(BUILD)/allot schedule --dry-run -f $(EXAMPLE)
 
 bench: build

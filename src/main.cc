@@ -11,6 +11,7 @@
 #include "cli/agent.h"
 #include "cli/commands.h"
 #include "cli/dry_run.h"
+#include "cli/up.h"
 #include "server/api.h"
 
 using namespace allot::cli;  // NOLINT: the entry point only.
@@ -73,6 +74,39 @@ int main(int argc, char** argv) {
   agent->add_option("--nvml", af.nvml_library, "NVML library to dlopen")->capture_default_str();
   client_flags(agent);
   agent->callback([&] { rc = CmdAgent(cf, af); });
+
+  // up
+  UpFlags uf;
+  auto* up = app.add_subcommand(
+      "up", "run the server and an agent for this machine in one process (the embedded default)");
+  up->add_option("--listen", uf.listen, "host:port of the API")->capture_default_str();
+  up->add_option("--data-dir", uf.data_dir,
+                 "store, admin token and pod logs (default $XDG_DATA_HOME/allot or /var/lib/allot)");
+  up->add_option("--simulate-gpus", uf.simulate_gpus,
+                 "simulate these GPUs even if NVML finds real ones (default: real ones, "
+                 "else 8xH100-80GB simulated)");
+  up->add_option("--nvml", uf.nvml_library, "NVML library to dlopen")->capture_default_str();
+  up->add_flag("--demo", uf.demo,
+               "load example tenants, queues and workloads into a fresh demo store");
+  up->add_option("--demo-delay", uf.demo_delay_s, "seconds before the demo's second wave")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  up->callback([&] { rc = CmdUp(uf); });
+
+  // logs
+  LogsFlags lf;
+  auto* logs = app.add_subcommand("logs", "print (-f: follow) the log of a workload's pod");
+  logs->add_option("workload", lf.workload, "NAME or TENANT/NAME")->required();
+  logs->add_option("-t,--tenant", lf.tenant, "tenant")->capture_default_str();
+  logs->add_option("--pod", lf.pod, "pod index, 0-based over its pod sets")
+      ->capture_default_str()->check(CLI::Range(0, 1000000));
+  logs->add_option("--attempt", lf.attempt, "an earlier attempt (backoffLimit restarts)")
+      ->check(CLI::Range(1, 1000000));
+  logs->add_flag("-f,--follow", lf.follow, "keep printing until the pod ends");
+  logs->add_option("--tail-bytes", lf.tail_bytes, "start this many bytes before the end")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  client_flags(logs);
+  logs->callback([&] { rc = CmdLogs(cf, lf); });
 
   // apply
   std::vector<std::string> apply_files;

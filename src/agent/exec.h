@@ -70,4 +70,19 @@ std::unique_ptr<Executor> NewSimulatedExecutor();
 std::string TailFile(const std::string& path, int max_lines = 20,
                      size_t max_bytes = 4096);
 
+// A piece of a pod's log, for `allot logs`.
+struct LogChunk {
+  bool exists = false;      // The log file is there.
+  int64_t offset = 0;       // Where `data` starts (in the file it came from).
+  int64_t next_offset = 0;  // Where the next read starts, in the current file.
+  std::string data;         // Valid UTF-8.
+};
+// Reads up to `limit` bytes of the log at `path` (as ProcessExecutor writes
+// it, rotated to path.1, ...) from `offset` into the current file; -1 means
+// the last `limit` bytes. An offset past the file's end means it was
+// rotated since: the rest of path.1 from there comes first, and the next
+// read starts at 0. Invalid UTF-8 bytes become '?'; a character cut by the
+// limit is left for the next read.
+LogChunk ReadLog(const std::string& path, int64_t offset, int64_t limit);
+
 }  // namespace allot::agent

@@ -385,6 +385,8 @@ TEST(TailFileTest, LastLinesWithinLimits) {
     last20 += "l" + std::to_string(i) + (i < 99 ? "\n" : "");
   }
   EXPECT_EQ(TailFile(path), last20);
+  put("ok \xff\n");  // It goes into JSON: valid UTF-8 only.
+  EXPECT_EQ(TailFile(path), "ok ?");
   unlink(path.c_str());
   EXPECT_EQ(TailFile(path), "");  // Missing file.
 }
@@ -436,6 +438,52 @@ TEST(SimulatedExecTest, RunsForItsDurationAndStops) {
   std::vector<PodExit> all = exec->Poll();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_TRUE(all[0].stopped);
+}
+
+TEST(ReadLogTest, TailOffsetsRotationAndUtf8) {
+  char tmpl[] = "/tmp/allot_readlog_test.XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  const std::string path = tmpl;
+  auto put = [](const std::string& p, const std::string& text) { std::ofstream(p) << text; };
+  put(path, "0123456789");
+  LogChunk c = ReadLog(path, -1, 4);  // The tail.
+  EXPECT_TRUE(c.exists);
+  EXPECT_EQ(c.data, "6789");
+  EXPECT_EQ(c.offset, 6);
+  EXPECT_EQ(c.next_offset, 10);
+  c = ReadLog(path, 2, 3);
+  EXPECT_EQ(c.data, "234");
+  EXPECT_EQ(c.next_offset, 5);
+  c = ReadLog(path, 10, 100);  // At the end: nothing yet.
+  EXPECT_EQ(c.data, "");
+  EXPECT_EQ(c.next_offset, 10);
+
+  // Rotated since: the rest of path.1, then the new file from 0.
+  put(path + ".1", "0123456789ab");
+  put(path, "new");
+  c = ReadLog(path, 11, 100);
+  EXPECT_EQ(c.data, "b");
+  EXPECT_EQ(c.next_offset, 0);
+  c = ReadLog(path, c.next_offset, 100);
+  EXPECT_EQ(c.data, "new");
+
+  // UTF-8: a character cut by the limit waits for the next read; invalid
+  // bytes become '?'.
+  put(path, "a\xc3\xa9z\xff\xc3(");
+  c = ReadLog(path, 0, 2);
+  EXPECT_EQ(c.data, "a");
+  EXPECT_EQ(c.next_offset, 1);
+  c = ReadLog(path, 1, 100);
+  EXPECT_EQ(c.data, "\xc3\xa9z?" "?(");
+  EXPECT_EQ(c.next_offset, 7);
+  put(path, "\xed\xa0\x80");  // A surrogate: not UTF-8.
+  EXPECT_EQ(ReadLog(path, 0, 100).data, "???");
+
+  unlink(path.c_str());
+  unlink((path + ".1").c_str());
+  EXPECT_FALSE(ReadLog(path, 0, 100).exists);
 }
 
 }  // namespace

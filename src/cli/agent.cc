@@ -103,6 +103,13 @@ class NoGpus : public agent::GpuSource {
   std::vector<agent::GpuInfo> none_;
 };
 
+struct LogAsk {
+  int64_t id = 0;
+  std::string pod;
+  int64_t offset = -1;
+  int64_t limit = 64 << 10;
+};
+
 struct LocalPod {
   std::vector<std::string> gpus;
   int64_t grace_ms = 30000;
@@ -173,6 +180,7 @@ class Agent {
   void ReportLoop(const std::atomic<bool>* stop) {
     std::unique_ptr<Client> cl;
     bool pending = false;
+    std::vector<LogAsk> asks;
     while (!*stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       std::vector<agent::PodExit> exits = exec_->Poll();
@@ -185,6 +193,17 @@ class Agent {
         pending = pending || !exits.empty() || report_now_;
         report_now_ = false;
         if (!exits.empty()) UpdateBusy();
+        asks.insert(asks.end(), log_asks_.begin(), log_asks_.end());
+        log_asks_.clear();
+      }
+      if (!asks.empty()) {
+        if (!cl) {
+          auto c = Client::Connect(flags_);
+          if (c.ok()) cl = std::move(*c);
+        }
+        // Unanswered reads time out on the server; the caller asks again.
+        if (cl && !AnswerLogs(*cl, asks).ok()) cl.reset();
+        asks.clear();
       }
       if (!pending) continue;
       if (!cl) {
@@ -199,6 +218,24 @@ class Agent {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     }
+  }
+
+  // Reads the asked pieces of pod logs and sends them to the server.
+  Status AnswerLogs(Client& cl, const std::vector<LogAsk>& asks) {
+    json::array logs;
+    for (const LogAsk& a : asks) {
+      std::string file = a.pod;
+      std::replace(file.begin(), file.end(), '/', '_');
+      agent::LogChunk c = agent::ReadLog(log_dir_ + "/" + file + ".log", a.offset,
+                                         a.limit);
+      logs.push_back(json::object{{"id", a.id},
+                                  {"exists", c.exists},
+                                  {"offset", c.offset},
+                                  {"nextOffset", c.next_offset},
+                                  {"data", c.data}});
+    }
+    json::object o{{"node", node_.name}, {"logs", std::move(logs)}};
+    return cl.Call("POST", "/api/v1/agents/logs", json::serialize(o)).status();
   }
 
   Status SyncOnce(Client& cl, int wait_s) {
@@ -256,6 +293,28 @@ class Agent {
   void Apply(const json::value& reply) {
     const json::object* o = reply.if_object();
     if (o == nullptr) return;
+    // Log reads are asked once, in whichever answer: never dropped.
+    if (const json::value* lr = o->if_contains("logRequests"); lr && lr->is_array()) {
+      for (const json::value& a : lr->as_array()) {
+        const json::object* ao = a.if_object();
+        if (ao == nullptr) continue;
+        LogAsk ask;
+        const json::value* id = ao->if_contains("id");
+        const json::value* pod = ao->if_contains("pod");
+        if (!id || !id->is_int64() || !pod || !pod->is_string()) continue;
+        ask.id = id->as_int64();
+        ask.pod = std::string(pod->as_string());
+        if (const json::value* x = ao->if_contains("offset"); x && x->is_int64()) {
+          ask.offset = x->as_int64();
+        }
+        if (const json::value* x = ao->if_contains("limit"); x && x->is_int64()) {
+          ask.limit = x->as_int64();
+        }
+        // A pod id names a file under the log directory: no way out of it.
+        if (ask.pod.find("..") != std::string::npos) continue;
+        log_asks_.push_back(std::move(ask));
+      }
+    }
     if (const json::value* rev = o->if_contains("revision"); rev && rev->is_int64()) {
       if (rev->as_int64() < revision_) return;  // An older answer.
       revision_ = rev->as_int64();
@@ -360,6 +419,7 @@ class Agent {
   std::mutex mu_;
   std::map<std::string, LocalPod> running_;
   std::map<std::string, agent::PodExit> exited_;  // Until the server forgets.
+  std::vector<LogAsk> log_asks_;  // From the last answers, for the reporter.
   int64_t revision_ = -1;
   bool report_now_ = false;
 };
@@ -388,8 +448,22 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   node.memory = Quantity::FromUnits(MemTotalBytes());
 
   std::unique_ptr<agent::GpuSource> gpus;
-  if (!f.simulate_gpus.empty()) {
-    auto g = agent::OpenSimulated(f.simulate_gpus, node.name);
+  std::string simulate = f.simulate_gpus;
+  if (simulate.empty() && !f.simulate_gpus_if_none.empty()) {
+    auto g = agent::OpenNvml(f.nvml_library);
+    if (g.ok() && !(*g)->Gpus().empty()) {
+      gpus = std::move(*g);
+    } else {
+      out << "allot agent: NOTICE: no NVIDIA GPUs here ("
+          << (g.ok() ? std::string("NVML lists none") : g.status().message())
+          << "); offering SIMULATED ones instead\n";
+      simulate = f.simulate_gpus_if_none;
+    }
+  }
+  if (gpus) {
+    out << "allot agent: GPUs from NVML: " << gpus->Describe() << "\n";
+  } else if (!simulate.empty()) {
+    auto g = agent::OpenSimulated(simulate, node.name);
     if (!g.ok()) {
       out << "allot agent: --simulate-gpus: " << g.status().message() << "\n";
       return 2;
@@ -400,6 +474,7 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
     auto g = agent::OpenNvml(f.nvml_library);
     if (g.ok()) {
       gpus = std::move(*g);
+      out << "allot agent: GPUs from NVML: " << gpus->Describe() << "\n";
     } else {
       out << "allot agent: no NVIDIA GPUs (" << g.status().message()
           << "); this node offers none. --simulate-gpus 8xH100-80GB simulates "

@@ -25,6 +25,8 @@ struct AgentFlags {
   std::string name;           // Default: the host name.
   std::string labels;         // k=v,k=v
   std::string simulate_gpus;  // "8xH100-80GB,2xA100-40GB"
+  // Simulated GPUs to offer when NVML finds none (`allot up`); empty: none.
+  std::string simulate_gpus_if_none;
   bool simulate_exec = false;
   std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
   std::string address;        // MASTER_ADDR for pods here; default: name.

@@ -247,6 +247,54 @@ int CmdServe(const ServeFlags& f) {
   return kExitOk;
 }
 
+int CmdLogs(const ClientFlags& c, const LogsFlags& f) {
+  std::string tenant = f.tenant, name = f.workload;
+  if (size_t slash = name.find('/'); slash != std::string::npos) {
+    tenant = name.substr(0, slash);
+    name = name.substr(slash + 1);
+  }
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  std::signal(SIGINT, OnSignal);
+  int64_t offset = -1, limit = f.tail_bytes;
+  bool said_waiting = false;
+  while (!g_stop) {
+    std::string q = "?pod=" + std::to_string(f.pod) + "&limit=" + std::to_string(limit);
+    if (offset >= 0) q += "&offset=" + std::to_string(offset);  // Else the tail.
+    if (f.attempt > 0) q += "&attempt=" + std::to_string(f.attempt);
+    auto r = (*cl)->Call("GET", "/api/v1/workloads/" + tenant + "/" + name + "/log" + q);
+    if (!r.ok()) {
+      // Following: an agent slow to answer is asked again.
+      if (f.follow && r.status().message().rfind("HTTP 504", 0) == 0) continue;
+      return Fail(r.status());
+    }
+    const json::object& o = r->as_object();
+    const std::string data(o.at("data").as_string());
+    std::cout << data << std::flush;
+    const bool finished = o.at("finished").as_bool();
+    const bool exists = o.at("exists").as_bool();
+    if (!exists && !said_waiting) {
+      std::cerr << "allot logs: pod " << Str(*r, {"pod"}) << " on " << Str(*r, {"node"})
+                << " has no log yet\n";
+      said_waiting = true;
+    }
+    if (!f.follow) break;
+    if (data.empty()) {
+      if (finished) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    offset = o.at("nextOffset").as_int64();
+    limit = 256 << 10;
+  }
+  return kExitOk;
+}
+
+int CmdUp(const UpFlags& f) {
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  return RunUp(f, &g_stop, std::cout);
+}
+
 int CmdAgent(const ClientFlags& c, const AgentFlags& f) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);

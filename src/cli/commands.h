@@ -12,6 +12,7 @@
 #include "cli/agent.h"
 #include "cli/client.h"
 #include "cli/dry_run.h"
+#include "cli/up.h"
 
 namespace allot::cli {
 
@@ -45,6 +46,15 @@ struct SubmitFlags {
   std::vector<std::string> command;
 };
 
+struct LogsFlags {
+  std::string workload;  // NAME or TENANT/NAME
+  std::string tenant = "default";
+  int32_t pod = 0;       // Rank over the pod sets, 0-based.
+  int32_t attempt = 0;   // 0: the current (or last) one.
+  bool follow = false;
+  int64_t tail_bytes = 64 << 10;
+};
+
 struct ServeFlags {
   std::string listen = "127.0.0.1:8470";
   std::string store;
@@ -57,6 +67,8 @@ struct ServeFlags {
 
 int CmdServe(const ServeFlags& f);
 int CmdAgent(const ClientFlags& c, const AgentFlags& f);
+int CmdUp(const UpFlags& f);
+int CmdLogs(const ClientFlags& c, const LogsFlags& f);
 int CmdApply(const ClientFlags& c, const std::vector<std::string>& files);
 int CmdSubmit(const ClientFlags& c, const SubmitFlags& f);
 int CmdGet(const ClientFlags& c, const GetFlags& f);

@@ -503,6 +503,10 @@ json::object EncodeWorkload(const Workload& w) {
     spec.emplace("priority", w.priority);
   }
   spec.emplace("podSets", PodSets(w.pod_sets));
+  if (w.backoff_limit != 0) spec.emplace("backoffLimit", w.backoff_limit);
+  if (w.max_execution_seconds != 0) {
+    spec.emplace("maximumExecutionTimeSeconds", w.max_execution_seconds);
+  }
   o.emplace("spec", std::move(spec));
   if (w.admission) {
     o.emplace("status",

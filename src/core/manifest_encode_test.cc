@@ -366,6 +366,8 @@ std::vector<Workload> Workloads() {
   full.type = "training";
   full.priority_class_name = "high";  // priority stays 0 (not encoded).
   full.creation_unix_ms = 1767225601123;
+  full.backoff_limit = 3;
+  full.max_execution_seconds = 86400;
   PodSet plain;
   plain.name = "launcher";
   plain.count = 1;  // A pod set has at least one pod.

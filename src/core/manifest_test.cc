@@ -439,6 +439,7 @@ spec:
   priorityClassName: high
   priority: 1000
   priorityClassSource: kueue.x-k8s.io/workloadpriorityclass
+  maximumExecutionTimeSeconds: 3600
   podSets:
   - name: main
     count: 2
@@ -478,6 +479,7 @@ status:
   EXPECT_EQ(w.Key(), "ml/pytorch");
   EXPECT_EQ(w.priority_class_name, "high");
   EXPECT_EQ(w.creation_unix_ms, 1767225600000);  // 2026-01-01T00:00:00Z.
+  EXPECT_EQ(w.max_execution_seconds, 3600);
   const PodSet& ps = w.pod_sets[0];
   EXPECT_EQ(ps.requests, (ResourceList{{"cpu", Q("3")},
                                        {"memory", Q("5220Mi")},
@@ -563,6 +565,8 @@ spec:
   EXPECT_EQ(w.source.kind, "Job");
   EXPECT_EQ(w.queue_name, "lq");
   EXPECT_EQ(w.priority_class_name, "high");
+  EXPECT_EQ(w.backoff_limit, 3);  // Restarts of the whole gang.
+  EXPECT_EQ(c.workloads[1].backoff_limit, 0);
   ASSERT_EQ(w.pod_sets.size(), 1u);
   EXPECT_EQ(w.pod_sets[0].name, "main");
   EXPECT_EQ(w.pod_sets[0].count, 5);

@@ -201,6 +201,22 @@ Status ParsePodSetHeader(const Val& v, PodSet* ps) {
   return Status::Ok();
 }
 
+// backoffLimit (0-1000) and a maximum execution time in seconds (1 to 10
+// years), either may be unset.
+Status ParseRunLimits(const Val& backoff, const Val& max_seconds, Workload* w) {
+  ALLOT_RETURN_IF_ERROR(backoff.Get(&w->backoff_limit));
+  if (w->backoff_limit < 0 || w->backoff_limit > 1000) {
+    return backoff.Error("must be between 0 and 1000");
+  }
+  int32_t seconds = 0;
+  ALLOT_RETURN_IF_ERROR(max_seconds.Get(&seconds));
+  if (!max_seconds.unset() && (seconds < 1 || seconds > 10 * 366 * 86400)) {
+    return max_seconds.Error("must be between 1 and 316224000 (10 years)");
+  }
+  w->max_execution_seconds = seconds;
+  return Status::Ok();
+}
+
 // spec.podSets of a Workload; `kueue` selects Kueue's PodTemplateSpec over
 // Allot's compact template {resources.requests, nodeSelector, tolerations}.
 Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
@@ -323,7 +339,10 @@ Status ParseAllotWorkload(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(WorkloadBase(d, /*type_label=*/false, &w));
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.CheckFields(
-      {"queueName", "type", "priorityClassName", "priority", "podSets"}));
+      {"queueName", "type", "priorityClassName", "priority", "podSets",
+       "backoffLimit", "maximumExecutionTimeSeconds"}));
+  ALLOT_RETURN_IF_ERROR(ParseRunLimits(spec["backoffLimit"],
+                                       spec["maximumExecutionTimeSeconds"], &w));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
   ALLOT_RETURN_IF_ERROR(ParseType(spec["type"], &w.type));
   ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
@@ -350,7 +369,10 @@ Status ParseKueueWorkload(const Doc& d, Config* out) {
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(
       spec.CheckFields({"queueName", "priorityClassName", "priority",
-                        "priorityClassSource", "podSets"}));
+                        "priorityClassSource", "podSets",
+                        "maximumExecutionTimeSeconds"}));
+  ALLOT_RETURN_IF_ERROR(ParseRunLimits(
+      Val(nullptr, ""), spec["maximumExecutionTimeSeconds"], &w));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
   ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
   ALLOT_RETURN_IF_ERROR(spec["priority"].Get(&w.priority));
@@ -381,8 +403,8 @@ constexpr char kMinParallelism[] = "kueue.x-k8s.io/job-min-parallelism";
 }  // namespace
 
 // A Job as Kueue sees it: one pod set "main" of min(parallelism,
-// completions) pods. Job fields that do not affect admission (suspend,
-// backoffLimit, ...) are ignored.
+// completions) pods; backoffLimit restarts the gang, activeDeadlineSeconds
+// bounds its run. Other Job fields (suspend, ...) are ignored.
 Status ParseJob(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
   Workload w;
@@ -408,6 +430,8 @@ Status ParseJob(const Doc& d, Config* out) {
     return spec["completions"].Error("must not be negative");
   }
   if (completions && *completions < ps.count) ps.count = *completions;
+  ALLOT_RETURN_IF_ERROR(
+      ParseRunLimits(spec["backoffLimit"], spec["activeDeadlineSeconds"], &w));
   Val min = d.metadata["annotations"].Entry(kMinParallelism);
   ALLOT_RETURN_IF_ERROR(min.Get(&ps.min_count));
   if (ps.min_count && (*ps.min_count < 1 || *ps.min_count > ps.count)) {

@@ -272,6 +272,13 @@ struct Workload {
   std::string priority_class_name;
   int32_t priority = 0;  // Resolved from the class, or given literally.
   int64_t creation_unix_ms = 0;
+  // How often a failed gang is restarted whole before the workload fails
+  // (spec.backoffLimit; a Job's spec.backoffLimit). 0: never.
+  int32_t backoff_limit = 0;
+  // The longest it may run once admitted, in seconds (Kueue's
+  // spec.maximumExecutionTimeSeconds; a Job's activeDeadlineSeconds).
+  // 0: no limit.
+  int64_t max_execution_seconds = 0;
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.
   SourceRef source;

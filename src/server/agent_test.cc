@@ -125,7 +125,7 @@ spec: {clusterQueue: cq-a}
 )";
 
 std::string Workload(const std::string& name, int pods, int gpus,
-                     const std::string& script) {
+                     const std::string& script, json::object extra_spec = {}) {
   json::object tmpl{
       {"resources", json::object{{"requests", json::object{{"nvidia.com/gpu", gpus}}}}},
       {"command", json::array{"sh", "-c", script}},
@@ -139,6 +139,7 @@ std::string Workload(const std::string& name, int pods, int gpus,
                             {"podSets", json::array{json::object{{"name", "main"},
                                                                  {"count", pods},
                                                                  {"template", tmpl}}}}}}};
+  for (const auto& kv : extra_spec) w["spec"].as_object()[kv.key()] = kv.value();
   return json::serialize(w);
 }
 
@@ -377,6 +378,155 @@ TEST_F(AgentTest, KilledAgentsWorkRequeuesAndItsLeftoversAreStopped) {
   // n1 comes back: what its earlier run left behind is stopped.
   n1->Launch();
   EXPECT_TRUE(WaitDead(orphan)) << "pid " << orphan << " survived\n" << n1->Output();
+}
+
+TEST_F(AgentTest, BackoffLimitRestartsTheGangAsANewAttempt) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  // Fails in its first attempt, succeeds in the second.
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("retry", 1, 1,
+                      "echo attempt $ALLOT_ATTEMPT; [ \"$ALLOT_ATTEMPT\" = 2 ] || exit 4",
+                      {{"backoffLimit", 1}}),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("retry", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+  EXPECT_EQ(w.at("status").at("restarts").as_int64(), 1);
+
+  // With backoffLimit 1, a pod that always fails ends Failed after 2 tries.
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("always", 1, 1, "exit 5", {{"backoffLimit", 1}}), &code);
+  ASSERT_EQ(code, 201);
+  w = WaitFor("always", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  EXPECT_EQ(State(w), "Failed");
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+}
+
+TEST_F(AgentTest, MaximumExecutionTimeEndsTheWorkload) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("slow", 1, 1, "sleep 300 & echo PID=$!; wait",
+                      {{"maximumExecutionTimeSeconds", 1}}),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("slow", [](const json::value& v) { return State(v) == "Running"; });
+  const std::string pod = PodId(w, 0);
+  pid_t child = 0;
+  for (int i = 0; i < 100 && child == 0; ++i) {
+    child = PodPid(*n1, pod);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  w = WaitFor("slow", [](const json::value& v) { return State(v) == "Failed"; });
+  std::string reason;
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Finished") reason = std::string(c.at("reason").as_string());
+  }
+  EXPECT_EQ(reason, "MaximumExecutionTimeExceeded");
+  EXPECT_TRUE(WaitDead(child)) << "pid " << child << " outlived its deadline";
+}
+
+// Runs `allot ARGS` against the test server; its stdout, and *rc.
+std::string RunCli(const TestServer& srv, const std::string& token,
+                   const std::string& args, int* rc) {
+  std::string cmd = "ALLOT_SERVER=" + srv.url() + " ALLOT_TOKEN=" + token + " " +
+                    std::getenv("ALLOT_BIN") + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  *rc = WEXITSTATUS(::pclose(p));
+  return out;
+}
+
+TEST_F(AgentTest, LogsAreReadThroughTheServerWithTenantRules) {
+  auto n1 = StartAgent("n1", "4xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("talk", 2, 1,
+                      "echo \"hello from rank $RANK\"; printf 'caf\\303\\251 \\377\\n'"),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("talk", [](const json::value& v) { return State(v) == "Succeeded"; });
+
+  json::value r = srv_->Json("GET", "/api/v1/workloads/team-a/talk/log?pod=1", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("data").as_string(), "hello from rank 1\ncaf\xc3\xa9 ?\n");  // Invalid byte: '?'.
+  EXPECT_EQ(r.at("pod").as_string(), PodId(w, 1));
+  EXPECT_TRUE(r.at("finished").as_bool());
+  EXPECT_TRUE(r.at("exists").as_bool());
+  // From an offset; past the end gives nothing new.
+  r = srv_->Json("GET", "/api/v1/workloads/team-a/talk/log?pod=0&offset=6", "", &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(r.at("data").as_string().subview().substr(0, 12), "from rank 0\n");
+  const int64_t end = r.at("nextOffset").as_int64();
+  r = srv_->Json("GET", "/api/v1/workloads/team-a/talk/log?offset=" + std::to_string(end), "", &code);
+  EXPECT_EQ(r.at("data").as_string(), "");
+
+  // Bad input names what is wrong.
+  r = srv_->Json("GET", "/api/v1/workloads/team-a/talk/log?pod=2", "", &code);
+  EXPECT_EQ(code, 400);
+  EXPECT_EQ(r.at("error").at("field").as_string(), "pod");
+  r = srv_->Json("GET", "/api/v1/workloads/team-a/talk/log?offset=x", "", &code);
+  EXPECT_EQ(code, 400);
+  srv_->Json("GET", "/api/v1/workloads/team-a/nothing/log", "", &code);
+  EXPECT_EQ(code, 404);
+
+  // Another tenant's member sees nothing: 404, as for a GET.
+  srv_->Json("POST", "/api/v1/apply", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-b}\n", &code);
+  ASSERT_EQ(code, 200);
+  r = srv_->Json("POST", "/api/v1/tokens", R"({"user":"bob","role":"member","tenant":"team-b"})", &code);
+  ASSERT_EQ(code, 201);
+  const std::string bob(r.at("token").as_string());
+  EXPECT_EQ(srv_->Call(bob, "GET", "/api/v1/workloads/team-a/talk/log").status, 404);
+  r = srv_->Json("POST", "/api/v1/tokens", R"({"user":"ann","role":"viewer","tenant":"team-a"})", &code);
+  ASSERT_EQ(code, 201);
+  const std::string ann(r.at("token").as_string());
+  EXPECT_EQ(srv_->Call(ann, "GET", "/api/v1/workloads/team-a/talk/log").status, 200);
+
+  // The CLI prints the log; a tenant's viewer may read it.
+  int rc = -1;
+  std::string out = RunCli(*srv_, ann, "logs team-a/talk --pod 0", &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("hello from rank 0"), std::string::npos) << out;
+  out = RunCli(*srv_, bob, "logs talk -t team-a", &rc);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("404"), std::string::npos) << out;
+}
+
+TEST_F(AgentTest, LogsFollowARunningPodToItsEnd) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  // A pending workload has no log yet.
+  srv_->Json("POST", "/api/v1/workloads", Workload("huge", 1, 64, "true"), &code);
+  ASSERT_EQ(code, 201);
+  srv_->Json("GET", "/api/v1/workloads/team-a/huge/log", "", &code);
+  EXPECT_EQ(code, 409);
+
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("stream", 1, 1, "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.3; done"),
+             &code);
+  ASSERT_EQ(code, 201);
+  WaitFor("stream", [](const json::value& v) { return State(v) == "Running"; });
+  int rc = -1;
+  const auto start = std::chrono::steady_clock::now();
+  std::string out = RunCli(*srv_, srv_->admin_token(), "logs -f team-a/stream", &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n");
+  // It ended with the pod, not at a timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  EXPECT_EQ(State(WaitFor("stream", [](const json::value& v) { return State(v) == "Succeeded"; })),
+            "Succeeded");
 }
 
 TEST_F(AgentTest, ServerRestartAdoptsRunningPods) {

@@ -362,8 +362,8 @@ net::Response ErrorResponse(const Status& s) {
   return r;
 }
 
-namespace {
-net::Response SyncResponse(const State& state, const std::string& node) {
+net::Response Api::SyncReply(const State& state, const std::string& node,
+                             bool with_logs) {
   json::array pods;
   for (const DesiredPod& d : state.DesiredPods(node)) pods.push_back(DesiredPodJson(d));
   json::object o;
@@ -372,21 +372,45 @@ net::Response SyncResponse(const State& state, const std::string& node) {
   // only the newest.
   o["revision"] = state.resource_version();
   o["pods"] = std::move(pods);
+  if (auto it = log_asks_.find(node); with_logs && it != log_asks_.end()) {
+    json::array asks;
+    for (const LogAsk& a : it->second) {
+      asks.push_back(json::object{{"id", a.id},
+                                  {"pod", a.pod_id},
+                                  {"offset", a.offset},
+                                  {"limit", a.limit}});
+    }
+    o["logRequests"] = std::move(asks);
+    log_asks_.erase(it);
+  }
   return JsonResponse(200, o);
 }
-}  // namespace
 
 void Api::OnTurnEnd(Turn& t) {
-  for (const std::string& node : t.state.TakeChangedNodes()) {
+  std::set<std::string> changed = t.state.TakeChangedNodes();
+  for (const auto& [node, asks] : log_asks_) changed.insert(node);
+  for (const std::string& node : changed) {
     auto it = held_.find(node);
     if (it == held_.end()) continue;
-    t.Reply(it->second.ex, SyncResponse(t.state, node));
+    t.Reply(it->second.ex, SyncReply(t.state, node, true));
     held_.erase(it);
   }
   for (auto it = held_.begin(); it != held_.end();) {
     if (it->second.deadline_ms <= t.txn.now_unix_ms) {
-      t.Reply(it->second.ex, SyncResponse(t.state, it->first));
+      t.Reply(it->second.ex, SyncReply(t.state, it->first, true));
       it = held_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = log_waits_.begin(); it != log_waits_.end();) {
+    if (it->second.deadline_ms <= t.txn.now_unix_ms) {
+      json::object e{{"code", "Timeout"},
+                     {"message", "node " + it->second.node +
+                                     " did not send the log in time; try again"},
+                     {"field", ""}};
+      t.Reply(it->second.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
+      it = log_waits_.erase(it);
     } else {
       ++it;
     }
@@ -658,7 +682,101 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     return;
   }
 
+  // ---- pod logs: GET /api/v1/workloads/TENANT/NAME/log -------------------
+  if (seg.size() == 4 && seg[0] == "workloads" && seg[3] == "log") {
+    if (method != "GET") {
+      ex->Reply(MethodNotAllowed(method, path, "GET"));
+      return;
+    }
+    Status bad;
+    auto num = [&](const char* k, int64_t lo, int64_t hi, int64_t def) -> int64_t {
+      auto it = req.query.find(k);
+      if (it == req.query.end() || !bad.ok()) return def;
+      Result<int64_t> v = ParseInt(it->second, k);
+      if (v.ok() && (*v < lo || *v > hi)) {
+        v = Status::InvalidArgument(std::string(k) + " must be " + std::to_string(lo) +
+                                        " to " + std::to_string(hi),
+                                    k);
+      }
+      if (!v.ok()) bad = v.status();
+      return v.ok() ? *v : def;
+    };
+    const int64_t rank = num("pod", 0, 1000000, 0);
+    const int64_t attempt = num("attempt", 0, 1000000, 0);
+    const int64_t offset = num("offset", 0, int64_t(1) << 50, -1);  // -1: tail.
+    const int64_t limit = num("limit", 1, 1 << 20, 64 << 10);
+    const std::string key = seg[1] + "/" + seg[2];
+    authed([this, ex, reply_after, bad, key, rank, attempt, offset, limit](
+               Turn& t, const Principal& p) {
+      Result<State::PodLogTarget> target =
+          bad.ok() ? t.state.LogTarget(p, key, int32_t(rank), int32_t(attempt))
+                   : Result<State::PodLogTarget>(bad);
+      if (!target.ok()) {
+        reply_after(t, ex, ErrorResponse(target.status()));
+        return;
+      }
+      const int64_t id = next_log_id_++;
+      log_asks_[target->node].push_back(LogAsk{id, target->pod_id, offset, limit});
+      // An agent that does not answer within 10 s: 504 (OnTurnEnd).
+      log_waits_[id] = LogWait{ex, target->node, target->pod_id, target->finished,
+                               t.txn.now_unix_ms + 10000};
+    });
+    return;
+  }
+
   // ---- node agents: POST /api/v1/agents/sync?wait=SECONDS --------------
+  // and the answers to log reads: POST /api/v1/agents/logs
+  if (seg.size() == 2 && seg[0] == "agents" && seg[1] == "logs") {
+    if (method != "POST") {
+      ex->Reply(MethodNotAllowed(method, path, "POST"));
+      return;
+    }
+    // {"node": N, "logs": [{"id", "offset", "nextOffset", "data", "exists"}]}
+    auto body = std::make_shared<json::value>();
+    boost::system::error_code ec;
+    *body = json::parse(req.body, ec);
+    const json::value* node_v = !ec && body->is_object() ? body->as_object().if_contains("node") : nullptr;
+    const json::value* logs_v = !ec && body->is_object() ? body->as_object().if_contains("logs") : nullptr;
+    if (node_v == nullptr || !node_v->is_string() || logs_v == nullptr ||
+        !logs_v->is_array()) {
+      ex->Reply(ErrorResponse(Status::InvalidArgument(
+          "the body must be {\"node\": NAME, \"logs\": [...]}", "body")));
+      return;
+    }
+    authed([this, ex, reply_after, body](Turn& t, const Principal& p) {
+      if (p.role != Role::kNode && p.role != Role::kClusterAdmin) {
+        reply_after(t, ex, ErrorResponse(Status::PermissionDenied(
+                               "only a node token may answer log reads")));
+        return;
+      }
+      const std::string node(body->at("node").as_string());
+      int answered = 0;
+      for (const json::value& a : body->at("logs").as_array()) {
+        const json::object* ao = a.if_object();
+        const json::value* id = ao ? ao->if_contains("id") : nullptr;
+        if (id == nullptr || !id->is_int64()) continue;
+        auto w = log_waits_.find(id->as_int64());
+        if (w == log_waits_.end() || w->second.node != node) continue;
+        json::object o;
+        o["pod"] = w->second.pod_id;
+        o["node"] = node;
+        for (const char* k : {"offset", "nextOffset"}) {
+          const json::value* v = ao->if_contains(k);
+          o[k] = v && v->is_int64() ? v->as_int64() : 0;
+        }
+        const json::value* data = ao->if_contains("data");
+        o["data"] = data && data->is_string() ? data->as_string() : json::string();
+        const json::value* exists = ao->if_contains("exists");
+        o["exists"] = exists && exists->is_bool() && exists->as_bool();
+        o["finished"] = w->second.finished;
+        t.Reply(w->second.ex, JsonResponse(200, o));
+        log_waits_.erase(w);
+        ++answered;
+      }
+      reply_after(t, ex, JsonResponse(200, json::object{{"answered", answered}}));
+    });
+    return;
+  }
   if (!seg.empty() && seg[0] == "agents") {
     if (seg.size() != 2 || seg[1] != "sync") {
       ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
@@ -709,11 +827,11 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
       for (const DesiredPod& d : t.state.DesiredPods(node)) desired.insert(d.id);
       auto old = held_.find(node);
       if (old != held_.end()) {  // A newer poll replaces it.
-        reply_after(t, old->second.ex, SyncResponse(t.state, node));
+        reply_after(t, old->second.ex, SyncReply(t.state, node, false));
         held_.erase(old);
       }
-      if (wait_ms == 0 || exits || desired != reported) {
-        reply_after(t, ex, SyncResponse(t.state, node));
+      if (wait_ms == 0 || exits || desired != reported || log_asks_.count(node)) {
+        reply_after(t, ex, SyncReply(t.state, node, true));
         return;
       }
       held_[node] = HeldPoll{ex, t.txn.now_unix_ms + wait_ms};

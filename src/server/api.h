@@ -46,6 +46,29 @@ class Api {
     int64_t deadline_ms = 0;
   };
   std::map<std::string, HeldPoll> held_;
+  // Log reads (GET .../workloads/NS/NAME/log): asked of the pod's agent in
+  // its next sync answer, answered by its POST /api/v1/agents/logs.
+  // Owner thread only.
+  struct LogAsk {
+    int64_t id = 0;
+    std::string pod_id;
+    int64_t offset = -1;  // -1: the last `limit` bytes.
+    int64_t limit = 0;
+  };
+  struct LogWait {
+    std::shared_ptr<net::Exchange> ex;
+    std::string node;
+    std::string pod_id;
+    bool finished = false;
+    int64_t deadline_ms = 0;
+  };
+  std::map<std::string, std::vector<LogAsk>> log_asks_;  // By node.
+  std::map<int64_t, LogWait> log_waits_;                 // By ask id.
+  int64_t next_log_id_ = 1;
+  // The answer to `node`'s sync: its desired pods, and (`with_logs`) the
+  // log reads asked of it since its last answer.
+  net::Response SyncReply(const State& state, const std::string& node,
+                          bool with_logs);
 };
 
 // {"error":{"code","message","field"}} with the HTTP status for `s`.

@@ -207,6 +207,8 @@ std::vector<Row> Rows() {
 
   // ---- Unknown fields at several depths --------------------------------------
   add({"unknown top-level field", "POST", W, Sub(kWl, R"("kind":)", R"("extra":1,"kind":)"), 400, kBad, "unknown field \"extra\"", "extra"});
+  add({"negative backoffLimit", "POST", W, Sub(kWl, R"("queueName":"q")", R"("queueName":"q","backoffLimit":-1)"), 400, kBad, "between 0 and 1000", "spec.backoffLimit"});
+  add({"zero maximumExecutionTimeSeconds", "POST", W, Sub(kWl, R"("queueName":"q")", R"("queueName":"q","maximumExecutionTimeSeconds":0)"), 400, kBad, "between 1 and", "spec.maximumExecutionTimeSeconds"});
   add({"unknown metadata field", "POST", W, Sub(kWl, R"("name":"fresh-wl")", R"("name":"fresh-wl","colour":"red")"), 400, kBad, "unknown field \"colour\"", "metadata.colour"});
   add({"misspelt spec field", "POST", W, Sub(kWl, "queueName", "queueNmae"), 400, kBad, "unknown field \"queueNmae\"", "spec.queueNmae"});
   add({"unknown field in a pod template", "POST", W, Sub(kWl, R"("requests":{"nvidia.com/gpu":1}})", R"("requests":{"nvidia.com/gpu":1},"limits":{}})"),

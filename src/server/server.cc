@@ -132,6 +132,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
                                   [raw] { return !raw->ticking; })) {
       raw->owner->Post([node_timeout](Turn& t) {
         t.state.CheckNodes(t.txn.now_unix_ms, node_timeout, &t.txn);
+        t.state.CheckDeadlines(t.txn.now_unix_ms);
       });
     }
   });

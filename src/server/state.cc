@@ -162,6 +162,9 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       if (json::value* v = status.if_contains("attempt"); v && v->is_int64()) {
         rec.attempt = int32_t(v->as_int64());
       }
+      if (json::value* v = status.if_contains("restarts"); v && v->is_int64()) {
+        rec.restarts = int32_t(v->as_int64());
+      }
       if (json::value* v = status.if_contains("submittedBy"); v && v->is_string()) {
         rec.submitted_by = std::string(v->as_string());
       }

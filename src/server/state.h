@@ -78,6 +78,7 @@ struct WorkloadRecord {
   // Admissions so far; the pods of admission N are named ".../aN/...", so
   // a pod of an earlier admission is never taken for a current one.
   int32_t attempt = 0;
+  int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
   // Pods of the current attempt are in State::runs_ (admitted workloads
   // only, so that a queue of pending ones does not pay for them).
 
@@ -232,7 +233,21 @@ class State {
   // Agent-run nodes silent for `timeout_ms` become NotReady: unschedulable,
   // and their workloads are evicted back to their queues (whole gangs).
   void CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn);
+  // Fails workloads that ran past their maximumExecutionTimeSeconds.
+  void CheckDeadlines(int64_t now_ms);
   bool NodeReady(const std::string& node) const;
+  // Where the log of one pod of a workload lives: pod `rank` (0-based, over
+  // its pod sets in admission order) of attempt `attempt` (0: the current
+  // or last one). NotFound as for a GET (another tenant's is NotFound too);
+  // FailedPrecondition when it has no pods (not admitted now, or requeued),
+  // the rank is out of range, or its node is not an agent's or NotReady.
+  struct PodLogTarget {
+    std::string node;
+    std::string pod_id;
+    bool finished = false;  // The pod will write no more.
+  };
+  Result<PodLogTarget> LogTarget(const Principal& p, const std::string& key,
+                                 int32_t rank, int32_t attempt) const;
 
   // ---- Tokens and audit -----------------------------------------------
   // The principal of the live token whose secret hashes to `hash`.

@@ -76,6 +76,56 @@ bool State::NodeReady(const std::string& node) const {
   return it == agents_.end() || it->second.ready;
 }
 
+Result<State::PodLogTarget> State::LogTarget(const Principal& p,
+                                             const std::string& key,
+                                             int32_t rank,
+                                             int32_t attempt) const {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end() || !CanSee(p, Kind::kWorkload, it->second.spec.ns)) {
+    return Status::NotFound("Workload " + key + " does not exist");
+  }
+  const WorkloadRecord& rec = it->second;
+  if (!rec.spec.admission || rec.attempt == 0) {
+    return Status::FailedPrecondition(
+        "Workload " + key + " has no pods: it is " +
+        std::string(ToString(rec.state)) + ", not admitted");
+  }
+  if (attempt == 0) attempt = rec.attempt;
+  if (attempt < 1 || attempt > rec.attempt) {
+    return Status::InvalidArgument("attempt must be 1 to " +
+                                       std::to_string(rec.attempt),
+                                   "attempt");
+  }
+  int32_t i = 0;
+  for (const auto& psa : rec.spec.admission->pod_set_assignments) {
+    for (size_t j = 0; j < psa.placements.size(); ++j, ++i) {
+      if (i != rank) continue;
+      PodLogTarget t;
+      t.node = psa.placements[j].node;
+      t.pod_id = key + "/a" + std::to_string(attempt) + "/" + psa.name + "/" +
+                 std::to_string(j);
+      if (!agents_.count(t.node)) {
+        return Status::FailedPrecondition("node " + t.node +
+                                          " has no agent: no logs to read");
+      }
+      if (!NodeReady(t.node)) {
+        return Status::FailedPrecondition(
+            "node " + t.node + " is NotReady: its logs cannot be read now");
+      }
+      t.finished = rec.finished() || attempt < rec.attempt;
+      if (const Run* run = RunOf(key); run != nullptr && !t.finished) {
+        auto pod = run->pods.find(t.pod_id);
+        t.finished = pod != run->pods.end() && pod->second.exited;
+      }
+      return t;
+    }
+  }
+  return Status::InvalidArgument(
+      "pod must be 0 to " + std::to_string(i - 1) + " (the workload has " +
+          std::to_string(i) + " pod(s))",
+      "pod");
+}
+
 void State::Reindex(const std::string& key, WorkloadRecord* rec, bool gone) {
   std::vector<std::string> nodes;
   if (!gone && rec->spec.admission && !rec->finished()) {
@@ -247,7 +297,21 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
                         std::to_string(ps.exit_code);
       if (ps.signal != 0) why += " (signal " + std::to_string(ps.signal) + ")";
       if (!ps.last_lines.empty()) why += "; last lines:\n" + ps.last_lines;
-      Finish(&rec, false, "PodFailed", why, now);
+      if (rec.restarts < rec.spec.backoff_limit) {
+        // The whole gang again, as a new attempt on the same admission:
+        // agents stop the old pods and start the new ones.
+        ++rec.restarts;
+        ++rec.attempt;
+        runs_[key].pods.clear();
+        rec.state = WorkloadState::kAdmitted;
+        SetCondition(&rec.conditions,
+                     {"PodsReady", false, "PodFailed",
+                      "restart " + std::to_string(rec.restarts) + " of " +
+                          std::to_string(rec.spec.backoff_limit) + ": " + why,
+                      now});
+      } else {
+        Finish(&rec, false, "PodFailed", why, now);
+      }
     } else if (ok == total) {
       Finish(&rec, true, "Succeeded",
              "all " + std::to_string(total) + " pod(s) exited 0", now);
@@ -354,6 +418,27 @@ std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
     }
   }
   return out;
+}
+
+void State::CheckDeadlines(int64_t now_ms) {
+  std::vector<WorkloadRecord*> over;
+  for (const auto& [key, run] : runs_) {
+    WorkloadRecord& rec = workloads_.at(key);
+    const int64_t limit = rec.spec.max_execution_seconds;
+    if (limit <= 0 || rec.finished()) continue;
+    for (const Condition& c : rec.conditions) {
+      if (c.type == "QuotaReserved" && c.status &&
+          now_ms - c.time_unix_ms >= limit * 1000) {
+        over.push_back(&rec);
+      }
+    }
+  }
+  for (WorkloadRecord* rec : over) {
+    Finish(rec, false, "MaximumExecutionTimeExceeded",
+           "ran longer than its maximumExecutionTimeSeconds (" +
+               std::to_string(rec->spec.max_execution_seconds) + " s)",
+           now_ms);
+  }
 }
 
 void State::CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn) {

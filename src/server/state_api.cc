@@ -91,6 +91,7 @@ json::object State::WorkloadJson(const WorkloadRecord& rec,
   status["submittedBy"] = rec.submitted_by;
   status["priority"] = rec.spec.priority;
   if (rec.attempt > 0) status["attempt"] = rec.attempt;
+  if (rec.restarts > 0) status["restarts"] = rec.restarts;
   if (const Run* run = RunOf(rec.spec.Key()); run && !run->pods.empty()) {
     int64_t running = 0, exited = 0;
     for (const auto& [id, ps] : run->pods) {

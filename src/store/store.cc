@@ -13,16 +13,18 @@
 
 namespace allot::store {
 
-std::string DefaultStoreUrl() {
+std::string DefaultDataDir() {
   if (const char* x = std::getenv("XDG_DATA_HOME"); x != nullptr && *x) {
-    return std::string("sqlite:") + x + "/allot/allot.db";
+    return std::string(x) + "/allot";
   }
   const char* home = std::getenv("HOME");
   if (geteuid() != 0 && home != nullptr && *home) {
-    return std::string("sqlite:") + home + "/.local/share/allot/allot.db";
+    return std::string(home) + "/.local/share/allot";
   }
-  return "sqlite:/var/lib/allot/allot.db";
+  return "/var/lib/allot";
 }
+
+std::string DefaultStoreUrl() { return "sqlite:" + DefaultDataDir() + "/allot.db"; }
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url) {
   static constexpr char kSupported[] =

@@ -114,9 +114,10 @@ class Store {
 // refused with FailedPrecondition. Any other scheme is InvalidArgument.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
 
-// The default store URL: sqlite:$XDG_DATA_HOME/allot/allot.db, else
-// sqlite:$HOME/.local/share/allot/allot.db for non-root users, else
-// sqlite:/var/lib/allot/allot.db.
+// Allot's data directory: $XDG_DATA_HOME/allot, else
+// $HOME/.local/share/allot for non-root users, else /var/lib/allot.
+std::string DefaultDataDir();
+// The default store URL: sqlite:DefaultDataDir()/allot.db.
 std::string DefaultStoreUrl();
 
 }  // namespace allot::store
