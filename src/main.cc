@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
                     "simulated GPUs instead of NVML, e.g. 8xH100-80GB,2xA100-40GB");
   agent->add_flag("--simulate-exec", af.simulate_exec,
                   "run no processes: a pod ends after its allot.dev/simulated-runtime");
+  agent->add_option("--simulate-nodes", af.simulate_nodes,
+                    "run N simulated nodes NAME-00000.. in this process (load tests; "
+                    "needs --simulate-gpus and --simulate-exec)")
+      ->check(CLI::Range(1, 100000));
   agent->add_option("--log-dir", af.log_dir, "pod logs (default $XDG_STATE_HOME/allot/pods or /var/log/allot/pods)");
   agent->add_option("--address", af.address, "address of this node for MASTER_ADDR (default: its name)");
   agent->add_option("--poll-seconds", af.poll_seconds, "long-poll length, the heartbeat")

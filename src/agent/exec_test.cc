@@ -408,16 +408,21 @@ TEST(SimulatedExecTest, RunsForItsDurationAndStops) {
     EXPECT_EQ(*r, 0);
   }
   EXPECT_FALSE(exec->Start(quick).ok());  // Id in use until polled.
+  // Nothing runs, so no command is needed (load tests submit none).
   PodSpec empty = quick;
   empty.id = "empty";
   empty.command.clear();
-  EXPECT_EQ(exec->Start(empty).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(exec->Start(empty).ok());
+  PodSpec no_id = quick;
+  no_id.id.clear();
+  EXPECT_EQ(exec->Start(no_id).status().code(), StatusCode::kInvalidArgument);
 
   std::map<std::string, PodExit> exits;
   ASSERT_TRUE(WaitFor([&] {
     for (PodExit& e : exec->Poll()) exits[e.id] = std::move(e);
-    return exits.size() == 2;
+    return exits.size() == 3;
   }));
+  EXPECT_EQ(exits["empty"].exit_code, 0);
   EXPECT_EQ(exits["quick"].exit_code, 0);
   EXPECT_EQ(exits["soon"].exit_code, 0);
   EXPECT_FALSE(exits["soon"].stopped);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -131,16 +132,27 @@ class Agent {
         tag_(std::move(tag)),
         out_(out) {}
 
+  // Runs the node until *stop: the long poll here, exits and log reads
+  // reported by a thread of its own; then stops its pods.
   void Run(const std::atomic<bool>* stop) {
-    std::thread reporter([this, stop] { ReportLoop(stop); });
+    std::thread reporter([this, stop] {
+      while (!*stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!ReportStep()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    });
     PollLoop(stop);
     reporter.join();
+    Shutdown();
+  }
+
+  void Shutdown() {
     out_ << "allot agent: stopping " << exec_->Running().size() << " pod(s)\n";
     out_.flush();
     exec_->StopAll(std::chrono::seconds(10));
   }
 
- private:
+  // The long poll: the heartbeat, and how starts and stops arrive.
   void PollLoop(const std::atomic<bool>* stop) {
     std::unique_ptr<Client> cl;
     int64_t backoff_ms = 500;
@@ -154,6 +166,7 @@ class Agent {
                     : Status::FailedPrecondition("cannot create a client");
       if (s.ok()) {
         if (!connected) {
+          synced_ = true;
           out_ << "allot agent: node " << node_.name << " synced with "
                << cl->server() << " (" << node_.gpus.size() << " GPU(s), "
                << gpus_->Describe() << ")\n";
@@ -168,6 +181,7 @@ class Agent {
         out_.flush();
       }
       connected = false;
+      synced_ = false;
       cl.reset();
       for (int64_t slept = 0; slept < backoff_ms && !*stop; slept += 100) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -176,50 +190,52 @@ class Agent {
     }
   }
 
-  // Reports exits at once on its own connection.
-  void ReportLoop(const std::atomic<bool>* stop) {
-    std::unique_ptr<Client> cl;
-    bool pending = false;
-    std::vector<LogAsk> asks;
-    while (!*stop) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      std::vector<agent::PodExit> exits = exec_->Poll();
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        for (agent::PodExit& e : exits) {
-          running_.erase(e.id);
-          exited_[e.id] = std::move(e);
-        }
-        pending = pending || !exits.empty() || report_now_;
-        report_now_ = false;
-        if (!exits.empty()) UpdateBusy();
-        asks.insert(asks.end(), log_asks_.begin(), log_asks_.end());
-        log_asks_.clear();
+  // Whether the last sync succeeded.
+  bool synced() const { return synced_; }
+
+  // One round of the reporter (one thread at a time): sends exits and the
+  // answers to log reads at once, on a connection of its own. False after a
+  // transport error.
+  bool ReportStep() {
+    std::vector<agent::PodExit> exits = exec_->Poll();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (agent::PodExit& e : exits) {
+        running_.erase(e.id);
+        exited_[e.id] = std::move(e);
       }
-      if (!asks.empty()) {
-        if (!cl) {
-          auto c = Client::Connect(flags_);
-          if (c.ok()) cl = std::move(*c);
-        }
-        // Unanswered reads time out on the server; the caller asks again.
-        if (cl && !AnswerLogs(*cl, asks).ok()) cl.reset();
-        asks.clear();
-      }
-      if (!pending) continue;
-      if (!cl) {
-        auto c = Client::Connect(flags_);
-        if (!c.ok()) continue;
-        cl = std::move(*c);
-      }
-      if (SyncOnce(*cl, 0).ok()) {
-        pending = false;
-      } else {
-        cl.reset();
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      report_pending_ = report_pending_ || !exits.empty() || report_now_;
+      report_now_ = false;
+      if (!exits.empty()) UpdateBusy();
+      report_asks_.insert(report_asks_.end(), log_asks_.begin(), log_asks_.end());
+      log_asks_.clear();
+    }
+    if (!report_pending_ && report_asks_.empty()) return true;
+    if (!report_cl_) {
+      auto c = Client::Connect(flags_);
+      if (!c.ok()) return false;
+      report_cl_ = std::move(*c);
+    }
+    if (!report_asks_.empty()) {
+      // Unanswered reads time out on the server; the caller asks again.
+      Status s = AnswerLogs(*report_cl_, report_asks_);
+      report_asks_.clear();
+      if (!s.ok()) {
+        report_cl_.reset();
+        return false;
       }
     }
+    if (report_pending_) {
+      if (!SyncOnce(*report_cl_, 0).ok()) {
+        report_cl_.reset();
+        return false;
+      }
+      report_pending_ = false;
+    }
+    return true;
   }
 
+ private:
   // Reads the asked pieces of pod logs and sends them to the server.
   Status AnswerLogs(Client& cl, const std::vector<LogAsk>& asks) {
     json::array logs;
@@ -420,9 +436,89 @@ class Agent {
   std::map<std::string, LocalPod> running_;
   std::map<std::string, agent::PodExit> exited_;  // Until the server forgets.
   std::vector<LogAsk> log_asks_;  // From the last answers, for the reporter.
+  std::atomic<bool> synced_{false};
+  // The reporter's own (one thread at a time).
+  std::unique_ptr<Client> report_cl_;
+  bool report_pending_ = false;
+  std::vector<LogAsk> report_asks_;
   int64_t revision_ = -1;
   bool report_now_ = false;
 };
+
+}  // namespace
+
+namespace {
+
+// Discards what is written to it: the per-node lines of --simulate-nodes.
+class NullStream : public std::ostream {
+ public:
+  NullStream() : std::ostream(nullptr) {}
+};
+
+// `--simulate-nodes N`: N nodes with simulated GPUs and simulated
+// execution in this process, for load tests. Each node keeps its own long
+// poll (a thread and a connection, as N real agents would); one reporter
+// thread serves them all.
+int RunSimulatedNodes(const ClientFlags& c, const AgentFlags& f, const core::Node& base,
+                      const std::atomic<bool>* stop, std::ostream& out) {
+  static NullStream quiet;
+  std::vector<std::unique_ptr<Agent>> agents;
+  const std::string prefix = base.name;
+  for (int i = 0; i < f.simulate_nodes; ++i) {
+    core::Node node = base;
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "-%05d", i);
+    node.name = prefix + suffix;
+    auto g = agent::OpenSimulated(f.simulate_gpus, node.name);
+    if (!g.ok()) {
+      out << "allot agent: --simulate-gpus: " << g.status().message() << "\n";
+      return 2;
+    }
+    for (const agent::GpuInfo& gi : (*g)->Gpus()) {
+      core::Gpu cg;
+      cg.uuid = gi.uuid;
+      cg.product = gi.product;
+      cg.memory = Quantity::FromUnits(gi.memory_bytes);
+      for (const agent::MigInstance& m : gi.mig) cg.mig.push_back({m.uuid, m.profile});
+      node.gpus.push_back(std::move(cg));
+    }
+    const std::string name = node.name;
+    const std::string log_dir = (f.log_dir.empty() ? DefaultLogDir() : f.log_dir) + "/" + name;
+    agents.push_back(std::make_unique<Agent>(c, f, std::move(*g), agent::NewSimulatedExecutor(),
+                                             std::move(node), log_dir, name, quiet));
+  }
+  out << "allot agent: " << f.simulate_nodes << " SIMULATED nodes " << prefix
+      << "-00000.. (" << f.simulate_gpus << " each, simulated execution: no processes run)\n";
+  out.flush();
+  std::vector<std::thread> polls;
+  polls.reserve(agents.size());
+  for (auto& a : agents) polls.emplace_back([&a, stop] { a->PollLoop(stop); });
+  std::thread reporter([&] {
+    while (!*stop) {
+      const auto round = std::chrono::steady_clock::now();
+      for (auto& a : agents) a->ReportStep();
+      std::this_thread::sleep_until(round + std::chrono::milliseconds(100));
+    }
+  });
+  int last = -1;
+  auto next = std::chrono::steady_clock::now();
+  while (!*stop) {
+    if (std::chrono::steady_clock::now() >= next) {
+      int n = 0;
+      for (auto& a : agents) n += a->synced() ? 1 : 0;
+      if (n != last) {
+        out << "allot agent: " << n << " of " << agents.size() << " simulated nodes synced\n";
+        out.flush();
+        last = n;
+      }
+      next += std::chrono::seconds(5);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (std::thread& t : polls) t.join();
+  reporter.join();
+  return 0;
+}
 
 }  // namespace
 
@@ -447,6 +543,14 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
       std::max<int64_t>(1, std::thread::hardware_concurrency()));
   node.memory = Quantity::FromUnits(MemTotalBytes());
 
+  if (f.simulate_nodes > 0) {
+    if (f.simulate_gpus.empty() || !f.simulate_exec) {
+      out << "allot agent: --simulate-nodes needs --simulate-gpus and --simulate-exec "
+             "(simulated nodes run no processes)\n";
+      return 2;
+    }
+    return RunSimulatedNodes(c, f, node, stop, out);
+  }
   std::unique_ptr<agent::GpuSource> gpus;
   std::string simulate = f.simulate_gpus;
   if (simulate.empty() && !f.simulate_gpus_if_none.empty()) {

@@ -28,6 +28,9 @@ struct AgentFlags {
   // Simulated GPUs to offer when NVML finds none (`allot up`); empty: none.
   std::string simulate_gpus_if_none;
   bool simulate_exec = false;
+  // N > 0: N simulated nodes NAME-00000.. in this process (load tests;
+  // needs simulate_gpus and simulate_exec).
+  int simulate_nodes = 0;
   std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
   std::string address;        // MASTER_ADDR for pods here; default: name.
   int poll_seconds = 5;

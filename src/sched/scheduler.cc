@@ -381,6 +381,13 @@ Status Scheduler::AddWorkload(const core::Workload& w) {
   return st;
 }
 
+Status Scheduler::AddNode(const core::Node& node) {
+  Impl& m = *impl_;
+  ALLOT_RETURN_IF_ERROR(m.pool->AddNode(node));
+  for (int32_t c = 0; c < int32_t(m.cqs.size()); ++c) m.RequeueCq(c);
+  return Status::Ok();
+}
+
 Status Scheduler::RemoveWorkload(const std::string& key) {
   Impl& m = *impl_;
   auto it = m.by_key.find(key);

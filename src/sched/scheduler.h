@@ -120,6 +120,12 @@ class Scheduler {
   // once and its cohort's set-aside workloads are retried.
   Status RemoveWorkload(const std::string& key);
 
+  // A node joins (an agent registered it): its devices are free, and every
+  // workload set aside is tried again. Errors change nothing: a duplicate
+  // node name, a GPU or MIG UUID that another node has, bad capacity.
+  // Changes to existing nodes go through Create (a rebuild).
+  Status AddNode(const core::Node& node);
+
   // One scheduling cycle over the active heads.
   CycleResult RunCycle();
   // Runs cycles until one changes nothing; returns the number run. Stops

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -825,6 +827,36 @@ TEST(SchedulerTest, AddWorkload) {
   EXPECT_EQ(r.admitted, (std::vector<std::string>{"team-a/w"}));
   EXPECT_EQ(r.attempts, 1);
   EXPECT_EQ((*s)->AdmittedCount(), 1u);
+}
+
+// A node that joins later takes the work set aside for lack of devices; a
+// node that clashes with the pool changes nothing.
+TEST(SchedulerTest, AddNodeWakesWorkSetAside) {
+  auto s = testing::BuildScheduler(
+      kH100 + GpuNodes("h", 1, "H100-80GB") +
+      GpuCq("team-a-cq", "", "h100", "nominalQuota: 32") +
+      Wl("team-a/big").Gpus(8).Count(2).Yaml());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  (*s)->RunUntilQuiescent();
+  EXPECT_EQ((*s)->AdmittedCount(), 0u);  // 16 GPUs, one node of 8.
+
+  core::Config more;
+  ASSERT_TRUE(core::ParseManifests(GpuNodes("late", 1, "H100-80GB"), "n.yaml", &more).ok());
+  ASSERT_EQ(more.nodes.size(), 1u);
+  ASSERT_TRUE((*s)->AddNode(more.nodes[0]).ok());
+  EXPECT_FALSE((*s)->AddNode(more.nodes[0]).ok());  // The same name again.
+  core::Node clash = more.nodes[0];
+  clash.name = "clash";  // Same GPU UUIDs as late-0.
+  Status st = (*s)->AddNode(clash);
+  EXPECT_FALSE(st.ok());
+  (*s)->RunUntilQuiescent();
+  ASSERT_EQ((*s)->AdmittedCount(), 1u);
+  std::optional<core::Admission> adm = (*s)->AdmissionOf("team-a/big");
+  ASSERT_TRUE(adm.has_value());
+  std::vector<std::string> nodes;
+  for (const auto& pl : adm->pod_set_assignments[0].placements) nodes.push_back(pl.node);
+  std::sort(nodes.begin(), nodes.end());
+  EXPECT_EQ(nodes, (std::vector<std::string>{"h-0", "late-0"}));
 }
 
 // The scheduler is pure: the same input gives the same decisions, byte for

@@ -221,7 +221,22 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
   a.last_seen_ms = now;
   a.address = r.address;
   a.ready = true;
-  if (changed) {
+  if (changed && it == objs_.nodes.end()) {
+    // A node joins: validated alone (its name, labels, capacity, GPUs) and
+    // added to the scheduler as it is, without rebuilding it, so that
+    // thousands of agents can join at once.
+    core::Config one;
+    one.nodes.push_back(n);
+    Status s = core::ValidateConfig(&one);
+    if (s.ok()) s = sched_->AddNode(n);
+    if (!s.ok()) {
+      agents_[n.name] = before;
+      return Status::InvalidArgument(s.message(), "node." + s.field());
+    }
+    objs_.nodes[n.name] = {n, 0};
+    PutObject(Kind::kNode, n.name, /*added=*/true, txn);
+    if (registered != nullptr) *registered = true;
+  } else if (changed) {
     Change ch;
     ch.kind = Kind::kNode;
     ch.key = n.name;
