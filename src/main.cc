@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
   simulate->add_option("--html", smf.html, "write a self-contained HTML report");
   simulate->add_option("--philly-config", smf.philly_config,
                        "print the Philly config for this philly_vc_nodes.csv and exit");
+  simulate->add_option("--philly-scale", smf.philly_scale,
+                       "with --philly-config: nodes per VC x this (e.g. 0.25)")
+      ->capture_default_str();
   simulate->add_option("--synthetic-config", smf.synthetic_config,
                        "print a synthetic config GPUS:TENANTS and exit");
   client_flags(simulate);

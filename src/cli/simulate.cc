@@ -149,7 +149,10 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
     if (!in) {
       return Fail(Status::NotFound("cannot open " + flags.philly_config), err);
     }
-    auto y = sim::PhillyConfigYaml(in, flags.philly_config, trace);
+    if (!(flags.philly_scale > 0 && flags.philly_scale <= 100)) {
+      return Fail(Status::InvalidArgument("--philly-scale must be in (0, 100]"), err);
+    }
+    auto y = sim::PhillyConfigYaml(in, flags.philly_config, trace, flags.philly_scale);
     if (!y.ok()) return Fail(y.status(), err);
     out << *y;
     return kExitOk;

@@ -40,6 +40,7 @@ struct SimulateFlags {
   std::string html;
   // Generators: print a config and exit.
   std::string philly_config;     // philly_vc_nodes.csv (needs --trace philly:).
+  double philly_scale = 1.0;     // Nodes per VC x this.
   std::string synthetic_config;  // GPUS:TENANTS.
 };
 

@@ -18,9 +18,12 @@ namespace allot::sim {
 // file get a ClusterQueue with nominal quota 0: they run only on what they
 // borrow. Queues are Kueue's default (BestEffortFIFO, reclaimWithinCohort
 // Any, withinClusterQueue LowerPriority).
+// `scale` multiplies every VC's nodes (rounded, at least 1): 0.25 gives a
+// cluster a quarter the size with the same shares, where the trace
+// contends.
 Result<std::string> PhillyConfigYaml(std::istream& vc_nodes,
                                      const std::string& source,
-                                     const Trace& trace);
+                                     const Trace& trace, double scale = 1.0);
 
 // A synthetic cluster for benchmarks: `gpus` / 8 nodes of 8 GPUs and
 // `tenants` tenants t00, t01, ... with equal quotas (the remainder to the
