@@ -50,8 +50,16 @@ class Integrator {
   int64_t last_ = 0;
 };
 
+// A job, compact (a million of them must fit): its Workload is built when
+// it is submitted (Sim::MakeWorkload).
 struct Job {
-  core::Workload wl;
+  int32_t queue = 0;     // Index into Sim::names_ (LocalQueue name).
+  int32_t pclass = -1;   // Index into Sim::names_, or -1.
+  int32_t resource = 0;  // Index into Sim::names_.
+  int32_t type = 0;      // Index into Sim::names_.
+  int32_t pods = 1;
+  int32_t per_pod = 0;
+  int32_t priority = 0;
   int64_t remaining_ms = 0;
   int64_t run_start_ms = -1;  // Current attempt; -1 when not running.
   int64_t pending_since_ms = 0;
@@ -133,6 +141,15 @@ class Sim {
     double u = double(rng_() >> 11) * 0x1.0p-53;
     return std::max<int64_t>(1, std::llround(-std::log(1 - u) * double(mean_ms)));
   }
+  int32_t Name(const std::string& s) {
+    auto [it, added] = name_idx_.emplace(s, int32_t(names_.size()));
+    if (added) names_.push_back(s);
+    return it->second;
+  }
+  std::string Key(int32_t j) const {
+    return r_.tenants[size_t(r_.jobs[size_t(j)].tenant)] + "/j" + std::to_string(j);
+  }
+  core::Workload MakeWorkload(int32_t j) const;
   void Forget(int32_t j) {
     for (int32_t n : jobs_[size_t(j)].nodes) {
       auto& v = nodes_[size_t(n)].running;
@@ -149,6 +166,8 @@ class Sim {
   std::mt19937_64 rng_;
   std::unique_ptr<sched::Scheduler> sched_;
   std::vector<Job> jobs_;
+  std::vector<std::string> names_;
+  std::map<std::string, int32_t> name_idx_;
   std::map<std::string, int32_t> tenant_idx_;
   std::vector<Integrator> alloc_, demand_, pending_;
   std::unique_ptr<Integrator> capacity_;
@@ -388,19 +407,13 @@ Status Sim::BuildJob(const TraceJob& tj) {
     return Status::Ok();
   }
   Job j;
-  core::Workload& w = j.wl;
-  w.ns = tj.tenant;
-  w.name = "j" + std::to_string(jobs_.size());  // == its r_.jobs index.
-  w.queue_name = queue;
-  w.type = tj.type;
-  w.priority = priority;
-  w.priority_class_name = pclass;
-  w.creation_unix_ms = tj.submit_ms;
-  core::PodSet ps;
-  ps.name = "main";
-  ps.count = pods;
-  if (per_pod > 0) ps.requests[resource] = Quantity::FromUnits(per_pod);
-  w.pod_sets.push_back(std::move(ps));
+  j.queue = Name(queue);
+  j.pclass = pclass.empty() ? -1 : Name(pclass);
+  j.resource = Name(resource);
+  j.type = Name(tj.type);
+  j.pods = pods;
+  j.per_pod = per_pod;
+  j.priority = priority;
   j.remaining_ms = tj.duration_ms;
   JobOutcome o;
   o.tenant = tenant_idx_[tj.tenant];
@@ -411,6 +424,27 @@ Status Sim::BuildJob(const TraceJob& tj) {
   r_.jobs.push_back(o);
   jobs_.push_back(std::move(j));
   return Status::Ok();
+}
+
+core::Workload Sim::MakeWorkload(int32_t j) const {
+  const Job& job = jobs_[size_t(j)];
+  const JobOutcome& o = r_.jobs[size_t(j)];
+  core::Workload w;
+  w.ns = r_.tenants[size_t(o.tenant)];
+  w.name = "j" + std::to_string(j);
+  w.queue_name = names_[size_t(job.queue)];
+  w.type = names_[size_t(job.type)];
+  w.priority = job.priority;
+  if (job.pclass >= 0) w.priority_class_name = names_[size_t(job.pclass)];
+  w.creation_unix_ms = o.submit_ms;
+  core::PodSet ps;
+  ps.name = "main";
+  ps.count = job.pods;
+  if (job.per_pod > 0) {
+    ps.requests[names_[size_t(job.resource)]] = Quantity::FromUnits(job.per_pod);
+  }
+  w.pod_sets.push_back(std::move(ps));
+  return w;
 }
 
 void Sim::Start(int32_t j, int64_t t) {
@@ -426,7 +460,7 @@ void Sim::Start(int32_t j, int64_t t) {
   --pending_jobs_;
   completions_.push({t + job.remaining_ms, j, job.attempt});
   if (opt_.mtbf_ms > 0) {
-    auto adm = sched_->AdmissionOf(job.wl.Key());
+    auto adm = sched_->AdmissionOf(Key(j));
     if (adm) {
       std::set<int32_t> on;
       for (const auto& psa : adm->pod_set_assignments)
@@ -463,7 +497,7 @@ int64_t Sim::Stop(int32_t j, int64_t t) {
 void Sim::Finish(int32_t j, int64_t t) {
   Job& job = jobs_[size_t(j)];
   JobOutcome& o = r_.jobs[size_t(j)];
-  (void)sched_->RemoveWorkload(job.wl.Key());
+  (void)sched_->RemoveWorkload(Key(j));
   o.finish_ms = t;
   job.run_start_ms = -1;
   alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
@@ -499,12 +533,11 @@ void Sim::FailNode(int32_t n, int64_t t) {
   std::vector<int32_t> victims = node.running;
   std::sort(victims.begin(), victims.end());
   for (int32_t j : victims) {
-    Job& job = jobs_[size_t(j)];
-    (void)sched_->RemoveWorkload(job.wl.Key());
+    (void)sched_->RemoveWorkload(Key(j));
     ++r_.failure_kills;
     ++r_.jobs[size_t(j)].failures;
     r_.lost_failure_gpu_ms += Stop(j, t);
-    Status s = sched_->AddWorkload(job.wl);
+    Status s = sched_->AddWorkload(MakeWorkload(j));
     ALLOT_CHECK(s.ok());
   }
   // Hold its devices with a placeholder admitted to the repair queue.
@@ -593,7 +626,7 @@ Status Sim::Run() {
       demand_[size_t(o.tenant)].Add(t, o.gpu_milli);
       pending_[size_t(o.tenant)].Add(t, 1000);
       ++pending_jobs_;
-      Status s = sched_->AddWorkload(job.wl);
+      Status s = sched_->AddWorkload(MakeWorkload(int32_t(next)));
       if (!s.ok()) return s;
       ++next;
     }
