@@ -11,6 +11,7 @@
 #include "cli/agent.h"
 #include "cli/commands.h"
 #include "cli/dry_run.h"
+#include "cli/simulate.h"
 #include "cli/up.h"
 #include "server/api.h"
 
@@ -40,6 +41,41 @@ int main(int argc, char** argv) {
   schedule->add_flag("--dry-run", dry_run, "print decisions; change nothing")->required();
   schedule->add_option("-f,--file", sched_files, "manifest file (- = stdin)")->required();
   schedule->callback([&] { rc = RunDryRun(sched_files, std::cout, std::cerr); });
+
+  // simulate (docs/simulate.md)
+  SimulateFlags smf;
+  auto* simulate = app.add_subcommand(
+      "simulate", "replay a trace on a virtual clock with the real scheduler");
+  simulate->add_option("-f,--file", smf.files, "cluster config manifests (- = stdin)");
+  simulate->add_option("--trace", smf.trace,
+                       "philly:PATH, alibaba:PATH, alibaba-single:PATH, csv:PATH "
+                       "or synthetic:JOBS[:SEED[:GPUS[:TENANTS]]]");
+  simulate->add_option("--from-history", smf.from_history,
+                       "replay the finished workloads of this server (URL)");
+  simulate->add_option("--policy", smf.policy,
+                       "as-given|fifo|strict|kueue|fair|allot")->capture_default_str();
+  simulate->add_flag("--compare", smf.compare, "run several policies, print a table");
+  simulate->add_option("--policies", smf.policies, "with --compare: these (default all)")
+      ->delimiter(',');
+  simulate->add_option("--checkpoint-interval", smf.checkpoint_interval,
+                       "a preempted job keeps progress up to its last checkpoint (e.g. 30m)");
+  simulate->add_option("--mtbf", smf.mtbf, "mean time between failures per node (e.g. 2000h)");
+  simulate->add_option("--mttr", smf.mttr, "mean repair time")->capture_default_str();
+  simulate->add_option("--seed", smf.seed, "failure generator seed")->capture_default_str();
+  simulate->add_option("--window", smf.window, "time-series window")->capture_default_str();
+  simulate->add_flag("--strict", smf.strict, "malformed rows and rejected jobs are fatal");
+  simulate->add_option("-o,--output", smf.output, "JSON summary file (- = stdout)")
+      ->capture_default_str();
+  simulate->add_option("--html", smf.html, "write a self-contained HTML report");
+  simulate->add_option("--philly-config", smf.philly_config,
+                       "print the Philly config for this philly_vc_nodes.csv and exit");
+  simulate->add_option("--philly-scale", smf.philly_scale,
+                       "with --philly-config: nodes per VC x this (e.g. 0.25)")
+      ->capture_default_str();
+  simulate->add_option("--synthetic-config", smf.synthetic_config,
+                       "print a synthetic config GPUS:TENANTS and exit");
+  client_flags(simulate);
+  simulate->callback([&] { rc = RunSimulate(smf, cf, std::cout, std::cerr); });
 
   // serve
   ServeFlags sf;

@@ -52,6 +52,8 @@ const EnumTable<TaintEffect> kEffects = {
     {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
     {"NoExecute", TaintEffect::kNoExecute}};
 
+}  // namespace
+
 Status ParseTaints(const Val& v, std::vector<Taint>* out) {
   std::vector<Val> items;
   ALLOT_RETURN_IF_ERROR(v.Items(&items));
@@ -66,8 +68,6 @@ Status ParseTaints(const Val& v, std::vector<Taint>* out) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Status ParseTolerations(const Val& v, std::vector<Toleration>* out) {
   std::vector<Val> items;
@@ -541,6 +541,7 @@ constexpr KindParser kKinds[] = {
     {"batch/v1", "Job", true, ParseJob},
     {kAllot, "SchedulerConfig", false, ParseSchedulerConfig},
     {kAllot, "Node", false, ParseNode},
+    {kAllot, "NodePool", false, ParseNodePool},
     {kAllot, "Workload", true, ParseAllotWorkload},
 };
 

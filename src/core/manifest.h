@@ -6,7 +6,8 @@
 //   kueue.x-k8s.io/v1alpha1  Cohort
 //   v1                       Namespace
 //   batch/v1                 Job (with a kueue.x-k8s.io/queue-name label)
-//   allot.dev/v1             Node, Workload, SchedulerConfig
+//   allot.dev/v1             Node, NodePool (many identical Nodes, expanded
+//                            at parse time), Workload, SchedulerConfig
 // Empty documents and `null` are skipped. Anything else is an error.
 //
 // Validation is strict: an unknown field is an error that names it, except

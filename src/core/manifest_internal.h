@@ -250,6 +250,8 @@ Status At(const SourceRef& src, const std::string& name, const Status& s);
 // ---- Shared shapes (manifest.cc) -------------------------------------------
 
 Status ParseTolerations(const Val& v, std::vector<Toleration>* out);
+// A Node's spec.taints.
+Status ParseTaints(const Val& v, std::vector<Taint>* out);
 
 // No node has more GPUs than this; a larger per-pod request is a typo.
 inline constexpr int64_t kMaxGpusPerPod = 4096;
@@ -285,5 +287,7 @@ inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
 Status ParseAllotWorkload(const Doc& d, Config* out);
 Status ParseKueueWorkload(const Doc& d, Config* out);
 Status ParseJob(const Doc& d, Config* out);
+// allot.dev/v1 NodePool, expanded into Nodes (manifest_nodepool.cc).
+Status ParseNodePool(const Doc& d, Config* out);
 
 }  // namespace allot::core::internal

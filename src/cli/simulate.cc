@@ -1,0 +1,264 @@
+// `allot simulate` (see simulate.h and docs/simulate.md).
+#include "cli/simulate.h"
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <ostream>
+#include <sys/resource.h>
+
+#include "cli/dry_run.h"
+#include "core/manifest.h"
+#include "sim/configs.h"
+#include "sim/history.h"
+#include "sim/policy.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+
+namespace allot::cli {
+namespace {
+
+namespace json = boost::json;
+constexpr int kExitServer = 1;
+constexpr size_t kShowIssues = 10;
+
+int Fail(const Status& s, std::ostream& err) {
+  err << "allot: " << s.message() << "\n";
+  return kExitUsage;
+}
+
+// Every workload the server lists, page by page.
+Result<sim::Trace> FetchHistory(const std::string& url, const ClientFlags& cf) {
+  ClientFlags f = cf;
+  f.server = url;
+  auto client = Client::Connect(f);
+  if (!client.ok()) return client.status();
+  json::array items;
+  std::string cont;
+  for (int page = 0; page < 100000; ++page) {
+    std::string target = "/api/v1/workloads?limit=1000";
+    if (!cont.empty()) target += "&continue=" + cont;
+    auto r = (*client)->Call("GET", target);
+    if (!r.ok()) return r.status();
+    const json::object* o = r->if_object();
+    if (!o || !o->if_contains("items") || !o->at("items").is_array()) {
+      return Status::Internal("the server's workload list has no items");
+    }
+    for (const auto& w : o->at("items").as_array()) items.push_back(w);
+    const json::value* c = o->if_contains("continue");
+    if (!c || !c->is_string() || c->as_string().empty()) break;
+    std::string next(c->as_string());
+    cont.clear();
+    for (char ch : next) {  // Percent-encode the key ("tenant/name").
+      if (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ||
+          ch == '_' || ch == '~') {
+        cont += ch;
+      } else {
+        char buf[4];
+        std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(ch));
+        cont += buf;
+      }
+    }
+  }
+  return sim::TraceFromWorkloads(items, url);
+}
+
+Result<int64_t> OptionalDuration(const std::string& flag, const std::string& v) {
+  if (v.empty()) return int64_t(0);
+  auto d = sim::ParseDurationMs(v);
+  if (!d.ok()) return Status::InvalidArgument(flag + ": " + d.status().message());
+  return d;
+}
+
+void ReportIssues(const char* what, const std::vector<sim::TraceIssue>& issues,
+                  const std::string& source, std::ostream& err) {
+  if (issues.empty()) return;
+  err << "allot: " << issues.size() << " " << what << " in " << source << ":\n";
+  for (size_t i = 0; i < issues.size() && i < kShowIssues; ++i) {
+    err << "  line " << issues[i].line << ": " << issues[i].message << "\n";
+  }
+  if (issues.size() > kShowIssues) {
+    err << "  ... and " << issues.size() - kShowIssues << " more (in the JSON)\n";
+  }
+}
+
+Status WriteFile(const std::string& path, const std::string& text,
+                 std::ostream& out) {
+  if (path == "-") {
+    out << text;
+    out.flush();
+    return Status::Ok();
+  }
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) return Status::NotFound("cannot write " + path);
+  return Status::Ok();
+}
+
+int64_t PeakRssMib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024;
+}
+
+}  // namespace
+
+int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
+                std::ostream& out, std::ostream& err) {
+  // Generators.
+  if (!flags.synthetic_config.empty()) {
+    int64_t gpus = 0, tenants = 0;
+    if (std::sscanf(flags.synthetic_config.c_str(), "%ld:%ld", &gpus, &tenants) != 2 ||
+        gpus < 8 || tenants < 1 || gpus > 10000000 || tenants > 10000) {
+      return Fail(Status::InvalidArgument(
+                      "--synthetic-config: expected GPUS:TENANTS, e.g. 10000:20"),
+                  err);
+    }
+    out << sim::SyntheticConfigYaml(gpus, int32_t(tenants));
+    return kExitOk;
+  }
+  if (flags.trace.empty() == flags.from_history.empty()) {
+    return Fail(Status::InvalidArgument(
+                    "give exactly one of --trace FORMAT:PATH and --from-history URL"),
+                err);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  sim::Trace trace;
+  if (!flags.from_history.empty()) {
+    auto h = FetchHistory(flags.from_history, client);
+    if (!h.ok()) {
+      err << "allot: " << h.status().message() << "\n";
+      return kExitServer;
+    }
+    trace = std::move(*h);
+  } else {
+    auto t = sim::LoadTrace(flags.trace);
+    if (!t.ok()) return Fail(t.status(), err);
+    trace = std::move(*t);
+  }
+  if (!flags.philly_config.empty()) {
+    if (trace.format != "philly") {
+      return Fail(Status::InvalidArgument(
+                      "--philly-config needs --trace philly:PATH (its VCs)"),
+                  err);
+    }
+    std::ifstream in(flags.philly_config, std::ios::binary);
+    if (!in) {
+      return Fail(Status::NotFound("cannot open " + flags.philly_config), err);
+    }
+    if (!(flags.philly_scale > 0 && flags.philly_scale <= 100)) {
+      return Fail(Status::InvalidArgument("--philly-scale must be in (0, 100]"), err);
+    }
+    auto y = sim::PhillyConfigYaml(in, flags.philly_config, trace, flags.philly_scale);
+    if (!y.ok()) return Fail(y.status(), err);
+    out << *y;
+    return kExitOk;
+  }
+
+  ReportIssues("malformed rows skipped", trace.issues, trace.source, err);
+  for (const std::string& n : trace.notes) err << "allot: note: " << n << "\n";
+  if (flags.strict && !trace.issues.empty()) {
+    err << "allot: --strict: malformed rows are fatal\n";
+    return kExitUsage;
+  }
+
+  if (flags.files.empty()) {
+    return Fail(Status::InvalidArgument("no cluster config (use -f FILE)"), err);
+  }
+  core::Config config;
+  for (const std::string& f : flags.files) {
+    if (Status s = core::LoadManifestFile(f, &config); !s.ok()) return Fail(s, err);
+  }
+  if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
+  if (!config.workloads.empty()) {
+    err << "allot: note: the " << config.workloads.size()
+        << " Workloads in the config are ignored (the trace is replayed)\n";
+    config.workloads.clear();
+  }
+
+  sim::SimOptions opt;
+  {
+    auto ck = OptionalDuration("--checkpoint-interval", flags.checkpoint_interval);
+    auto mtbf = OptionalDuration("--mtbf", flags.mtbf);
+    auto mttr = OptionalDuration("--mttr", flags.mttr);
+    auto win = OptionalDuration("--window", flags.window);
+    for (const auto* r : {&ck, &mtbf, &mttr, &win}) {
+      if (!r->ok()) return Fail(r->status(), err);
+    }
+    opt.checkpoint_interval_ms = *ck;
+    opt.mtbf_ms = *mtbf;
+    opt.mttr_ms = std::max<int64_t>(1, *mttr);
+    opt.window_ms = *win;
+    opt.seed = flags.seed;
+    if (opt.window_ms <= 0) {
+      return Fail(Status::InvalidArgument("--window must be positive"), err);
+    }
+  }
+
+  std::vector<std::string> policies;
+  if (flags.compare) {
+    policies = flags.policies.empty() ? sim::PolicyNames() : flags.policies;
+  } else {
+    policies = {flags.policy};
+  }
+  std::vector<json::object> summaries;
+  int64_t events = 0;
+  for (const std::string& p : policies) {
+    auto cfg = sim::ApplyPolicy(config, p);
+    if (!cfg.ok()) return Fail(cfg.status(), err);
+    auto t1 = std::chrono::steady_clock::now();
+    auto r = sim::Simulate(*cfg, config, trace, opt, p);
+    if (!r.ok()) return Fail(r.status(), err);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    events += r->events;
+    ReportIssues(("jobs rejected (policy " + p + ")").c_str(), r->issues,
+                 trace.source, err);
+    if (flags.strict && !r->issues.empty()) {
+      err << "allot: --strict: rejected jobs are fatal\n";
+      return kExitUsage;
+    }
+    if (!r->infeasible.empty()) {
+      err << "allot: policy " << p << ": " << r->infeasible.size()
+          << " jobs can never fit their ClusterQueue's quota (not submitted; "
+             "first: line "
+          << r->infeasible[0].line << ")\n";
+    }
+    err << "allot: policy " << p << ": " << r->jobs.size() << " jobs, "
+        << r->events << " events, " << r->cycles << " cycles in " << secs
+        << " s (" << int64_t(double(r->events) / std::max(secs, 1e-9))
+        << " events/s)\n";
+    summaries.push_back(sim::Summarize(*r, trace));
+  }
+  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  err << "allot: total " << total << " s, peak RSS " << PeakRssMib() << " MiB\n";
+
+  if (flags.compare) {
+    out << sim::CompareTable(summaries);
+    out.flush();
+    if (flags.output != "-") {
+      json::array arr;
+      for (const auto& s : summaries) arr.push_back(s);
+      if (Status s = WriteFile(flags.output, sim::ToJson(arr) + "\n", out); !s.ok()) {
+        return Fail(s, err);
+      }
+    }
+  } else {
+    if (Status s = WriteFile(flags.output, sim::ToJson(summaries[0]) + "\n", out);
+        !s.ok()) {
+      return Fail(s, err);
+    }
+  }
+  if (!flags.html.empty()) {
+    std::string title = "allot simulate: " + trace.source;
+    if (Status s = WriteFile(flags.html, sim::HtmlReport(summaries, title), out);
+        !s.ok()) {
+      return Fail(s, err);
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace allot::cli
