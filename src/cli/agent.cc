@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include <dirent.h>
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -111,6 +112,14 @@ struct LogAsk {
   int64_t limit = 64 << 10;
 };
 
+// A unix user that a tenant's pods run as (--run-as).
+struct RunAsUser {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string home;
+};
+
 struct LocalPod {
   std::vector<std::string> gpus;
   int64_t grace_ms = 30000;
@@ -131,6 +140,9 @@ class Agent {
         log_dir_(std::move(log_dir)),
         tag_(std::move(tag)),
         out_(out) {}
+
+  // Tenant -> the user its pods run as ("*": every other tenant).
+  void set_run_as(std::map<std::string, RunAsUser> m) { run_as_ = std::move(m); }
 
   // Runs the node until *stop: the long poll here, exits and log reads
   // reported by a thread of its own; then stops its pods.
@@ -408,6 +420,23 @@ class Agent {
       report_now_ = true;
       return;
     }
+    if (!run_as_.empty() && !f_.simulate_exec) {
+      const std::string tenant = id.substr(0, id.find('/'));
+      auto u = run_as_.find(tenant);
+      if (u == run_as_.end()) u = run_as_.find("*");
+      if (u != run_as_.end()) {
+        // setpriv (util-linux) drops to the user and its groups, then execs
+        // the command: same pid, same process group.
+        std::vector<std::string> cmd = {"setpriv", "--reuid=" + std::to_string(u->second.uid),
+                                        "--regid=" + std::to_string(u->second.gid),
+                                        "--init-groups", "--"};
+        cmd.insert(cmd.end(), spec.command.begin(), spec.command.end());
+        spec.command = std::move(cmd);
+        spec.env["HOME"] = u->second.home;
+        spec.env["USER"] = u->second.name;
+        spec.env["LOGNAME"] = u->second.name;
+      }
+    }
     Result<int> pid = exec_->Start(spec);
     if (!pid.ok()) {
       exited_[id] = agent::PodExit{id, 127, 0, false, pid.status().message()};
@@ -436,6 +465,7 @@ class Agent {
   std::map<std::string, LocalPod> running_;
   std::map<std::string, agent::PodExit> exited_;  // Until the server forgets.
   std::vector<LogAsk> log_asks_;  // From the last answers, for the reporter.
+  std::map<std::string, RunAsUser> run_as_;
   std::atomic<bool> synced_{false};
   // The reporter's own (one thread at a time).
   std::unique_ptr<Client> report_cl_;
@@ -543,6 +573,30 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
       std::max<int64_t>(1, std::thread::hardware_concurrency()));
   node.memory = Quantity::FromUnits(MemTotalBytes());
 
+  std::map<std::string, RunAsUser> run_as;
+  std::stringstream ras(f.run_as);
+  for (std::string kv; std::getline(ras, kv, ',');) {
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
+      out << "allot agent: --run-as wants TENANT=USER[,...] (TENANT * for the rest), got '"
+          << kv << "'\n";
+      return 2;
+    }
+    const std::string user = kv.substr(eq + 1);
+    struct passwd pw;
+    struct passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found) {
+      out << "allot agent: --run-as: no unix user '" << user << "'\n";
+      return 2;
+    }
+    run_as[kv.substr(0, eq)] = RunAsUser{user, pw.pw_uid, pw.pw_gid, pw.pw_dir};
+  }
+  if (!run_as.empty() && geteuid() != 0) {
+    out << "allot agent: --run-as needs the agent to run as root (to switch users)\n";
+    return 2;
+  }
   if (f.simulate_nodes > 0) {
     if (f.simulate_gpus.empty() || !f.simulate_exec) {
       out << "allot agent: --simulate-nodes needs --simulate-gpus and --simulate-exec "
@@ -616,6 +670,7 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   out.flush();
   Agent a(c, f, std::move(gpus), std::move(exec), std::move(node), log_dir, tag,
           out);
+  a.set_run_as(std::move(run_as));
   a.Run(stop);
   return 0;
 }

@@ -31,6 +31,9 @@ struct AgentFlags {
   // N > 0: N simulated nodes NAME-00000.. in this process (load tests;
   // needs simulate_gpus and simulate_exec).
   int simulate_nodes = 0;
+  // "team-a=alice,*=nobody": the unix user each tenant's pods run as ("*":
+  // every other tenant; unmapped tenants run as the agent). Needs root.
+  std::string run_as;
   std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
   std::string address;        // MASTER_ADDR for pods here; default: name.
   int poll_seconds = 5;

@@ -30,8 +30,10 @@ namespace fs = std::filesystem;
 class AgentProcess {
  public:
   AgentProcess(const TestServer& srv, std::string token, std::string name,
-               std::string gpus, std::string log_dir)
-      : url_(srv.url()),
+               std::string gpus, std::string log_dir,
+               std::vector<std::string> extra = {})
+      : extra_(std::move(extra)),
+        url_(srv.url()),
         token_(std::move(token)),
         name_(std::move(name)),
         gpus_(std::move(gpus)),
@@ -48,6 +50,7 @@ class AgentProcess {
                                      "--name",   name_,            "--log-dir",
                                      log_dir_,   "--simulate-gpus", gpus_,
                                      "--poll-seconds", "1"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -94,6 +97,7 @@ class AgentProcess {
   }
 
  private:
+  std::vector<std::string> extra_;
   std::string url_, token_, name_, gpus_, log_dir_;
   pid_t pid_ = -1;
 };
@@ -159,9 +163,10 @@ class AgentTest : public ::testing::Test {
   }
 
   std::unique_ptr<AgentProcess> StartAgent(const std::string& name,
-                                           const std::string& gpus) {
+                                           const std::string& gpus,
+                                           std::vector<std::string> extra = {}) {
     return std::make_unique<AgentProcess>(*srv_, node_token_, name, gpus,
-                                          dir_ + "/agent-" + name);
+                                          dir_ + "/agent-" + name, std::move(extra));
   }
 
   // Waits (up to 30 s) until `pred` holds for the workload's JSON.
@@ -501,6 +506,30 @@ TEST_F(AgentTest, LogsAreReadThroughTheServerWithTenantRules) {
   out = RunCli(*srv_, bob, "logs talk -t team-a", &rc);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("404"), std::string::npos) << out;
+}
+
+TEST_F(AgentTest, RunAsMapsTenantsToUnixUsers) {
+  if (::geteuid() != 0) GTEST_SKIP() << "--run-as needs root";
+  // An unknown user is refused at start, naming it.
+  int rc = -1;
+  std::string out = RunCli(*srv_, node_token_,
+                           "agent --name bad --simulate-gpus 1xH100-80GB --run-as "
+                           "team-a=no-such-user-here",
+                           &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("no unix user 'no-such-user-here'"), std::string::npos) << out;
+
+  auto n1 = StartAgent("n1", "2xH100-80GB", {"--run-as", "team-a=nobody"});
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("who", 1, 1, "echo uid=$(id -u) user=$USER"), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("who", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w) << n1->Output();
+  EXPECT_EQ(n1->PodLog(PodId(w, 0)), "uid=65534 user=nobody\n");
 }
 
 TEST_F(AgentTest, LogsFollowARunningPodToItsEnd) {
