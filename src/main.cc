@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
                     "simulated GPUs instead of NVML, e.g. 8xH100-80GB,2xA100-40GB");
   agent->add_flag("--simulate-exec", af.simulate_exec,
                   "run no processes: a pod ends after its allot.dev/simulated-runtime");
+  agent->add_option("--cpus", af.cpus, "CPUs the node offers (default: the host's)");
+  agent->add_option("--memory", af.memory, "memory the node offers, e.g. 512Gi (default: the host's)");
   agent->add_option("--run-as", af.run_as,
                     "TENANT=USER[,...]: run tenants' pods as these unix users (* = the rest)");
   agent->add_option("--simulate-nodes", af.simulate_nodes,

@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "agent/exec.h"
@@ -572,6 +573,18 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   node.cpu = Quantity::FromUnits(
       std::max<int64_t>(1, std::thread::hardware_concurrency()));
   node.memory = Quantity::FromUnits(MemTotalBytes());
+  // Overrides, for simulated nodes that stand in for bigger machines.
+  for (const auto& [flag, text, field] :
+       {std::tuple{"--cpus", &f.cpus, &node.cpu}, std::tuple{"--memory", &f.memory, &node.memory}}) {
+    if (text->empty()) continue;
+    Result<Quantity> q = Quantity::Parse(*text);
+    if (!q.ok() || q->milli() <= 0) {
+      out << "allot agent: " << flag << " wants a positive quantity like 64 or 512Gi, got '"
+          << *text << "'\n";
+      return 2;
+    }
+    *field = *q;
+  }
 
   std::map<std::string, RunAsUser> run_as;
   std::stringstream ras(f.run_as);

@@ -34,6 +34,8 @@ struct AgentFlags {
   // "team-a=alice,*=nobody": the unix user each tenant's pods run as ("*":
   // every other tenant; unmapped tenants run as the agent). Needs root.
   std::string run_as;
+  std::string cpus;    // Given: the node's CPUs ("96"), else the host's.
+  std::string memory;  // Given: its memory ("512Gi"), else the host's.
   std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
   std::string address;        // MASTER_ADDR for pods here; default: name.
   int poll_seconds = 5;

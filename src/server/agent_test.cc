@@ -532,6 +532,20 @@ TEST_F(AgentTest, RunAsMapsTenantsToUnixUsers) {
   EXPECT_EQ(n1->PodLog(PodId(w, 0)), "uid=65534 user=nobody\n");
 }
 
+TEST_F(AgentTest, CpuAndMemoryOverridesAreCheckedAndReported) {
+  int rc = -1;
+  std::string out = RunCli(*srv_, node_token_, "agent --name bad --cpus lots", &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("--cpus wants a positive quantity"), std::string::npos) << out;
+  auto n1 = StartAgent("n1", "1xH100-80GB", {"--cpus", "96", "--memory", "512Gi"});
+  WaitForNode("n1");
+  int code = 0;
+  json::value node = srv_->Json("GET", "/api/v1/nodes/n1", "", &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(node.at("status").at("capacity").at("cpu").as_string(), "96") << json::serialize(node);
+  EXPECT_EQ(node.at("status").at("capacity").at("memory").as_string(), "512Gi");
+}
+
 TEST_F(AgentTest, LogsFollowARunningPodToItsEnd) {
   auto n1 = StartAgent("n1", "2xH100-80GB");
   WaitForNode("n1");
