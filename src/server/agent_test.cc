@@ -546,6 +546,28 @@ TEST_F(AgentTest, CpuAndMemoryOverridesAreCheckedAndReported) {
   EXPECT_EQ(node.at("status").at("capacity").at("memory").as_string(), "512Gi");
 }
 
+// A node that stops polling cannot answer: the reader gets 504 after 10 s
+// (and the read is not asked of it later).
+TEST_F(AgentTest, LogReadOfASilentNodeTimesOut) {
+  int code = 0;
+  const std::string node = R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node",
+      "metadata":{"name":"quiet"},"status":{"capacity":{"cpu":"8","memory":"8Gi"},
+      "gpus":[{"uuid":"GPU-quiet-0","product":"H100-80GB","memory":"80Gi"}]}}})";
+  json::value r = srv_->Json("POST", "/api/v1/agents/sync", node, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  srv_->Json("POST", "/api/v1/workloads", Workload("mute", 1, 1, "true"), &code);
+  ASSERT_EQ(code, 201);
+  WaitFor("mute", [](const json::value& v) { return State(v) == "Admitted"; });
+  const auto start = std::chrono::steady_clock::now();
+  r = srv_->Json("GET", "/api/v1/workloads/team-a/mute/log", "", &code);
+  EXPECT_EQ(code, 504) << json::serialize(r);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
+  // Its next sync carries no stale read.
+  r = srv_->Json("POST", "/api/v1/agents/sync", node, &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(r.as_object().if_contains("logRequests"), nullptr) << json::serialize(r);
+}
+
 TEST_F(AgentTest, LogsFollowARunningPodToItsEnd) {
   auto n1 = StartAgent("n1", "2xH100-80GB");
   WaitForNode("n1");

@@ -410,6 +410,12 @@ void Api::OnTurnEnd(Turn& t) {
                                      " did not send the log in time; try again"},
                      {"field", ""}};
       t.Reply(it->second.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
+      // Not asked yet (the node has not polled): no longer asked.
+      if (auto q = log_asks_.find(it->second.node); q != log_asks_.end()) {
+        const int64_t id = it->first;
+        std::erase_if(q->second, [id](const LogAsk& a) { return a.id == id; });
+        if (q->second.empty()) log_asks_.erase(q);
+      }
       it = log_waits_.erase(it);
     } else {
       ++it;
