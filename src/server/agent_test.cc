@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -566,6 +567,51 @@ TEST_F(AgentTest, LogReadOfASilentNodeTimesOut) {
   r = srv_->Json("POST", "/api/v1/agents/sync", node, &code);
   ASSERT_EQ(code, 200);
   EXPECT_EQ(r.as_object().if_contains("logRequests"), nullptr) << json::serialize(r);
+}
+
+// A GPU that turns unhealthy takes only its own workload off the node, with
+// a reason naming it; the node's other workload keeps running. (The test
+// plays the agent.)
+TEST_F(AgentTest, UnhealthyGpuRequeuesOnlyItsWorkloadAndSaysWhy) {
+  auto sync = [&](const std::string& health0) {
+    int code = 0;
+    json::value r = srv_->Json(
+        "POST", "/api/v1/agents/sync",
+        R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":"sick"},
+            "status":{"capacity":{"cpu":"8","memory":"8Gi"},"gpus":[
+            {"uuid":"GPU-sick-0","product":"H100-80GB","memory":"80Gi","health":")" +
+            health0 + R"("},
+            {"uuid":"GPU-sick-1","product":"H100-80GB","memory":"80Gi"}]}}})",
+        &code);
+    EXPECT_EQ(code, 200) << json::serialize(r);
+  };
+  sync("Healthy");
+  int code = 0;
+  for (const char* name : {"one", "two"}) {
+    srv_->Json("POST", "/api/v1/workloads", Workload(name, 1, 1, "true"), &code);
+    ASSERT_EQ(code, 201);
+  }
+  std::map<std::string, std::string> gpu_of;
+  for (const char* name : {"one", "two"}) {
+    json::value w = WaitFor(name, [](const json::value& v) { return State(v) == "Admitted"; });
+    gpu_of[name] = std::string(Placement(w, 0).at("gpus").at(0).as_string());
+  }
+  const std::string on0 = gpu_of["one"] == "GPU-sick-0" ? "one" : "two";
+  const std::string on1 = on0 == "one" ? "two" : "one";
+  sync("Unhealthy");
+  json::value w = WaitFor(on0, [](const json::value& v) { return State(v) == "Requeued"; });
+  std::string reason, message;
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Evicted") {
+      reason = c.at("reason").as_string();
+      message = c.at("message").as_string();
+    }
+  }
+  EXPECT_EQ(reason, "GPUUnhealthy");
+  EXPECT_NE(message.find("GPU GPU-sick-0 on node sick"), std::string::npos) << message;
+  json::value other = srv_->Json("GET", "/api/v1/workloads/team-a/" + on1, "", &code);
+  EXPECT_EQ(State(other), "Admitted") << json::serialize(other);
+  EXPECT_EQ(other.at("status").at("attempt").as_int64(), 1);  // Not restarted.
 }
 
 TEST_F(AgentTest, LogsFollowARunningPodToItsEnd) {

@@ -237,6 +237,46 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
     PutObject(Kind::kNode, n.name, /*added=*/true, txn);
     if (registered != nullptr) *registered = true;
   } else if (changed) {
+    // GPUs this sync takes out of the pool (gone, or unhealthy now): the
+    // workloads on them go back to their queues first, told which GPU and
+    // why; the node's other workloads keep running.
+    std::map<std::string, std::string> lost;  // Device UUID -> its GPU.
+    for (const core::Gpu& g : it->second.obj.gpus) {
+      auto now_g = std::find_if(n.gpus.begin(), n.gpus.end(),
+                                [&](const core::Gpu& x) { return x.uuid == g.uuid; });
+      if (now_g != n.gpus.end() && (now_g->healthy || !g.healthy)) continue;
+      lost[g.uuid] = g.uuid;
+      for (const core::MigSlice& m : g.mig) lost[m.uuid] = g.uuid;
+    }
+    std::set<std::string> hit;
+    std::set<std::string> gpus_hit;
+    if (auto idx = node_index_.find(n.name); !lost.empty() && idx != node_index_.end()) {
+      for (const std::string& key : idx->second) {
+        const WorkloadRecord& rec = workloads_.at(key);
+        if (!rec.spec.admission || rec.finished()) continue;
+        for (const auto& psa : rec.spec.admission->pod_set_assignments) {
+          for (const auto& pl : psa.placements) {
+            if (pl.node != n.name) continue;
+            for (const std::string& u : pl.gpus) {
+              if (auto l = lost.find(u); l != lost.end()) {
+                hit.insert(key);
+                gpus_hit.insert(l->second);
+              }
+            }
+          }
+        }
+      }
+    }
+    if (!hit.empty()) {
+      std::string list;
+      for (const std::string& g : gpus_hit) list += (list.empty() ? "" : ", ") + g;
+      ALLOT_RETURN_IF_ERROR(Reschedule(
+          hit, "GPUUnhealthy",
+          "GPU " + list + " on node " + n.name +
+              " left the pool (its agent reports it unhealthy: XID, ECC or "
+              "temperature, or gone); back in its queue",
+          now));
+    }
     Change ch;
     ch.kind = Kind::kNode;
     ch.key = n.name;
@@ -247,8 +287,12 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
     changes.push_back(std::move(ch));
     // The agent knows its hardware: what no longer fits is evicted.
     Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id};
-    Status s = ChangeConfig(agent, std::move(changes), /*drain=*/true, txn,
-                            nullptr);
+    // Workloads that still fit keep running; only if the change leaves one
+    // without what it was given (less CPU or memory, say) is the node drained.
+    Status s = ChangeConfig(agent, changes, /*drain=*/false, txn, nullptr);
+    if (s.code() == StatusCode::kFailedPrecondition) {
+      s = ChangeConfig(agent, std::move(changes), /*drain=*/true, txn, nullptr);
+    }
     if (!s.ok()) {
       agents_[n.name] = before;
       return s;
