@@ -43,8 +43,9 @@ test-unit: build
 test-asan: build-asan
 	cd $(BUILD_ASAN) && ctest --output-on-failure -j $(JOBS)
 
-# Every test, in the release build and again under ASan + UBSan.
-test: test-unit test-asan
+# Every test, in the release build and again under ASan + UBSan, then a
+# short run of each fuzzer (tests/fuzz/README.md).
+test: test-unit test-asan fuzz-smoke
 
 # The embedded default: server + this machine's agent, with the demo.
 run: build

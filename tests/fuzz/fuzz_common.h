@@ -24,7 +24,8 @@ inline bool SkipKnown() {
 // Open finding (crashes/README.md): yaml-cpp 0.7's LoadAll never returns
 // (and allocates without bound) on a ',' outside any flow collection after
 // a node: "{},", "\"x\",", "," (refused by core::ParseManifests since
-// 1b593c5), and "\0,", "!,", "&a ,", "... ," (not yet). A rough
+// 1b593c5), "\0,", "!,", "&a ,", "... ," (since bcbee47), and perhaps
+// members core::CheckText does not know. A rough
 // scan: quotes and comments are skipped, brackets counted; any ',' at depth
 // 0 counts (over-approximating is fine here).
 inline bool MayHangYamlCpp(const std::string& text) {

@@ -84,6 +84,8 @@ Config Expected(Config c, bool validated) {
       if (!w.priority_class_name.empty()) w.priority = 0;
     }
   }
+  // EncodeAll always writes a SchedulerConfig document.
+  c.scheduler_declared = true;
   if (c.scheduler.preemption_strategies.empty()) {
     c.scheduler.preemption_strategies =
         allot::core::SchedulerConfig{}.preemption_strategies;

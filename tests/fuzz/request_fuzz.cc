@@ -44,6 +44,7 @@
 #include "fuzz_common.h"
 #include "net/http.h"
 #include "server/authz.h"
+#include "server/crypto.h"
 #include "server/state.h"
 #include "store/store.h"
 
@@ -336,7 +337,7 @@ void FuzzTokenBody(const std::string& body, const Principal& p) {
   });
   NotInternal(secret.status(), "CreateToken");
   if (!secret.ok()) return;
-  std::optional<Principal> who = st->Authenticate(secret->second);
+  std::optional<Principal> who = st->Authenticate(allot::server::Sha256Hex(secret->second));
   if (!who || who->user != user || who->role != *role || who->tenant != tenant ||
       who->token_id != secret->first) {
     Fail("a created token does not authenticate as asked: " + body);
@@ -344,7 +345,7 @@ void FuzzTokenBody(const std::string& body, const Principal& p) {
   Status rv;
   Turn(st.get(), &ms, [&](Txn* txn) { rv = st->RevokeToken(p, secret->first, txn); });
   if (!rv.ok()) Fail("the creator cannot revoke its token: " + rv.ToString());
-  if (st->Authenticate(secret->second)) Fail("a revoked token authenticates");
+  if (st->Authenticate(allot::server::Sha256Hex(secret->second))) Fail("a revoked token authenticates");
 }
 
 void FuzzManifestBody(const std::string& body, uint8_t flags) {
