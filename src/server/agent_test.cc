@@ -342,6 +342,57 @@ TEST_F(AgentTest, DeletingARunningWorkloadEndsItsProcesses) {
   EXPECT_TRUE(WaitDead(child)) << "pid " << child << " survived the delete";
 }
 
+// Three agents: a low-priority gang spread over them runs with each pod's
+// own GPUs; a high-priority workload preempts it, and every process of the
+// gang (children included) ends before the preemptor's pods start.
+TEST_F(AgentTest, ThreeAgentsAndPreemptionEndsTheVictimsProcesses) {
+  int code = 0;
+  srv_->Json("PUT", "/api/v1/clusterqueues/cq-a", R"({"apiVersion":"kueue.x-k8s.io/v1beta1",
+      "kind":"ClusterQueue","metadata":{"name":"cq-a"},"spec":{"namespaceSelector":{},
+      "preemption":{"withinClusterQueue":"LowerPriority"},
+      "resourceGroups":[{"coveredResources":["nvidia.com/gpu"],"flavors":[{"name":"sim",
+      "resources":[{"name":"nvidia.com/gpu","nominalQuota":6}]}]}]}})",
+             &code);
+  ASSERT_EQ(code, 200);
+  std::map<std::string, std::unique_ptr<AgentProcess>> agents;
+  for (const char* n : {"n1", "n2", "n3"}) agents[n] = StartAgent(n, "2xH100-80GB");
+  for (const char* n : {"n1", "n2", "n3"}) WaitForNode(n);
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("low", 3, 2,
+                      "sleep 300 & echo PID=$! CVD=$CUDA_VISIBLE_DEVICES; wait",
+                      {{"priority", 1}}),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("low", [](const json::value& v) { return State(v) == "Running"; });
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 3; ++i) {
+    const json::object& pl = Placement(w, i);
+    const AgentProcess& a = *agents.at(std::string(pl.at("node").as_string()));
+    pid_t pid = 0;
+    for (int k = 0; k < 100 && pid == 0; ++k) {
+      pid = PodPid(a, PodId(w, i));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(Alive(pid)) << a.Output();
+    EXPECT_NE(a.PodLog(PodId(w, i)).find("CVD=" + Join(pl.at("gpus").as_array())),
+              std::string::npos)
+        << a.PodLog(PodId(w, i));
+    pids.push_back(pid);
+  }
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("high", 1, 2, "echo started", {{"priority", 100}}), &code);
+  ASSERT_EQ(code, 201);
+  json::value h = WaitFor("high", [](const json::value& v) { return State(v) == "Succeeded"; });
+  EXPECT_EQ(State(h), "Succeeded");
+  for (pid_t pid : pids) EXPECT_TRUE(WaitDead(pid)) << "pid " << pid << " outlived the preemption";
+  json::value l = srv_->Json("GET", "/api/v1/workloads/team-a/low", "", &code);
+  bool preempted = false;
+  for (const json::value& c : l.at("status").at("conditions").as_array()) {
+    preempted = preempted || c.at("type").as_string() == "Preempted";
+  }
+  EXPECT_TRUE(preempted) << json::serialize(l);
+}
+
 TEST_F(AgentTest, KilledAgentsWorkRequeuesAndItsLeftoversAreStopped) {
   auto n1 = StartAgent("n1", "2xH100-80GB");
   WaitForNode("n1");
