@@ -249,14 +249,18 @@ class Agent {
   }
 
  private:
+  // LOG_DIR/TENANT_NAME_aATTEMPT_PODSET_INDEX.log for pod id
+  // TENANT/NAME/aATTEMPT/PODSET/INDEX.
+  std::string LogPath(std::string id) const {
+    std::replace(id.begin(), id.end(), '/', '_');
+    return log_dir_ + "/" + id + ".log";
+  }
+
   // Reads the asked pieces of pod logs and sends them to the server.
   Status AnswerLogs(Client& cl, const std::vector<LogAsk>& asks) {
     json::array logs;
     for (const LogAsk& a : asks) {
-      std::string file = a.pod;
-      std::replace(file.begin(), file.end(), '/', '_');
-      agent::LogChunk c = agent::ReadLog(log_dir_ + "/" + file + ".log", a.offset,
-                                         a.limit);
+      agent::LogChunk c = agent::ReadLog(LogPath(a.pod), a.offset, a.limit);
       logs.push_back(json::object{{"id", a.id},
                                   {"exists", c.exists},
                                   {"offset", c.offset},
@@ -399,9 +403,7 @@ class Agent {
     }
     spec.env["ALLOT_POD_ID"] = id;
     spec.env["ALLOT_AGENT_TAG"] = tag_;
-    std::string file = id;
-    std::replace(file.begin(), file.end(), '/', '_');
-    spec.log_path = log_dir_ + "/" + file + ".log";
+    spec.log_path = LogPath(id);
     if (const json::value* w = po.if_contains("workingDir");
         w && w->is_string() && !w->as_string().empty()) {
       spec.working_dir = std::string(w->as_string());
