@@ -482,6 +482,18 @@ class Agent {
 
 namespace {
 
+// The node's GPUs as the model has them.
+void AddGpus(const agent::GpuSource& gpus, core::Node* node) {
+  for (const agent::GpuInfo& g : gpus.Gpus()) {
+    core::Gpu cg;
+    cg.uuid = g.uuid;
+    cg.product = g.product;
+    cg.memory = Quantity::FromUnits(g.memory_bytes);
+    for (const agent::MigInstance& m : g.mig) cg.mig.push_back({m.uuid, m.profile});
+    node->gpus.push_back(std::move(cg));
+  }
+}
+
 // Discards what is written to it: the per-node lines of --simulate-nodes.
 class NullStream : public std::ostream {
  public:
@@ -507,14 +519,7 @@ int RunSimulatedNodes(const ClientFlags& c, const AgentFlags& f, const core::Nod
       out << "allot agent: --simulate-gpus: " << g.status().message() << "\n";
       return 2;
     }
-    for (const agent::GpuInfo& gi : (*g)->Gpus()) {
-      core::Gpu cg;
-      cg.uuid = gi.uuid;
-      cg.product = gi.product;
-      cg.memory = Quantity::FromUnits(gi.memory_bytes);
-      for (const agent::MigInstance& m : gi.mig) cg.mig.push_back({m.uuid, m.profile});
-      node.gpus.push_back(std::move(cg));
-    }
+    AddGpus(**g, &node);
     const std::string name = node.name;
     const std::string log_dir = (f.log_dir.empty() ? DefaultLogDir() : f.log_dir) + "/" + name;
     agents.push_back(std::make_unique<Agent>(c, f, std::move(*g), agent::NewSimulatedExecutor(),
@@ -655,14 +660,7 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
       gpus = std::make_unique<NoGpus>();
     }
   }
-  for (const agent::GpuInfo& g : gpus->Gpus()) {
-    core::Gpu cg;
-    cg.uuid = g.uuid;
-    cg.product = g.product;
-    cg.memory = Quantity::FromUnits(g.memory_bytes);
-    for (const agent::MigInstance& m : g.mig) cg.mig.push_back({m.uuid, m.profile});
-    node.gpus.push_back(std::move(cg));
-  }
+  AddGpus(*gpus, &node);
   const std::string log_dir = f.log_dir.empty() ? DefaultLogDir() : f.log_dir;
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);

@@ -44,6 +44,23 @@ void ReadConfigFile(ClientFlags* f) {
 }
 }  // namespace
 
+const json::value* JsonAt(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* cur = &v;
+  for (const char* k : path) {
+    if (!cur->is_object()) return nullptr;
+    cur = cur->as_object().if_contains(k);
+    if (cur == nullptr) return nullptr;
+  }
+  return cur;
+}
+
+std::string JsonStr(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* x = JsonAt(v, path);
+  if (x == nullptr || x->is_null()) return "";
+  if (x->is_string()) return std::string(x->as_string());
+  return json::serialize(*x);
+}
+
 Result<std::unique_ptr<Client>> Client::Connect(const ClientFlags& flags) {
   ClientFlags f = flags;
   if (f.server.empty()) f.server = Env("ALLOT_SERVER");

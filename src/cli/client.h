@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,14 @@ struct ClientFlags {
   std::string ca_file;
   bool insecure = false;
 };
+
+// The value at `path` (keys of nested objects) in `v`; null when absent.
+const boost::json::value* JsonAt(const boost::json::value& v,
+                                 std::initializer_list<const char*> path);
+// The same as text: a string as it is, another value serialized, "" when
+// absent or null.
+std::string JsonStr(const boost::json::value& v,
+                    std::initializer_list<const char*> path);
 
 class Client {
  public:

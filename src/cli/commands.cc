@@ -74,22 +74,6 @@ std::string Path(const std::string& plural, const std::string& tenant,
   return p + "/" + net::UrlEncode(name);
 }
 
-const json::value* At(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* cur = &v;
-  for (const char* k : path) {
-    if (!cur->is_object()) return nullptr;
-    cur = cur->as_object().if_contains(k);
-    if (cur == nullptr) return nullptr;
-  }
-  return cur;
-}
-
-std::string Str(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* x = At(v, path);
-  if (x == nullptr || x->is_null()) return "";
-  if (x->is_string()) return std::string(x->as_string());
-  return json::serialize(*x);
-}
 
 void EmitYaml(YAML::Emitter& out, const json::value& v) {
   switch (v.kind()) {
@@ -153,38 +137,38 @@ std::string Age(const std::string& rfc3339) {
 }
 
 std::vector<std::string> Row(const std::string& plural, const json::value& o) {
-  std::string name = Str(o, {"metadata", "name"});
+  std::string name = JsonStr(o, {"metadata", "name"});
   if (plural == "workloads") {
-    return {Str(o, {"metadata", "namespace"}), name, Str(o, {"spec", "queueName"}),
-            Str(o, {"status", "state"}), Str(o, {"status", "priority"}),
-            Str(o, {"status", "admission", "clusterQueue"}),
-            Age(Str(o, {"metadata", "creationTimestamp"}))};
+    return {JsonStr(o, {"metadata", "namespace"}), name, JsonStr(o, {"spec", "queueName"}),
+            JsonStr(o, {"status", "state"}), JsonStr(o, {"status", "priority"}),
+            JsonStr(o, {"status", "admission", "clusterQueue"}),
+            Age(JsonStr(o, {"metadata", "creationTimestamp"}))};
   }
   if (plural == "clusterqueues") {
-    std::string strategy = Str(o, {"spec", "queueingStrategy"});
-    return {name, Str(o, {"spec", "cohort"}),
+    std::string strategy = JsonStr(o, {"spec", "queueingStrategy"});
+    return {name, JsonStr(o, {"spec", "cohort"}),
             strategy.empty() ? "BestEffortFIFO" : strategy,
-            Str(o, {"status", "pendingWorkloads"}),
-            Str(o, {"status", "admittedWorkloads"}),
-            Str(o, {"status", "fairSharing", "weightedShare"})};
+            JsonStr(o, {"status", "pendingWorkloads"}),
+            JsonStr(o, {"status", "admittedWorkloads"}),
+            JsonStr(o, {"status", "fairSharing", "weightedShare"})};
   }
   if (plural == "localqueues") {
-    return {Str(o, {"metadata", "namespace"}), name, Str(o, {"spec", "clusterQueue"}),
-            Str(o, {"status", "pendingWorkloads"}),
-            Str(o, {"status", "admittedWorkloads"})};
+    return {JsonStr(o, {"metadata", "namespace"}), name, JsonStr(o, {"spec", "clusterQueue"}),
+            JsonStr(o, {"status", "pendingWorkloads"}),
+            JsonStr(o, {"status", "admittedWorkloads"})};
   }
   if (plural == "nodes") {
-    const json::value* gpus = At(o, {"status", "gpus"});
+    const json::value* gpus = JsonAt(o, {"status", "gpus"});
     size_t n = gpus && gpus->is_array() ? gpus->as_array().size() : 0;
     std::string product;
-    if (n > 0) product = Str(gpus->as_array()[0], {"product"});
-    bool unsched = Str(o, {"spec", "unschedulable"}) == "true";
+    if (n > 0) product = JsonStr(gpus->as_array()[0], {"product"});
+    bool unsched = JsonStr(o, {"spec", "unschedulable"}) == "true";
     return {name, std::to_string(n), product, unsched ? "no (cordoned)" : "yes"};
   }
-  if (plural == "workloadpriorityclasses") return {name, Str(o, {"value"})};
+  if (plural == "workloadpriorityclasses") return {name, JsonStr(o, {"value"})};
   if (plural == "cohorts") {
-    std::string parent = Str(o, {"spec", "parent"});
-    if (parent.empty()) parent = Str(o, {"spec", "parentName"});
+    std::string parent = JsonStr(o, {"spec", "parent"});
+    if (parent.empty()) parent = JsonStr(o, {"spec", "parentName"});
     return {name, parent};
   }
   return {name};
@@ -274,7 +258,7 @@ int CmdLogs(const ClientFlags& c, const LogsFlags& f) {
     const bool finished = o.at("finished").as_bool();
     const bool exists = o.at("exists").as_bool();
     if (!exists && !said_waiting) {
-      std::cerr << "allot logs: pod " << Str(*r, {"pod"}) << " on " << Str(*r, {"node"})
+      std::cerr << "allot logs: pod " << JsonStr(*r, {"pod"}) << " on " << JsonStr(*r, {"node"})
                 << " has no log yet\n";
       said_waiting = true;
     }
@@ -314,8 +298,8 @@ int CmdApply(const ClientFlags& c, const std::vector<std::string>& files) {
   auto r = (*cl)->Call("POST", "/api/v1/apply", all, "application/yaml");
   if (!r.ok()) return Fail(r.status());
   for (const json::value& x : r->as_object().at("results").as_array()) {
-    std::cout << Str(x, {"kind"}) << " " << Str(x, {"name"}) << " "
-              << Str(x, {"action"}) << "\n";
+    std::cout << JsonStr(x, {"kind"}) << " " << JsonStr(x, {"name"}) << " "
+              << JsonStr(x, {"action"}) << "\n";
   }
   return kExitOk;
 }
@@ -375,15 +359,15 @@ int CmdSubmit(const ClientFlags& c, const SubmitFlags& f) {
   }
   auto r = (*cl)->Call("POST", "/api/v1/workloads", body);
   if (!r.ok()) return Fail(r.status());
-  std::string ns = Str(*r, {"metadata", "namespace"});
-  std::string name = Str(*r, {"metadata", "name"});
+  std::string ns = JsonStr(*r, {"metadata", "namespace"});
+  std::string name = JsonStr(*r, {"metadata", "name"});
   std::cout << "workload " << ns << "/" << name << " submitted: "
-            << Str(*r, {"status", "state"});
+            << JsonStr(*r, {"status", "state"});
   std::string reason;
-  if (Str(*r, {"status", "state"}) != "Admitted") {
+  if (JsonStr(*r, {"status", "state"}) != "Admitted") {
     // The reply to a write leaves out the (costly) reason; ask for it.
     auto got = (*cl)->Call("GET", Path("workloads", ns, name));
-    if (got.ok()) reason = Str(*got, {"status", "pendingReason"});
+    if (got.ok()) reason = JsonStr(*got, {"status", "pendingReason"});
   }
   if (!reason.empty()) std::cout << " (" << reason << ")";
   std::cout << "\n";
@@ -435,7 +419,7 @@ int CmdGet(const ClientFlags& c, const GetFlags& f) {
         std::vector<std::string> h = Header(*plural);
         h.insert(h.begin(), "EVENT");
         std::vector<std::string> r = Row(*plural, ev.as_object().at("object"));
-        r.insert(r.begin(), Str(ev, {"type"}));
+        r.insert(r.begin(), JsonStr(ev, {"type"}));
         if (first) PrintTable({h, r}); else PrintTable({r});
         std::cout.flush();
         first = false;
@@ -482,43 +466,43 @@ int CmdDescribe(const ClientFlags& c, const std::string& kind,
     PrintYaml(o);
     return kExitOk;
   }
-  std::cout << "Name:          " << Str(o, {"metadata", "namespace"}) << "/"
-            << Str(o, {"metadata", "name"}) << "\n"
-            << "Queue:         " << Str(o, {"spec", "queueName"}) << "\n"
-            << "Priority:      " << Str(o, {"status", "priority"}) << "\n"
-            << "Submitted by:  " << Str(o, {"status", "submittedBy"}) << " at "
-            << Str(o, {"metadata", "creationTimestamp"}) << "\n"
-            << "State:         " << Str(o, {"status", "state"}) << "\n";
-  std::string reason = Str(o, {"status", "pendingReason"});
+  std::cout << "Name:          " << JsonStr(o, {"metadata", "namespace"}) << "/"
+            << JsonStr(o, {"metadata", "name"}) << "\n"
+            << "Queue:         " << JsonStr(o, {"spec", "queueName"}) << "\n"
+            << "Priority:      " << JsonStr(o, {"status", "priority"}) << "\n"
+            << "Submitted by:  " << JsonStr(o, {"status", "submittedBy"}) << " at "
+            << JsonStr(o, {"metadata", "creationTimestamp"}) << "\n"
+            << "State:         " << JsonStr(o, {"status", "state"}) << "\n";
+  std::string reason = JsonStr(o, {"status", "pendingReason"});
   if (!reason.empty()) {
-    std::cout << "ClusterQueue:  " << Str(o, {"status", "clusterQueue"}) << "\n"
-              << "Position:      " << Str(o, {"status", "position"}) << "\n"
+    std::cout << "ClusterQueue:  " << JsonStr(o, {"status", "clusterQueue"}) << "\n"
+              << "Position:      " << JsonStr(o, {"status", "position"}) << "\n"
               << "Why pending:   " << reason << "\n";
   }
-  if (const json::value* a = At(o, {"status", "admission"})) {
-    std::cout << "Admission:     ClusterQueue " << Str(*a, {"clusterQueue"}) << "\n";
-    if (const json::value* psas = At(*a, {"podSetAssignments"}); psas && psas->is_array()) {
+  if (const json::value* a = JsonAt(o, {"status", "admission"})) {
+    std::cout << "Admission:     ClusterQueue " << JsonStr(*a, {"clusterQueue"}) << "\n";
+    if (const json::value* psas = JsonAt(*a, {"podSetAssignments"}); psas && psas->is_array()) {
       for (const json::value& psa : psas->as_array()) {
-        std::cout << "  pod set " << Str(psa, {"name"}) << ": "
-                  << Str(psa, {"count"}) << " pod(s), flavors "
-                  << Str(psa, {"flavors"}) << "\n";
-        if (const json::value* pl = At(psa, {"placements"}); pl && pl->is_array()) {
+        std::cout << "  pod set " << JsonStr(psa, {"name"}) << ": "
+                  << JsonStr(psa, {"count"}) << " pod(s), flavors "
+                  << JsonStr(psa, {"flavors"}) << "\n";
+        if (const json::value* pl = JsonAt(psa, {"placements"}); pl && pl->is_array()) {
           int i = 0;
           for (const json::value& p : pl->as_array()) {
-            std::cout << "    pod " << i++ << " on " << Str(p, {"node"}) << " "
-                      << Str(p, {"gpus"}) << "\n";
+            std::cout << "    pod " << i++ << " on " << JsonStr(p, {"node"}) << " "
+                      << JsonStr(p, {"gpus"}) << "\n";
           }
         }
       }
     }
   }
-  if (const json::value* cs = At(o, {"status", "conditions"}); cs && cs->is_array()) {
+  if (const json::value* cs = JsonAt(o, {"status", "conditions"}); cs && cs->is_array()) {
     std::cout << "Conditions:\n";
     std::vector<std::vector<std::string>> rows = {
         {"  TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}};
     for (const json::value& x : cs->as_array()) {
-      rows.push_back({"  " + Str(x, {"type"}), Str(x, {"status"}), Str(x, {"reason"}),
-                      Str(x, {"lastTransitionTime"}), Str(x, {"message"})});
+      rows.push_back({"  " + JsonStr(x, {"type"}), JsonStr(x, {"status"}), JsonStr(x, {"reason"}),
+                      JsonStr(x, {"lastTransitionTime"}), JsonStr(x, {"message"})});
     }
     PrintTable(rows);
   }
@@ -548,7 +532,7 @@ int CmdNode(const ClientFlags& c, const std::string& action,
   if (!cl.ok()) return Fail(cl.status());
   auto r = (*cl)->Call("POST", "/api/v1/nodes/" + net::UrlEncode(node) + "/" + action);
   if (!r.ok()) return Fail(r.status());
-  std::cout << "node " << node << " " << Str(*r, {"result"}) << "\n";
+  std::cout << "node " << node << " " << JsonStr(*r, {"result"}) << "\n";
   return kExitOk;
 }
 
@@ -559,10 +543,10 @@ int CmdTokenCreate(const ClientFlags& c, const std::string& user,
   json::object body{{"user", user}, {"role", role}, {"tenant", tenant}};
   auto r = (*cl)->Call("POST", "/api/v1/tokens", json::serialize(body));
   if (!r.ok()) return Fail(r.status());
-  std::cerr << "token " << Str(*r, {"id"}) << " for " << user << " (" << role
+  std::cerr << "token " << JsonStr(*r, {"id"}) << " for " << user << " (" << role
             << (tenant.empty() ? "" : " in " + tenant)
             << "); it is shown only now:\n";
-  std::cout << Str(*r, {"token"}) << "\n";
+  std::cout << JsonStr(*r, {"token"}) << "\n";
   return kExitOk;
 }
 
@@ -583,8 +567,8 @@ int CmdTokenList(const ClientFlags& c) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "USER", "ROLE", "TENANT", "CREATED", "REVOKED"}};
   for (const json::value& t : r->as_object().at("items").as_array()) {
-    rows.push_back({Str(t, {"id"}), Str(t, {"user"}), Str(t, {"role"}),
-                    Str(t, {"tenant"}), Str(t, {"created"}), Str(t, {"revoked"})});
+    rows.push_back({JsonStr(t, {"id"}), JsonStr(t, {"user"}), JsonStr(t, {"role"}),
+                    JsonStr(t, {"tenant"}), JsonStr(t, {"created"}), JsonStr(t, {"revoked"})});
   }
   PrintTable(rows);
   return kExitOk;
@@ -605,9 +589,9 @@ int CmdAuditList(const ClientFlags& c, const std::map<std::string, std::string>&
   std::vector<std::vector<std::string>> rows = {
       {"SEQ", "TIME", "PRINCIPAL", "TENANT", "VERB", "OBJECT", "OUTCOME"}};
   for (const json::value& a : r->as_object().at("items").as_array()) {
-    rows.push_back({Str(a, {"seq"}), Str(a, {"time"}), Str(a, {"principal"}),
-                    Str(a, {"tenant"}), Str(a, {"verb"}), Str(a, {"object"}),
-                    Str(a, {"outcome"})});
+    rows.push_back({JsonStr(a, {"seq"}), JsonStr(a, {"time"}), JsonStr(a, {"principal"}),
+                    JsonStr(a, {"tenant"}), JsonStr(a, {"verb"}), JsonStr(a, {"object"}),
+                    JsonStr(a, {"outcome"})});
   }
   PrintTable(rows);
   return kExitOk;
@@ -639,11 +623,11 @@ int CmdAuditVerify(const ClientFlags& c, const std::string& store_url) {
   if (!cl.ok()) return Fail(cl.status());
   auto r = (*cl)->Call("GET", "/api/v1/audit/verify");
   if (!r.ok()) return Fail(r.status());
-  if (Str(*r, {"ok"}) != "true") {
-    std::cout << "audit log BROKEN: " << Str(*r, {"error"}) << "\n";
+  if (JsonStr(*r, {"ok"}) != "true") {
+    std::cout << "audit log BROKEN: " << JsonStr(*r, {"error"}) << "\n";
     return kExitFailed;
   }
-  std::cout << "audit log OK: " << Str(*r, {"records"}) << " records verified\n";
+  std::cout << "audit log OK: " << JsonStr(*r, {"records"}) << " records verified\n";
   return kExitOk;
 }
 
@@ -652,8 +636,8 @@ int CmdWhoami(const ClientFlags& c) {
   if (!cl.ok()) return Fail(cl.status());
   auto r = (*cl)->Call("GET", "/api/v1/whoami");
   if (!r.ok()) return Fail(r.status());
-  std::cout << Str(*r, {"user"}) << " (" << Str(*r, {"role"})
-            << (Str(*r, {"tenant"}).empty() ? "" : " in " + Str(*r, {"tenant"}))
+  std::cout << JsonStr(*r, {"user"}) << " (" << JsonStr(*r, {"role"})
+            << (JsonStr(*r, {"tenant"}).empty() ? "" : " in " + JsonStr(*r, {"tenant"}))
             << ") at " << (*cl)->server() << "\n";
   return kExitOk;
 }

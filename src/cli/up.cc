@@ -29,16 +29,6 @@ namespace {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
-std::string Str(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* cur = &v;
-  for (const char* k : path) {
-    if (!cur->is_object()) return "";
-    cur = cur->as_object().if_contains(k);
-    if (cur == nullptr) return "";
-  }
-  return cur->is_string() ? std::string(cur->as_string()) : "";
-}
-
 std::string Clock() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -80,17 +70,17 @@ class DemoNarrator {
   void Run() {
     (void)watch_->Watch("/api/v1/workloads?watch=1", [&](const json::value& ev) {
       const json::value& w = ev.as_object().at("object");
-      const std::string key = Str(w, {"metadata", "namespace"}) + "/" +
-                              Str(w, {"metadata", "name"});
-      if (Str(ev, {"type"}) == "DELETED") return true;
-      const std::string state = Str(w, {"status", "state"});
+      const std::string key = JsonStr(w, {"metadata", "namespace"}) + "/" +
+                              JsonStr(w, {"metadata", "name"});
+      if (JsonStr(ev, {"type"}) == "DELETED") return true;
+      const std::string state = JsonStr(w, {"status", "state"});
       std::string& last = last_[key];
       if (state == last) return true;
       std::string why = Why(w, state);
       if (state == "Pending" || state == "Requeued") {
         // Watch events leave the pending reason out: ask for it.
         auto full = cl_->Call("GET", "/api/v1/workloads/" + key);
-        std::string reason = full.ok() ? Str(*full, {"status", "pendingReason"}) : "";
+        std::string reason = full.ok() ? JsonStr(*full, {"status", "pendingReason"}) : "";
         if (!reason.empty()) why += (why.empty() ? "" : "; ") + std::string("waits: ") + reason;
       }
       std::string line = Clock() + "  " + Pad(key, 14) + Pad(state, 10) + why;
@@ -129,17 +119,17 @@ class DemoNarrator {
     const json::value* best = nullptr;
     int64_t best_ms = -1;
     for (const json::value& c : conds->as_array()) {
-      if (std::find(want.begin(), want.end(), Str(c, {"type"})) == want.end()) continue;
+      if (std::find(want.begin(), want.end(), JsonStr(c, {"type"})) == want.end()) continue;
       const json::value* ms = c.as_object().if_contains("lastTransitionUnixMs");
       const int64_t t = ms && ms->is_int64() ? ms->as_int64() : 0;
-      if (t > best_ms || (t == best_ms && Str(c, {"type"}) == want[0])) {
+      if (t > best_ms || (t == best_ms && JsonStr(c, {"type"}) == want[0])) {
         best = &c;
         best_ms = t;
       }
     }
     if (best != nullptr) {
       const json::value& c = *best;
-      std::string msg = Str(c, {"message"});
+      std::string msg = JsonStr(c, {"message"});
       if (size_t nl = msg.find('\n'); nl != std::string::npos) {
         // Failed: the exit, then its last log lines indented.
         std::string rest = msg.substr(nl + 1);
@@ -166,13 +156,13 @@ class DemoNarrator {
       if (fu == nullptr || !fu->is_array()) continue;
       for (const json::value& f : fu->as_array()) {
         for (const json::value& res : f.at("resources").as_array()) {
-          if (Str(res, {"name"}) != "nvidia.com/gpu") continue;
-          used += std::atoll(Str(res, {"total"}).c_str());
-          borrowed += std::atoll(Str(res, {"borrowed"}).c_str());
-          nominal += std::atoll(Str(res, {"nominalQuota"}).c_str());
+          if (JsonStr(res, {"name"}) != "nvidia.com/gpu") continue;
+          used += std::atoll(JsonStr(res, {"total"}).c_str());
+          borrowed += std::atoll(JsonStr(res, {"borrowed"}).c_str());
+          nominal += std::atoll(JsonStr(res, {"nominalQuota"}).c_str());
         }
       }
-      s += "  " + Str(cq, {"metadata", "name"}) + " " + std::to_string(used) + "/" +
+      s += "  " + JsonStr(cq, {"metadata", "name"}) + " " + std::to_string(used) + "/" +
            std::to_string(nominal) + " GPUs";
       if (borrowed > 0) s += " (borrowing " + std::to_string(borrowed) + ")";
     }
