@@ -6,8 +6,8 @@
 //   kind: NodePool
 //   metadata: {name: philly}
 //   spec:
-//     count: 352            # nodes, 1..100000
-//     gpus: 8               # GPUs per node, 0..4096
+//     count: 352            # nodes, 1..20000 (all pools of a parse together)
+//     gpus: 8               # GPUs per node, 0..16
 //     product: V100         # GPU model (optional)
 //     gpuMemory: 32Gi       # per GPU (optional)
 //     cpu: "64"             # per node (optional)
@@ -27,7 +27,11 @@
 namespace allot::core::internal {
 
 namespace {
-constexpr int32_t kMaxPoolNodes = 100000;
+// Bounds on what documents may expand into: a small body must not become
+// gigabytes (a fuzzer found `count: 100000, gpus: 4096` taking 2 GB, and
+// the server parses a body before it authorizes it).
+constexpr int32_t kMaxPoolNodes = 20000;       // Over all pools of one parse.
+constexpr int32_t kMaxPoolGpusPerNode = 16;
 }  // namespace
 
 Status ParseNodePool(const Doc& d, Config* out) {
@@ -45,10 +49,16 @@ Status ParseNodePool(const Doc& d, Config* out) {
                                std::to_string(kMaxPoolNodes) + ", got " +
                                std::to_string(count));
   }
+  if (out->nodes.size() + size_t(count) > size_t(kMaxPoolNodes)) {
+    return spec["count"].Error(
+        "would make " + std::to_string(out->nodes.size() + size_t(count)) +
+        " nodes; NodePools may bring at most " + std::to_string(kMaxPoolNodes) +
+        " nodes in all");
+  }
   ALLOT_RETURN_IF_ERROR(spec["gpus"].Get(&gpus));
-  if (gpus < 0 || gpus > kMaxGpusPerPod) {
+  if (gpus < 0 || gpus > kMaxPoolGpusPerNode) {
     return spec["gpus"].Error("must be between 0 and " +
-                              std::to_string(kMaxGpusPerPod) + ", got " +
+                              std::to_string(kMaxPoolGpusPerNode) + ", got " +
                               std::to_string(gpus));
   }
   Node proto;

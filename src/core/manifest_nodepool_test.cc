@@ -58,6 +58,9 @@ TEST(NodePoolTest, ErrorsNameFileDocumentAndField) {
       {"gpus negative", "count: 1\n  gpus: -1", "spec.gpus", "between 0"},
       {"unknown field", "count: 1\n  gpu: 8", "spec.gpu", "unknown field"},
       {"bad memory", "count: 1\n  memory: lots", "spec.memory", ""},
+      // Bounded expansion: a small body must not become gigabytes.
+      {"too many nodes", "count: 20001", "spec.count", "between 1 and 20000"},
+      {"too many gpus", "count: 1\n  gpus: 17", "spec.gpus", "between 0 and 16"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
@@ -75,6 +78,19 @@ TEST(NodePoolTest, ErrorsNameFileDocumentAndField) {
     EXPECT_NE(s.message().find(k.words), std::string::npos) << s.message();
     EXPECT_TRUE(c.nodes.empty());
   }
+}
+
+TEST(NodePoolTest, AllPoolsTogetherAreBounded) {
+  std::string text;
+  for (const char* name : {"a", "b", "c"}) {
+    text += std::string("---\napiVersion: allot.dev/v1\nkind: NodePool\nmetadata: {name: ") +
+            name + "}\nspec: {count: 8000, gpus: 8}\n";
+  }
+  Config c;
+  Status s = ParseManifests(text, "f.yaml", &c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("at most 20000 nodes in all"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("NodePool c"), std::string::npos) << s.message();
 }
 
 TEST(NodePoolTest, DuplicateNodeNamesThePool) {
