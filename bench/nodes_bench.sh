@@ -26,40 +26,22 @@ LOADGEN=$BUILD/allot_loadgen
 for b in "$ALLOT" "$LOADGEN"; do
   [ -x "$b" ] || { echo "nodes_bench.sh: no $b; build it first" >&2; exit 2; }
 done
-DIR=$(mktemp -d /tmp/allot-nodes-bench.XXXXXX)
-TOKEN="allot_$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-echo "$TOKEN" > "$DIR/admin.token"
-PORT=$((20000 + RANDOM % 20000))
-URL=http://127.0.0.1:$PORT
-SERVER_PID= AGENT_PID=
-cleanup() {
-  [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null || true
-  [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  [ "${KEEP:-0}" = 1 ] && echo "kept $DIR" || rm -rf "$DIR"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/agents_lib.sh"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_mib() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 now() { date +%s.%N; }
 api() { curl -sf -H "Authorization: Bearer $TOKEN" "$URL$1"; }
 
-"$ALLOT" serve --listen 127.0.0.1:$PORT --store "sqlite:$DIR/allot.db" \
-  --admin-token-file "$DIR/admin.token" --node-timeout "$NODE_TIMEOUT" > "$DIR/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 100); do curl -sf "$URL/healthz" > /dev/null && break; sleep 0.1; done
+start_server nodes-bench --node-timeout "$NODE_TIMEOUT"
 # Quota for every GPU the nodes bring (8 tenants in one cohort); no Nodes.
 "$LOADGEN" --server "$URL" --token "$TOKEN" --nodes "$NODES" --agent-nodes \
   --workloads 0 --no-list > /dev/null 2> "$DIR/setup.log"
 
 echo "nodes: $NODES simulated nodes x 8 GPUs, node timeout ${NODE_TIMEOUT} s"
 t0=$(now)
-"$ALLOT" agent --server "$URL" --token "$TOKEN" --name sim --simulate-nodes "$NODES" \
-  --simulate-gpus 8xH100-80GB --simulate-exec --poll-seconds 5 \
-  --labels allot.dev/gpu-product=BENCH-GPU \
-  --log-dir "$DIR/pods" > "$DIR/agent.log" 2>&1 &
-AGENT_PID=$!
+start_agents sim "$NODES" --simulate-gpus 8xH100-80GB --poll-seconds 5 \
+  --labels allot.dev/gpu-product=BENCH-GPU
 set +e  # From here on a failed probe is retried, not fatal.
 while :; do
   n=$(api "/api/v1/nodes" | grep -o '"name":"sim-[0-9]*"' | wc -l)
