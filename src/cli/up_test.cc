@@ -205,7 +205,12 @@ TEST_F(UpTest, KeepsItsStoreAndTokenAcrossRestarts) {
   Start({"--demo", "--demo-delay", "600"});
   Get("/api/v1/tenants/kept", &code);
   EXPECT_EQ(code, 404);  // The demo's own store.
-  Get("/api/v1/tenants/team-a", &code);
+  // The demo applies its manifests once the server is up: wait for them.
+  for (int i = 0; i < 200; ++i) {
+    Get("/api/v1/tenants/team-a", &code);
+    if (code == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   EXPECT_EQ(code, 200);
   EXPECT_EQ(Stop(), 0);
 }
