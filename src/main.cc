@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   agent->add_option("--log-dir", af.log_dir, "pod logs (default $XDG_STATE_HOME/allot/pods or /var/log/allot/pods)");
   agent->add_option("--address", af.address, "address of this node for MASTER_ADDR (default: its name)");
+  agent->add_option("--sample-seconds", af.sample_seconds,
+                    "send GPU telemetry (utilization, temperature, power, memory) at most this often; 0: never")
+      ->check(CLI::Range(0, 3600));
   agent->add_option("--poll-seconds", af.poll_seconds, "long-poll length, the heartbeat")
       ->capture_default_str()
       ->check(CLI::Range(1, 60));

@@ -286,14 +286,34 @@ class Agent {
   }
 
   std::string ReportJson() {
+    json::array telemetry;
+    const auto now = std::chrono::steady_clock::now();
+    const bool send = f_.sample_seconds > 0 &&
+                      now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
     if (auto samples = gpus_->Sample(); samples.ok()) {
+      const std::vector<agent::GpuInfo>& infos = gpus_->Gpus();
       for (const agent::GpuSample& s : *samples) {
         for (core::Gpu& g : node_.gpus) {
           if (g.uuid == s.uuid) g.healthy = s.healthy;
         }
+        auto info = std::find_if(infos.begin(), infos.end(),
+                                 [&](const agent::GpuInfo& i) { return i.uuid == s.uuid; });
+        if (!send || info == infos.end()) continue;
+        telemetry.push_back(json::object{{"uuid", s.uuid},
+                                         {"index", info->index},
+                                         {"util", s.utilization_pct},
+                                         {"temp", s.temperature_c},
+                                         {"power", s.power_watts},
+                                         {"fbUsed", s.memory_used_bytes},
+                                         {"eccDbe", s.ecc_dbe_volatile},
+                                         {"xid", s.last_xid}});
       }
     }
     json::object o;
+    if (!telemetry.empty()) {
+      o["gpuSamples"] = std::move(telemetry);
+      last_sample_sent_ = now;
+    }
     o["node"] = core::EncodeNode(node_);
     o["address"] = f_.address.empty() ? node_.name : f_.address;
     o["simulated"] = gpus_->simulated();
@@ -467,6 +487,7 @@ class Agent {
   std::mutex mu_;
   std::map<std::string, LocalPod> running_;
   std::map<std::string, agent::PodExit> exited_;  // Until the server forgets.
+  std::chrono::steady_clock::time_point last_sample_sent_{};
   std::vector<LogAsk> log_asks_;  // From the last answers, for the reporter.
   std::map<std::string, RunAsUser> run_as_;
   std::atomic<bool> synced_{false};

@@ -39,6 +39,9 @@ struct AgentFlags {
   std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
   std::string address;        // MASTER_ADDR for pods here; default: name.
   int poll_seconds = 5;
+  // GPU telemetry goes with the next sync at most this often (DCGM-style
+  // metrics, usage weighted by utilization); 0: never.
+  int sample_seconds = 10;
   std::string nvml_library = "libnvidia-ml.so.1";
 };
 

@@ -576,6 +576,13 @@ std::optional<core::Admission> Scheduler::AdmissionOf(
   return impl_->AdmissionOf(it->second);
 }
 
+bool Scheduler::IsInadmissible(const std::string& key) const {
+  auto it = impl_->by_key.find(key);
+  return it != impl_->by_key.end() &&
+         impl_->wls[it->second].state == Wl::State::kPending &&
+         impl_->Parked(it->second);
+}
+
 // The sorted queue of a ClusterQueue, parked workloads included.
 std::vector<QueueKey> Scheduler::Impl::SortedQueue(const CQ& cq) const {
   std::vector<QueueKey> keys;
@@ -679,6 +686,7 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
     }
   }
   st.pending = int32_t(cq.queue.size()) + cq.parked_count;
+  st.inadmissible = cq.parked_count;
   st.admitted = int32_t(cq.admitted.size());
   st.weighted_share = m.Drs(it->second, nullptr, 0);
   return st;

@@ -92,6 +92,7 @@ struct QuotaUsage {
 struct ClusterQueueStatus {
   std::vector<QuotaUsage> quota;  // In resourceGroups/flavors order.
   int32_t pending = 0;            // In its queue (set-aside ones included).
+  int32_t inadmissible = 0;       // Of those, set aside until a change.
   int32_t admitted = 0;
   // Kueue's fairSharing.weightedShare: the largest ratio of borrowed to
   // lendable quota in its cohort over resources, x1000, divided by weight.
@@ -142,6 +143,9 @@ class Scheduler {
   // The admission of one admitted workload; nullopt when it is unknown or
   // not admitted.
   std::optional<core::Admission> AdmissionOf(const std::string& key) const;
+  // Whether a pending workload is set aside until something changes
+  // (Kueue's "inadmissible" pending workloads); false for any other.
+  bool IsInadmissible(const std::string& key) const;
   // Why one pending workload waits and its place in line, as Pending()
   // would say, at the cost of sorting its ClusterQueue's queue; nullopt
   // when it is unknown or admitted.

@@ -4,7 +4,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <set>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -247,7 +250,7 @@ Result<AgentReport> ParseAgentReport(const std::string& body) {
   const json::object& o = v.as_object();
   for (const auto& kv : o) {
     if (kv.key() != "node" && kv.key() != "address" && kv.key() != "simulated" &&
-        kv.key() != "pods") {
+        kv.key() != "pods" && kv.key() != "gpuSamples") {
       return Status::InvalidArgument(
           "unknown field '" + std::string(kv.key()) + "'", std::string(kv.key()));
     }
@@ -310,7 +313,116 @@ Result<AgentReport> ParseAgentReport(const std::string& body) {
       r.pods.push_back(std::move(pr));
     }
   }
+  // "gpuSamples": [{"uuid","index","util","temp","power","fbUsed","eccDbe",
+  // "xid"}], numbers; a sample of a GPU the node does not have is refused.
+  if (const json::value* gs = o.if_contains("gpuSamples")) {
+    if (!gs->is_array() || gs->as_array().size() > r.node.gpus.size()) {
+      return Status::InvalidArgument(
+          "gpuSamples must be a list of at most one sample per GPU of the node",
+          "gpuSamples");
+    }
+    for (const json::value& sv : gs->as_array()) {
+      const json::object* so = sv.if_object();
+      const json::value* uuid = so ? so->if_contains("uuid") : nullptr;
+      if (uuid == nullptr || !uuid->is_string() ||
+          std::none_of(r.node.gpus.begin(), r.node.gpus.end(),
+                       [&](const core::Gpu& g) { return g.uuid == uuid->as_string(); })) {
+        return Status::InvalidArgument(
+            "every GPU sample needs the uuid of one of the node's GPUs",
+            "gpuSamples.uuid");
+      }
+      GpuTelemetry t;
+      t.uuid = std::string(uuid->as_string());
+      auto number = [&](const char* k, double lo, double hi, double* out) -> Status {
+        const json::value* x = so->if_contains(k);
+        if (x == nullptr) return Status::Ok();
+        if (!x->is_number() || x->to_number<double>() < lo || x->to_number<double>() > hi) {
+          return Status::InvalidArgument(
+              std::string("gpuSamples.") + k + " must be a number from " +
+                  std::to_string(int64_t(lo)) + " to " + std::to_string(int64_t(hi)),
+              std::string("gpuSamples.") + k);
+        }
+        *out = x->to_number<double>();
+        return Status::Ok();
+      };
+      double index = 0, util = 0, temp = 0, fb = 0, ecc = 0, xid = 0;
+      ALLOT_RETURN_IF_ERROR(number("index", 0, 1023, &index));
+      ALLOT_RETURN_IF_ERROR(number("util", 0, 100, &util));
+      ALLOT_RETURN_IF_ERROR(number("temp", -273, 1000, &temp));
+      ALLOT_RETURN_IF_ERROR(number("power", 0, 1e6, &t.power_watts));
+      ALLOT_RETURN_IF_ERROR(number("fbUsed", 0, 1e15, &fb));
+      ALLOT_RETURN_IF_ERROR(number("eccDbe", 0, 1e15, &ecc));
+      ALLOT_RETURN_IF_ERROR(number("xid", 0, 1e9, &xid));
+      t.index = int(index);
+      t.utilization_pct = int(util);
+      t.temperature_c = int(temp);
+      t.memory_used_bytes = int64_t(fb);
+      t.ecc_dbe_volatile = int64_t(ecc);
+      t.last_xid = int64_t(xid);
+      r.gpu_samples.push_back(std::move(t));
+    }
+  }
   return r;
+}
+
+// Records every API request (metrics::Metrics::ApiRequest) as it is
+// answered: by method, route pattern and code.
+class MeteredExchange : public net::Exchange {
+ public:
+  MeteredExchange(std::shared_ptr<net::Exchange> inner,
+                  std::shared_ptr<metrics::Metrics> m, std::string route)
+      : inner_(std::move(inner)),
+        m_(std::move(m)),
+        route_(std::move(route)),
+        start_(std::chrono::steady_clock::now()) {}
+  const net::Request& request() const override { return inner_->request(); }
+  void Reply(net::Response response) override {
+    Record(response.status);
+    inner_->Reply(std::move(response));
+  }
+  std::shared_ptr<net::Stream> StartStream(
+      int status, const std::string& content_type,
+      std::vector<std::pair<std::string, std::string>> headers) override {
+    Record(status);
+    return inner_->StartStream(status, content_type, std::move(headers));
+  }
+
+ private:
+  void Record(int status) {
+    m_->ApiRequest(inner_->request().method, route_, status,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+                       .count());
+  }
+  std::shared_ptr<net::Exchange> inner_;
+  std::shared_ptr<metrics::Metrics> m_;
+  std::string route_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// The route pattern of `path` for the metrics' labels: names become {id},
+// anything unknown is "other", so a scan of random paths adds no series.
+std::string RouteOf(const std::string& path) {
+  if (path == "/healthz" || path == "/readyz" || path == "/version" ||
+      path == "/metrics") {
+    return path;
+  }
+  const std::string prefix = "/api/v1/";
+  if (path.compare(0, prefix.size(), prefix) != 0) return "other";
+  std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
+  static const std::set<std::string> kTop = {"whoami", "tokens", "audit", "apply",
+                                             "agents", "usage"};
+  static const std::set<std::string> kVerbs = {"sync", "logs",   "log",     "verify",
+                                               "cordon", "uncordon", "drain"};
+  if (seg.empty() || (!kTop.count(seg[0]) && !KindFromPlural(seg[0]).ok()) ||
+      seg.size() > 4) {
+    return "other";
+  }
+  std::string route = "/api/v1/" + seg[0];
+  for (size_t i = 1; i < seg.size(); ++i) {
+    route += "/";
+    route += kVerbs.count(seg[i]) ? seg[i] : "{id}";
+  }
+  return route;
 }
 
 json::object DesiredPodJson(const DesiredPod& d) {
@@ -423,7 +535,9 @@ void Api::OnTurnEnd(Turn& t) {
   }
 }
 
-void Api::Handle(std::shared_ptr<net::Exchange> ex) {
+void Api::Handle(std::shared_ptr<net::Exchange> raw) {
+  std::shared_ptr<net::Exchange> ex =
+      std::make_shared<MeteredExchange>(raw, metrics_, RouteOf(raw->request().path));
   const net::Request& req = ex->request();
   const std::string& path = req.path;
   if (path == "/healthz" || path == "/readyz") {
@@ -440,7 +554,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     return;
   }
   const std::string prefix = "/api/v1/";
-  if (path.compare(0, prefix.size(), prefix) != 0) {
+  if (path != "/metrics" && path.compare(0, prefix.size(), prefix) != 0) {
     ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
     return;
   }
@@ -479,6 +593,29 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
                         net::Response r) {
     t.Reply(std::move(ex), std::move(r));
   };
+
+  // ---- GET /metrics (Prometheus) ---------------------------------------------
+  if (path == "/metrics") {
+    if (method != "GET") {
+      ex->Reply(ErrorResponse(Status::NotFound("no route " + method + " " + path)));
+      return;
+    }
+    authed([ex](Turn& t, const Principal& p) {
+      if (p.role != Role::kClusterAdmin && p.role != Role::kMetrics) {
+        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
+                        "only a cluster-admin or a metrics token (allot token "
+                        "create --role metrics) may read /metrics")));
+        return;
+      }
+      metrics::Gauges g;
+      t.state.CollectMetrics(&g);
+      net::Response r;
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = t.state.metrics()->Render(g.Take());
+      t.Reply(ex, std::move(r));
+    });
+    return;
+  }
 
   // ---- whoami, tokens, audit, apply --------------------------------------
   if (seg.size() == 1 && seg[0] == "whoami" && method == "GET") {
@@ -986,7 +1123,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> ex) {
     return;
   }
   if (!collection && method == "GET") {
-    authed([ex, reply_after, kind, key](Turn& t, const Principal& p) {
+    authed([ex, kind, key](Turn& t, const Principal& p) {
       t.After([ex, kind, key, p, &t] {
         Result<json::object> o = t.state.Get(p, kind, key);
         t.Reply(ex, o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "metrics/metrics.h"
 #include "net/http.h"
 #include "server/owner.h"
 
@@ -25,10 +26,12 @@ class Api {
  public:
   // An agent's poll is held at most a third of `node_timeout_ms`, so that
   // its answers come often enough to count as heartbeats.
+  // `metrics` records every request (State::metrics()).
   Api(Owner* owner, std::shared_ptr<const TokenIndex> tokens,
-      int64_t node_timeout_ms = 15000)
+      std::shared_ptr<metrics::Metrics> metrics, int64_t node_timeout_ms = 15000)
       : owner_(owner),
         tokens_(std::move(tokens)),
+        metrics_(std::move(metrics)),
         max_hold_ms_(std::max<int64_t>(500, node_timeout_ms / 3)) {}
   void Handle(std::shared_ptr<net::Exchange> ex);
   // Owner thread, at the end of every turn (Owner::SetTurnHook): answers
@@ -38,6 +41,7 @@ class Api {
  private:
   Owner* owner_;
   std::shared_ptr<const TokenIndex> tokens_;
+  std::shared_ptr<metrics::Metrics> metrics_;
   int64_t max_hold_ms_;
   // Agent long polls waiting for their node's pods to change, by node.
   // Owner thread only.

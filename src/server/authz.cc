@@ -11,18 +11,19 @@ const char* ToString(Role r) {
     case Role::kMember: return "member";
     case Role::kViewer: return "viewer";
     case Role::kNode: return "node";
+    case Role::kMetrics: return "metrics";
   }
   return "?";
 }
 
 Result<Role> ParseRole(const std::string& s) {
   for (Role r : {Role::kClusterAdmin, Role::kTenantAdmin, Role::kMember,
-                 Role::kViewer, Role::kNode}) {
+                 Role::kViewer, Role::kNode, Role::kMetrics}) {
     if (s == ToString(r)) return r;
   }
   return Status::InvalidArgument(
       "unknown role '" + s +
-          "': use cluster-admin, tenant-admin, member, viewer or node",
+          "': use cluster-admin, tenant-admin, member, viewer, node or metrics",
       "role");
 }
 
@@ -64,7 +65,8 @@ Result<Kind> KindFromName(const std::string& name) {
 
 bool CanSee(const Principal& p, Kind kind, const std::string& tenant) {
   if (p.role == Role::kClusterAdmin) return true;
-  if (p.role == Role::kNode) return false;  // Only the agent protocol.
+  // Only the agent protocol, or only /metrics.
+  if (p.role == Role::kNode || p.role == Role::kMetrics) return false;
   switch (kind) {
     case Kind::kResourceFlavor:
     case Kind::kCohort:
@@ -96,7 +98,7 @@ bool CanWrite(const Principal& p, Kind kind, const std::string& tenant) {
 bool CanGrant(const Principal& p, Role role, const std::string& tenant) {
   if (p.role == Role::kClusterAdmin) return true;
   return p.role == Role::kTenantAdmin && role != Role::kClusterAdmin &&
-         role != Role::kNode && tenant == p.tenant;
+         role != Role::kNode && role != Role::kMetrics && tenant == p.tenant;
 }
 
 std::optional<Principal> TokenIndex::Find(const std::string& hash) const {

@@ -7,7 +7,9 @@
 //                  reads its tenant's LocalQueues;
 //   viewer         reads its tenant's Workloads and LocalQueues;
 //   node           a node agent's join token: registers its node, reports
-//                  what runs there and learns what to run (no tenant).
+//                  what runs there and learns what to run (no tenant);
+//   metrics        reads GET /metrics only (a Prometheus scrape token; no
+//                  tenant).
 // Every role reads the shared infrastructure (ResourceFlavors, Cohorts,
 // ClusterQueues, WorkloadPriorityClasses, Nodes) and its own Tenant.
 // Objects of another tenant do not exist for a tenant-bound principal: the
@@ -23,7 +25,7 @@
 
 namespace allot::server {
 
-enum class Role { kClusterAdmin, kTenantAdmin, kMember, kViewer, kNode };
+enum class Role { kClusterAdmin, kTenantAdmin, kMember, kViewer, kNode, kMetrics };
 const char* ToString(Role r);
 Result<Role> ParseRole(const std::string& s);
 

@@ -26,6 +26,7 @@ Owner::Owner(std::unique_ptr<store::Store> store, std::unique_ptr<State> state,
              std::function<int64_t()> now, size_t event_ring)
     : store_(std::move(store)),
       state_(std::move(state)),
+      metrics_(state_->metrics()),
       now_(std::move(now)),
       ring_cap_(event_ring) {}
 
@@ -183,6 +184,8 @@ void Owner::CommitLoop() {
       std::_Exit(70);
     }
     Clock::time_point t1 = Clock::now();
+    metrics_->StoreCommit(std::chrono::duration<double>(t1 - t0).count(),
+                          batches.size());
     for (Committing& c : group) {
       for (auto& fn : c.deliveries) fn(*store_);
     }

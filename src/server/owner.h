@@ -124,6 +124,7 @@ class Owner {
 
   std::unique_ptr<store::Store> store_;  // Committer thread only, once started.
   std::unique_ptr<State> state_;         // Owner thread only, once started.
+  std::shared_ptr<metrics::Metrics> metrics_;  // Thread-safe.
   std::function<int64_t()> now_;
   size_t ring_cap_;
   Command hook_;

@@ -117,9 +117,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   auto impl = std::make_unique<ServerImpl>();
   std::string describe = (*st)->Describe();
   std::shared_ptr<const TokenIndex> tokens = (*state)->token_index();
+  std::shared_ptr<metrics::Metrics> metrics = (*state)->metrics();
   impl->owner = std::make_unique<Owner>(std::move(*st), std::move(*state), NowMs);
   impl->api = std::make_unique<Api>(impl->owner.get(), std::move(tokens),
-                                    opts.node_timeout_ms);
+                                    std::move(metrics), opts.node_timeout_ms);
   Api* hooked = impl->api.get();
   impl->owner->SetTurnHook([hooked](Turn& t) { hooked->OnTurnEnd(t); });
   impl->owner->Start();

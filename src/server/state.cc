@@ -2,6 +2,7 @@
 #include "server/state.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "core/manifest.h"
@@ -606,8 +607,23 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   return Status::Ok();
 }
 
+metrics::QueueLabels State::QueueOf(const WorkloadRecord& rec) const {
+  metrics::QueueLabels q;
+  q.ns = rec.spec.ns;
+  q.local_queue = rec.spec.queue_name;
+  q.priority_class = rec.spec.priority_class_name;
+  if (rec.spec.admission) {
+    q.cluster_queue = rec.spec.admission->cluster_queue;
+  } else if (auto lq = objs_.local_queues.find(rec.spec.ns + "/" + rec.spec.queue_name);
+             lq != objs_.local_queues.end()) {
+    q.cluster_queue = lq->second.obj.cluster_queue;
+  }
+  return q;
+}
+
 void State::Evicted(WorkloadRecord* rec, const std::string& reason,
                     const std::string& message, int64_t now) {
+  metrics_->Evicted(QueueOf(*rec), reason);
   SetCondition(&rec->conditions, {"Evicted", true, reason, message, now});
   SetCondition(&rec->conditions,
                {"QuotaReserved", false, reason, "evicted: " + message, now});
@@ -620,9 +636,17 @@ int32_t State::FinishTurn(Txn* txn) {
   std::set<std::string> touched;
   std::map<std::string, sched::PreemptionEvent> preempted;
   int32_t cycles = 0;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point turn_start = Clock::now();
   for (;;) {
+    const Clock::time_point t0 = Clock::now();
     sched::CycleResult r = sched_->RunCycle();
     ++cycles;
+    if (r.attempts > 0) {
+      metrics_->AdmissionAttempt(
+          !r.admitted.empty(),
+          std::chrono::duration<double>(Clock::now() - t0).count());
+    }
     touched.insert(r.admitted.begin(), r.admitted.end());
     for (sched::PreemptionEvent& e : r.preempted) {
       touched.insert(e.workload);
@@ -632,6 +656,8 @@ int32_t State::FinishTurn(Txn* txn) {
     // workloads behind them be tried: stop only when no head was tried.
     if ((!r.Changed() && r.attempts == 0) || cycles >= 100000) break;
   }
+  metrics_->SchedulingTurn(
+      std::chrono::duration<double>(Clock::now() - turn_start).count(), cycles);
   const int64_t now = txn->now_unix_ms;
   for (const std::string& key : touched) {
     auto it = workloads_.find(key);
@@ -639,6 +665,8 @@ int32_t State::FinishTurn(Txn* txn) {
     WorkloadRecord& rec = it->second;
     if (auto e = preempted.find(key); e != preempted.end()) {
       std::string reason = sched::ToString(e->second.reason);
+      std::optional<core::Admission> by = sched_->AdmissionOf(e->second.preemptor);
+      metrics_->Preempted(by ? by->cluster_queue : "", reason);
       Evicted(&rec, "Preempted",
               "preempted by " + e->second.preemptor + " (" + reason + ")", now);
       SetCondition(&rec.conditions,
@@ -651,6 +679,14 @@ int32_t State::FinishTurn(Txn* txn) {
       if (!rec.spec.admission || *rec.spec.admission != *adm ||
           preempted.count(key)) {
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
+        // Waiting since creation or the last requeue.
+        int64_t since = rec.spec.creation_unix_ms;
+        for (const Condition& c : rec.conditions) {
+          if (c.type == "Requeued" && c.status) since = std::max(since, c.time_unix_ms);
+        }
+        metrics::QueueLabels q = QueueOf(rec);
+        q.cluster_queue = adm->cluster_queue;
+        metrics_->Admitted(q, since > 0 ? std::max<int64_t>(0, now - since) / 1000.0 : 0);
         if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
         for (const Condition& c : rec.conditions) {
           if (c.type == "PodsReady") {

@@ -32,6 +32,7 @@
 
 #include "core/model.h"
 #include "core/status.h"
+#include "metrics/metrics.h"
 #include "sched/scheduler.h"
 #include "server/authz.h"
 #include "store/store.h"
@@ -114,11 +115,24 @@ struct PodReport {
   std::string last_lines;
 };
 
+// One reading of one GPU, as an agent reports it (agent::GpuSample).
+struct GpuTelemetry {
+  std::string uuid;
+  int index = 0;  // NVML's index on its node: DCGM's "gpu" label.
+  int utilization_pct = 0;
+  int temperature_c = 0;
+  double power_watts = 0;
+  int64_t memory_used_bytes = 0;
+  int64_t ecc_dbe_volatile = 0;
+  int64_t last_xid = 0;
+};
+
 struct AgentReport {
   core::Node node;      // name, labels, cpu, memory, gpus.
   std::string address;  // Where its pods are reachable (MASTER_ADDR).
   bool simulated = false;  // Simulated GPUs.
   std::vector<PodReport> pods;
+  std::vector<GpuTelemetry> gpu_samples;  // Empty: none this time.
 };
 
 // One change for watchers: a line of newline-delimited JSON.
@@ -278,6 +292,12 @@ class State {
     return {audit_seq_, audit_hash_};
   }
   size_t WorkloadCount() const { return workloads_.size(); }
+  // Event counters and histograms (thread-safe; shared with the network
+  // threads and the committer).
+  const std::shared_ptr<metrics::Metrics>& metrics() const { return metrics_; }
+  // The gauge families of a scrape (server/state_metrics.cc): Kueue's queue
+  // levels, DCGM's GPU telemetry with who holds each GPU, Allot's own.
+  void CollectMetrics(metrics::Gauges* g) const;
   const WorkloadRecord* FindWorkload(const std::string& key) const;
   // Ends an owner turn: runs scheduling cycles until nothing changes,
   // records the decisions and writes every workload changed this turn
@@ -335,6 +355,9 @@ class State {
   int64_t audit_seq_ = 0;
   std::string audit_hash_;
   size_t removed_since_rebuild_ = 0;
+  std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
+  // Where `rec` is queued, for the metrics' labels.
+  metrics::QueueLabels QueueOf(const WorkloadRecord& rec) const;
 
   // Agents: who was heard from when (nodes with the allot.dev/agent label),
   // and where each admitted, unfinished workload's pods run.
@@ -342,6 +365,9 @@ class State {
     int64_t last_seen_ms = 0;  // 0: not yet heard since start.
     bool ready = true;
     std::string address;
+    bool simulated = false;
+    std::vector<GpuTelemetry> gpus;  // The latest sample of each GPU.
+    int64_t sampled_ms = 0;
   };
   std::map<std::string, AgentInfo> agents_;
   // An admitted, unfinished workload's nodes and what agents said of its

@@ -184,6 +184,7 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
   (void)sched_->RemoveWorkload(key);  // Frees its quota and devices.
   ++removed_since_rebuild_;
   rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
+  metrics_->Finished(QueueOf(*rec));
   SetCondition(&rec->conditions, {"Finished", true, reason, message, now});
   SetCondition(&rec->conditions,
                {"QuotaReserved", false, "Finished", "quota released", now});
@@ -221,6 +222,11 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
   a.last_seen_ms = now;
   a.address = r.address;
   a.ready = true;
+  a.simulated = r.simulated;
+  if (!r.gpu_samples.empty()) {
+    a.gpus = std::move(r.gpu_samples);
+    a.sampled_ms = now;
+  }
   if (changed && it == objs_.nodes.end()) {
     // A node joins: validated alone (its name, labels, capacity, GPUs) and
     // added to the scheduler as it is, without rebuilding it, so that

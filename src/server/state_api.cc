@@ -527,7 +527,8 @@ Result<std::pair<std::string, std::string>> State::CreateToken(const Principal& 
                                        const std::string& user, Role role,
                                        const std::string& tenant, Txn* txn) {
   ALLOT_RETURN_IF_ERROR(CheckUserName(user));
-  const bool tenantless = role == Role::kClusterAdmin || role == Role::kNode;
+  const bool tenantless = role == Role::kClusterAdmin || role == Role::kNode ||
+                          role == Role::kMetrics;
   if (tenantless && !tenant.empty()) {
     return Status::InvalidArgument(
         std::string("a ") + ToString(role) + " token has no tenant", "tenant");

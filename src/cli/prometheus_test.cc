@@ -1,0 +1,235 @@
+// A real Prometheus (Debian's `prometheus`) scraping a live `allot up`: the
+// shipped rules and a scrape config like deploy/prometheus/prometheus.yml
+// pass promtool, the scrape is up, and PromQL over Kueue's and DCGM's names
+// returns what the API reports.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "cli/up_fixture.h"
+#include "net/http.h"
+
+namespace allot::cli {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+constexpr char kCluster[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-a}
+spec:
+  cohort: all
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-b}
+spec:
+  cohort: all
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-a}
+spec: {clusterQueue: cq-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-b}
+spec: {clusterQueue: cq-b}
+)";
+
+std::string Sleeper(const std::string& ns, const std::string& name, int gpus) {
+  return "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: " + name +
+         ", namespace: " + ns +
+         "}\nspec:\n  queueName: q\n  podSets:\n  - name: main\n    count: 1\n"
+         "    template: {resources: {requests: {nvidia.com/gpu: " +
+         std::to_string(gpus) + "}}, command: [sleep, '600']}\n";
+}
+
+uint16_t FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+int Shell(const std::string& cmd) {
+  int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+class PrometheusTest : public testing::UpFixture {
+ protected:
+  void TearDown() override {
+    if (prom_pid_ > 0) {
+      ::kill(prom_pid_, SIGTERM);
+      ::waitpid(prom_pid_, nullptr, 0);
+    }
+    UpFixture::TearDown();
+  }
+
+  // An instant PromQL query: metric labels (joined "k=v,...") -> value.
+  std::map<std::string, double> Query(const std::string& promql) {
+    std::map<std::string, double> out;
+    auto r = prom_->Do("GET", "/api/v1/query?query=" + net::UrlEncode(promql), {}, "");
+    if (!r.ok() || r->status != 200) return out;
+    boost::system::error_code ec;
+    json::value v = json::parse(r->body, ec);
+    if (ec) return out;
+    for (const json::value& s : v.at("data").at("result").as_array()) {
+      std::string key;
+      for (const auto& kv : s.at("metric").as_object()) {
+        key += (key.empty() ? "" : ",") + std::string(kv.key()) + "=" +
+               std::string(kv.value().as_string());
+      }
+      out[key] = std::stod(std::string(s.at("value").at(1).as_string()));
+    }
+    return out;
+  }
+
+  // Polls `promql` (up to 60 s) until `pred` holds.
+  std::map<std::string, double> WaitQuery(
+      const std::string& promql,
+      const std::function<bool(const std::map<std::string, double>&)>& pred) {
+    std::map<std::string, double> last;
+    for (int i = 0; i < 600; ++i) {
+      last = Query(promql);
+      if (pred(last)) return last;
+      std::this_thread::sleep_for(100ms);
+    }
+    std::ifstream log(dir_ + "/prometheus.log");
+    std::stringstream ss;
+    ss << log.rdbuf();
+    ADD_FAILURE() << promql << " never held; last has " << last.size()
+                  << " series\nprometheus:\n" << ss.str();
+    return last;
+  }
+
+  pid_t prom_pid_ = -1;
+  std::unique_ptr<net::HttpClient> prom_;
+};
+
+TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
+  ASSERT_EQ(Shell("command -v prometheus >/dev/null && command -v promtool >/dev/null"), 0)
+      << "Debian's prometheus package is missing (make deps installs it)";
+  Start({});
+  int code = 0;
+  json::value r = Call("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  for (auto [ns, name, gpus] : {std::tuple{"team-a", "a3", 3}, {"team-a", "a2", 2},
+                                {"team-b", "b1", 1}}) {
+    r = Call("POST", "/api/v1/apply", Sleeper(ns, name, gpus), &code);
+    ASSERT_EQ(code, 200) << json::serialize(r);
+  }
+  for (const char* key : {"team-a/a3", "team-a/a2", "team-b/b1"}) {
+    WaitFor(key, [](const json::value& w) { return State(w) == "Running"; });
+  }
+  r = Call("POST", "/api/v1/tokens", R"({"user":"prometheus","role":"metrics"})", &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  std::ofstream(dir_ + "/allot.token") << std::string(r.at("token").as_string()) << "\n";
+
+  // The shipped rules, and a config like the shipped one pointing here.
+  const std::string deploy = std::string(ALLOT_SOURCE_DIR) + "/deploy/prometheus";
+  const std::string target = url_.substr(url_.find("//") + 2);
+  std::ofstream(dir_ + "/prometheus.yml")
+      << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+      << "rule_files: [" << deploy << "/allot-alerts.yml]\n"
+      << "scrape_configs:\n- job_name: allot\n  metrics_path: /metrics\n"
+      << "  authorization: {type: Bearer, credentials_file: " << dir_ << "/allot.token}\n"
+      << "  static_configs: [{targets: ['" << target << "']}]\n";
+  ASSERT_EQ(Shell("promtool check config " + dir_ + "/prometheus.yml > " + dir_ +
+                "/promtool.log 2>&1"), 0);
+  ASSERT_EQ(Shell("promtool check rules " + deploy + "/allot-alerts.yml > /dev/null"), 0);
+
+  const uint16_t port = FreePort();
+  prom_pid_ = fork();
+  if (prom_pid_ == 0) {
+    std::string log = dir_ + "/prometheus.log";
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::string cfg = "--config.file=" + dir_ + "/prometheus.yml";
+    std::string tsdb = "--storage.tsdb.path=" + dir_ + "/tsdb";
+    std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port);
+    ::execlp("prometheus", "prometheus", cfg.c_str(), tsdb.c_str(), listen.c_str(),
+             static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  net::ClientOptions o;
+  o.base_url = "http://127.0.0.1:" + std::to_string(port);
+  auto c = net::HttpClient::Create(o);
+  ASSERT_TRUE(c.ok());
+  prom_ = std::move(*c);
+
+  // The scrape is up (the metrics token authenticates).
+  WaitQuery(R"(up{job="allot"})", [](const auto& m) {
+    return m.size() == 1 && m.begin()->second == 1;
+  });
+  // Kueue's usage per ClusterQueue, as the API's ClusterQueue status says.
+  std::map<std::string, double> api_usage;
+  for (const char* cq : {"cq-a", "cq-b"}) {
+    json::value st = Get(std::string("/api/v1/clusterqueues/") + cq, &code);
+    ASSERT_EQ(code, 200);
+    for (const json::value& f : st.at("status").at("flavorsUsage").as_array()) {
+      for (const json::value& res : f.at("resources").as_array()) {
+        api_usage[std::string("cluster_queue=") + cq] +=
+            std::stod(std::string(res.at("total").as_string()));
+      }
+    }
+  }
+  EXPECT_EQ(api_usage["cluster_queue=cq-a"], 5);
+  EXPECT_EQ(api_usage["cluster_queue=cq-b"], 1);
+  std::map<std::string, double> usage = WaitQuery(
+      "sum by (cluster_queue) (kueue_cluster_queue_resource_usage)",
+      [&](const auto& m) { return m == api_usage; });
+  EXPECT_EQ(usage, api_usage);
+  // DCGM's names: 8 simulated GPUs, the 6 held ones naming their tenant.
+  std::map<std::string, double> held = WaitQuery(
+      R"(count by (namespace) (DCGM_FI_DEV_GPU_UTIL{simulated="true"}))",
+      [](const auto& m) { return m.size() == 3; });
+  EXPECT_EQ(held["namespace=team-a"], 5);
+  EXPECT_EQ(held["namespace=team-b"], 1);
+  EXPECT_EQ(held[""], 2);  // Free GPUs: empty namespace label.
+  // The shipped alert rules evaluate against these series.
+  std::map<std::string, double> rules = WaitQuery(
+      R"(count(ALERTS) or vector(0))", [](const auto& m) { return !m.empty(); });
+  EXPECT_FALSE(rules.empty());
+}
+
+}  // namespace
+}  // namespace allot::cli

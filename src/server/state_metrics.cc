@@ -1,0 +1,325 @@
+// State::CollectMetrics: the gauge families of one scrape (metrics/metrics.h).
+// Built from the state as it is now, on the owner thread; one pass over the
+// workloads, one status per ClusterQueue, one row per GPU.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/state.h"
+#include "server/state_internal.h"
+
+namespace allot::server {
+
+namespace {
+
+using L = metrics::Gauges::Labels;
+
+double Units(int64_t milli) { return double(milli) / 1000.0; }
+
+struct LqLevels {
+  int64_t active = 0;
+  int64_t inadmissible = 0;
+  int64_t admitted = 0;
+  int64_t finished = 0;
+  std::map<std::pair<std::string, std::string>, int64_t> usage;  // (flavor, resource)
+};
+
+}  // namespace
+
+void State::CollectMetrics(metrics::Gauges* g) const {
+  // ---- One pass over the workloads --------------------------------------
+  std::map<std::string, LqLevels> lqs;  // "ns/name"
+  std::map<std::string, int64_t> cq_finished;
+  std::map<std::string, int64_t> by_state;
+  for (const auto& [key, rec] : workloads_) {
+    ++by_state[ToString(rec.state)];
+    LqLevels& lq = lqs[rec.spec.ns + "/" + rec.spec.queue_name];
+    if (rec.finished()) {
+      ++lq.finished;
+      if (rec.spec.admission) ++cq_finished[rec.spec.admission->cluster_queue];
+      continue;
+    }
+    if (!rec.spec.admission) {
+      if (sched_->IsInadmissible(key)) {
+        ++lq.inadmissible;
+      } else {
+        ++lq.active;
+      }
+      continue;
+    }
+    ++lq.admitted;
+    for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
+      for (const core::PodSet& ps : rec.spec.pod_sets) {
+        if (ps.name != psa.name) continue;
+        for (const auto& [res, flavor] : psa.flavors) {
+          auto q = ps.requests.find(res);
+          if (q != ps.requests.end()) lq.usage[{flavor, res}] += q->second.milli() * psa.count;
+        }
+      }
+    }
+  }
+
+  // ---- Kueue: ClusterQueues ----------------------------------------------
+  struct CqRow {
+    std::string name, cohort;
+    sched::ClusterQueueStatus st;
+    bool stopped = false;
+  };
+  std::vector<CqRow> cqs;
+  cqs.reserve(objs_.cluster_queues.size());
+  for (const auto& [name, e] : objs_.cluster_queues) {
+    std::optional<sched::ClusterQueueStatus> st = sched_->GetClusterQueueStatus(name);
+    if (!st) continue;
+    cqs.push_back({name, e.obj.cohort, std::move(*st),
+                   e.obj.stop_policy != core::StopPolicy::kNone});
+  }
+  g->Family("kueue_pending_workloads",
+            "Pending workloads, per cluster_queue and status (active: in the "
+            "admission queue; inadmissible: set aside until the cluster changes).");
+  for (const CqRow& c : cqs) {
+    g->Add({{"cluster_queue", c.name}, {"status", "active"}},
+           c.st.pending - c.st.inadmissible);
+    g->Add({{"cluster_queue", c.name}, {"status", "inadmissible"}}, c.st.inadmissible);
+  }
+  g->Family("kueue_reserving_active_workloads",
+            "Workloads reserving quota, per cluster_queue.");
+  for (const CqRow& c : cqs) g->Add({{"cluster_queue", c.name}}, c.st.admitted);
+  g->Family("kueue_admitted_active_workloads",
+            "Admitted workloads that are active (not finished), per cluster_queue.");
+  for (const CqRow& c : cqs) g->Add({{"cluster_queue", c.name}}, c.st.admitted);
+  g->Family("kueue_finished_workloads", "Finished workloads, per cluster_queue.");
+  for (const CqRow& c : cqs) {
+    auto f = cq_finished.find(c.name);
+    g->Add({{"cluster_queue", c.name}}, f == cq_finished.end() ? 0 : double(f->second));
+  }
+  g->Family("kueue_cluster_queue_status",
+            "1 for the ClusterQueue's status (pending: stopped by its stopPolicy; "
+            "active; terminated), 0 for the others.");
+  for (const CqRow& c : cqs) {
+    for (const char* s : {"pending", "active", "terminated"}) {
+      bool on = std::string(s) == (c.stopped ? "pending" : "active");
+      g->Add({{"cluster_queue", c.name}, {"status", s}}, on ? 1 : 0);
+    }
+  }
+  auto quota_family = [&](const char* name, const char* help, auto value) {
+    g->Family(name, help);
+    for (const CqRow& c : cqs) {
+      for (const sched::QuotaUsage& u : c.st.quota) {
+        std::optional<int64_t> v = value(u);
+        if (!v) continue;
+        g->Add({{"cohort", c.cohort},
+                {"cluster_queue", c.name},
+                {"flavor", u.flavor},
+                {"resource", u.resource}},
+               Units(*v));
+      }
+    }
+  };
+  using Opt = std::optional<int64_t>;
+  quota_family("kueue_cluster_queue_resource_reservation",
+               "Quota reserved by the ClusterQueue's admitted workloads.",
+               [](const sched::QuotaUsage& u) { return Opt(u.usage_milli); });
+  quota_family("kueue_cluster_queue_resource_usage",
+               "Resources used by the ClusterQueue's admitted workloads.",
+               [](const sched::QuotaUsage& u) { return Opt(u.usage_milli); });
+  quota_family("kueue_cluster_queue_nominal_quota", "The ClusterQueue's nominal quota.",
+               [](const sched::QuotaUsage& u) { return Opt(u.nominal_milli); });
+  quota_family("kueue_cluster_queue_borrowing_limit",
+               "The ClusterQueue's borrowing limit (where one is set).",
+               [](const sched::QuotaUsage& u) { return u.borrowing_limit_milli; });
+  quota_family("kueue_cluster_queue_lending_limit",
+               "The ClusterQueue's lending limit (where one is set).",
+               [](const sched::QuotaUsage& u) { return u.lending_limit_milli; });
+  quota_family("allot_cluster_queue_resource_borrowed",
+               "Usage above nominal quota, borrowed from the cohort.",
+               [](const sched::QuotaUsage& u) { return Opt(u.borrowed_milli); });
+  g->Family("kueue_cluster_queue_weighted_share",
+            "The largest ratio of usage above nominal quota to the cohort's "
+            "lendable quota over the ClusterQueue's resources (x1000), divided "
+            "by its fairSharing weight.");
+  for (const CqRow& c : cqs) {
+    g->Add({{"cluster_queue", c.name}, {"cohort", c.cohort}}, double(c.st.weighted_share));
+  }
+
+  // ---- Kueue: LocalQueues ----------------------------------------------------
+  auto lq_labels = [](const std::string& key) {
+    size_t slash = key.find('/');
+    return L{{"name", key.substr(slash + 1)}, {"namespace", key.substr(0, slash)}};
+  };
+  auto lq_of = [&](const std::string& key) -> const LqLevels* {
+    auto it = lqs.find(key);
+    return it == lqs.end() ? nullptr : &it->second;
+  };
+  g->Family("kueue_local_queue_pending_workloads",
+            "Pending workloads, per local_queue and status.");
+  for (const auto& [key, e] : objs_.local_queues) {
+    const LqLevels* l = lq_of(key);
+    L a = lq_labels(key), i = a;
+    a.push_back({"status", "active"});
+    i.push_back({"status", "inadmissible"});
+    g->Add(std::move(a), l ? double(l->active) : 0);
+    g->Add(std::move(i), l ? double(l->inadmissible) : 0);
+  }
+  for (const char* name : {"kueue_local_queue_reserving_active_workloads",
+                           "kueue_local_queue_admitted_active_workloads"}) {
+    g->Family(name, "Admitted workloads that are active, per local_queue.");
+    for (const auto& [key, e] : objs_.local_queues) {
+      const LqLevels* l = lq_of(key);
+      g->Add(lq_labels(key), l ? double(l->admitted) : 0);
+    }
+  }
+  g->Family("kueue_local_queue_finished_workloads", "Finished workloads, per local_queue.");
+  for (const auto& [key, e] : objs_.local_queues) {
+    const LqLevels* l = lq_of(key);
+    g->Add(lq_labels(key), l ? double(l->finished) : 0);
+  }
+  g->Family("kueue_local_queue_status",
+            "1 for whether the LocalQueue can admit (active True|False), 0 for the other.");
+  for (const auto& [key, e] : objs_.local_queues) {
+    auto cq = objs_.cluster_queues.find(e.obj.cluster_queue);
+    bool active = cq != objs_.cluster_queues.end() &&
+                  cq->second.obj.stop_policy == core::StopPolicy::kNone;
+    for (const char* a : {"True", "False", "Unknown"}) {
+      L l = lq_labels(key);
+      l.push_back({"active", a});
+      g->Add(std::move(l), std::string(a) == (active ? "True" : "False") ? 1 : 0);
+    }
+  }
+  for (const char* name : {"kueue_local_queue_resource_reservation",
+                           "kueue_local_queue_resource_usage"}) {
+    g->Family(name, "Resources reserved by the LocalQueue's admitted workloads.");
+    for (const auto& [key, e] : objs_.local_queues) {
+      const LqLevels* l = lq_of(key);
+      if (l == nullptr) continue;
+      for (const auto& [fr, milli] : l->usage) {
+        L lab = lq_labels(key);
+        lab.push_back({"flavor", fr.first});
+        lab.push_back({"resource", fr.second});
+        g->Add(std::move(lab), Units(milli));
+      }
+    }
+  }
+
+  // ---- DCGM: GPU telemetry, with who holds each GPU ------------------------
+  // Device (GPU or MIG slice) UUID -> holder "ns/name", over the workloads
+  // placed on nodes whose agents report samples.
+  std::unordered_map<std::string, const WorkloadRecord*> holder;
+  std::unordered_map<std::string, std::string> parent;  // MIG slice -> GPU.
+  for (const auto& [node, info] : agents_) {
+    if (info.gpus.empty()) continue;
+    if (auto n = objs_.nodes.find(node); n != objs_.nodes.end()) {
+      for (const core::Gpu& gpu : n->second.obj.gpus) {
+        for (const core::MigSlice& m : gpu.mig) parent[m.uuid] = gpu.uuid;
+      }
+    }
+    auto idx = node_index_.find(node);
+    if (idx == node_index_.end()) continue;
+    for (const std::string& key : idx->second) {
+      const WorkloadRecord& rec = workloads_.at(key);
+      if (!rec.spec.admission || rec.finished()) continue;
+      for (const auto& psa : rec.spec.admission->pod_set_assignments) {
+        for (const auto& pl : psa.placements) {
+          if (pl.node != node) continue;
+          for (const std::string& u : pl.gpus) {
+            auto p = parent.find(u);
+            holder[p == parent.end() ? u : p->second] = &rec;
+          }
+        }
+      }
+    }
+  }
+  struct GpuRow {
+    L labels;
+    const GpuTelemetry* t;
+    int64_t total_bytes;
+  };
+  std::vector<GpuRow> rows;
+  int64_t gpus_free[2] = {0, 0}, gpus_held[2] = {0, 0}, gpus_sick[2] = {0, 0};
+  int64_t agents_ready = 0;
+  for (const auto& [node, info] : agents_) {
+    if (info.ready && info.last_seen_ms != 0) ++agents_ready;
+    auto n = objs_.nodes.find(node);
+    if (n == objs_.nodes.end()) continue;
+    const int sim = info.simulated ? 1 : 0;
+    for (const core::Gpu& gpu : n->second.obj.gpus) {
+      if (!gpu.healthy) {
+        ++gpus_sick[sim];
+      } else if (holder.count(gpu.uuid)) {
+        ++gpus_held[sim];
+      } else {
+        ++gpus_free[sim];
+      }
+    }
+    if (!info.ready || info.gpus.empty()) continue;  // Stale or none.
+    for (const GpuTelemetry& t : info.gpus) {
+      auto gpu = std::find_if(n->second.obj.gpus.begin(), n->second.obj.gpus.end(),
+                              [&](const core::Gpu& x) { return x.uuid == t.uuid; });
+      if (gpu == n->second.obj.gpus.end()) continue;
+      auto h = holder.find(t.uuid);
+      const WorkloadRecord* w = h == holder.end() ? nullptr : h->second;
+      rows.push_back({L{{"gpu", std::to_string(t.index)},
+                        {"UUID", t.uuid},
+                        {"device", "nvidia" + std::to_string(t.index)},
+                        {"modelName", gpu->product},
+                        {"Hostname", node},
+                        {"namespace", w ? w->spec.ns : ""},
+                        {"workload", w ? w->spec.name : ""},
+                        {"simulated", info.simulated ? "true" : "false"}},
+                      &t, gpu->memory.milli() / 1000});
+    }
+  }
+  auto gpu_family = [&](const char* name, const char* help, auto value,
+                        bool counter = false) {
+    g->Family(name, help, counter);
+    for (const GpuRow& r : rows) g->Add(r.labels, value(r));
+  };
+  constexpr double kMiB = 1024.0 * 1024.0;
+  gpu_family("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).",
+             [](const GpuRow& r) { return double(r.t->utilization_pct); });
+  gpu_family("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).",
+             [](const GpuRow& r) { return double(r.t->temperature_c); });
+  gpu_family("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).",
+             [](const GpuRow& r) { return r.t->power_watts; });
+  gpu_family("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).",
+             [&](const GpuRow& r) { return double(r.t->memory_used_bytes) / kMiB; });
+  gpu_family("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).",
+             [&](const GpuRow& r) {
+               return double(std::max<int64_t>(0, r.total_bytes - r.t->memory_used_bytes)) / kMiB;
+             });
+  gpu_family("DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.",
+             [](const GpuRow& r) { return double(r.t->last_xid); });
+  gpu_family("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+             "Total number of double-bit volatile ECC errors.",
+             [](const GpuRow& r) { return double(r.t->ecc_dbe_volatile); },
+             /*counter=*/true);
+
+  // ---- Allot's own ---------------------------------------------------------------
+  g->Family("allot_agents_connected", "Node agents heard from within the node timeout.");
+  g->Add({}, double(agents_ready));
+  g->Family("allot_gpus",
+            "GPUs of agent-run nodes, by state (free, allocated, unhealthy) and "
+            "whether they are simulated.");
+  for (int sim = 0; sim < 2; ++sim) {
+    const char* s = sim ? "true" : "false";
+    g->Add({{"state", "free"}, {"simulated", s}}, double(gpus_free[sim]));
+    g->Add({{"state", "allocated"}, {"simulated", s}}, double(gpus_held[sim]));
+    g->Add({{"state", "unhealthy"}, {"simulated", s}}, double(gpus_sick[sim]));
+  }
+  g->Family("allot_workloads", "Workloads the server knows, by state.");
+  for (const char* s : {"Pending", "Admitted", "Running", "Succeeded", "Failed",
+                        "Evicted", "Requeued", "Suspended"}) {
+    auto it = by_state.find(s);
+    g->Add({{"state", s}}, it == by_state.end() ? 0 : double(it->second));
+  }
+  g->Family("allot_nodes", "Nodes, by whether they take work (ready) or not.");
+  int64_t nodes_ready = 0;
+  for (const auto& [name, e] : objs_.nodes) {
+    if (!e.obj.unschedulable && NodeReady(name)) ++nodes_ready;
+  }
+  g->Add({{"ready", "true"}}, double(nodes_ready));
+  g->Add({{"ready", "false"}}, double(objs_.nodes.size() - nodes_ready));
+}
+
+}  // namespace allot::server
