@@ -91,6 +91,10 @@ int main(int argc, char** argv) {
                     "seconds without a heartbeat before an agent's node is NotReady")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
+  serve->add_option("--idle-util-pct", sf.idle_util_pct,
+                    "a GPU under this utilization counts as idle (allot usage idle)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
   serve->callback([&] { rc = CmdServe(sf); });
 
   // agent
@@ -263,6 +267,26 @@ int main(int argc, char** argv) {
   averify->add_option("--store", verify_store, "verify this store file directly (sqlite:PATH)");
   client_flags(averify);
   averify->callback([&] { rc = CmdAuditVerify(cf, verify_store); });
+
+  // usage
+  allot::cli::UsageFlags uf_usage;
+  auto* usage = app.add_subcommand("usage", "GPU usage and cost by tenant, queue, flavor, user or workload");
+  usage->add_option("--by", uf_usage.by, "tenant, queue, clusterqueue, flavor, user or workload")
+      ->capture_default_str();
+  usage->add_option("--since", uf_usage.since,
+                    "from: 2026-12-01, 2026-12-01T08:00:00Z, unix ms, or an age (24h, 7d)");
+  usage->add_option("--until", uf_usage.until, "to (same forms; default now)");
+  usage->add_option("--tenant", uf_usage.tenant, "one tenant only (admins)");
+  usage->add_option("-o,--output", uf_usage.output, "table, csv or json")->capture_default_str();
+  client_flags(usage);
+  usage->callback([&] { if (!uf_usage.idle) rc = CmdUsage(cf, uf_usage); });
+  auto* uidle = usage->add_subcommand("idle", "workloads holding GPUs that are idle");
+  uidle->add_option("--minutes", uf_usage.minutes, "idle for at least this long")
+      ->capture_default_str();
+  uidle->add_option("-o,--output", uf_usage.output, "table, csv or json");
+  uidle->add_option("--tenant", uf_usage.tenant, "one tenant only (admins)");
+  client_flags(uidle);
+  uidle->callback([&] { uf_usage.idle = true; rc = CmdUsage(cf, uf_usage); });
 
   auto* whoami = app.add_subcommand("whoami", "who the token is");
   client_flags(whoami);

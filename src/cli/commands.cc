@@ -5,12 +5,17 @@
 
 #include <atomic>
 #include <csignal>
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "net/http.h"
 #include "server/audit.h"
@@ -217,6 +222,7 @@ int CmdServe(const ServeFlags& f) {
   o.admin_token_file = f.admin_token_file;
   o.threads = f.threads;
   o.node_timeout_ms = int64_t(f.node_timeout_s) * 1000;
+  o.idle_util_pct = f.idle_util_pct;
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     std::cerr << "allot serve: --tls-cert and --tls-key go together\n";
     return kExitUsage;
@@ -628,6 +634,110 @@ int CmdAuditVerify(const ClientFlags& c, const std::string& store_url) {
     return kExitFailed;
   }
   std::cout << "audit log OK: " << JsonStr(*r, {"records"}) << " records verified\n";
+  return kExitOk;
+}
+
+namespace {
+
+// "1700000000000" (unix ms), "2026-12-01", "2026-12-01T08:00:00Z", or an
+// age: "90m", "24h", "7d" before now.
+Result<int64_t> ParseWhen(const std::string& s, const char* field) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  if (!s.empty() && std::all_of(s.begin(), s.end(), ::isdigit) && s.size() > 8) {
+    return std::stoll(s);
+  }
+  if (s.size() >= 2 && std::all_of(s.begin(), s.end() - 1, ::isdigit)) {
+    const int64_t n = std::stoll(s.substr(0, s.size() - 1));
+    const char unit = s.back();
+    const int64_t ms = unit == 'm' ? 60000 : unit == 'h' ? 3600000 : unit == 'd' ? 86400000 : 0;
+    if (ms > 0) return now - n * ms;
+  }
+  std::tm tm{};
+  const char* end = nullptr;
+  if (s.size() == 10) {
+    end = strptime(s.c_str(), "%Y-%m-%d", &tm);
+  } else {
+    end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  }
+  if (end == nullptr || *end != '\0') {
+    return Status::InvalidArgument(
+        std::string("--") + field + " '" + s +
+            "': use a date (2026-12-01), a UTC time (2026-12-01T08:00:00Z), unix "
+            "milliseconds, or an age (90m, 24h, 7d)",
+        field);
+  }
+  return int64_t(timegm(&tm)) * 1000;
+}
+
+}  // namespace
+
+int CmdUsage(const ClientFlags& c, const UsageFlags& f) {
+  if (f.output != "table" && f.output != "csv" && f.output != "json") {
+    return Fail(Status::InvalidArgument("-o must be table, csv or json", "output"));
+  }
+  std::string target = f.idle ? "/api/v1/usage/idle?minutes=" + std::to_string(f.minutes)
+                              : "/api/v1/usage?by=" + net::UrlEncode(f.by);
+  for (auto [flag, value, param] : {std::tuple{"since", f.since, "sinceUnixMs"},
+                                    {"until", f.until, "untilUnixMs"}}) {
+    if (value.empty()) continue;
+    Result<int64_t> ms = ParseWhen(value, flag);
+    if (!ms.ok()) return Fail(ms.status());
+    target += std::string("&") + param + "=" + std::to_string(*ms);
+  }
+  if (!f.tenant.empty()) target += "&tenant=" + net::UrlEncode(f.tenant);
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  auto r = (*cl)->Call("GET", target);
+  if (!r.ok()) return Fail(r.status());
+  if (f.output == "json") {
+    std::cout << json::serialize(*r) << "\n";
+    return kExitOk;
+  }
+  auto num = [](const json::value& o, const char* k, int decimals) {
+    const json::value* v = o.is_object() ? o.as_object().if_contains(k) : nullptr;
+    double d = v && v->is_number() ? v->to_number<double>() : 0;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, d);
+    return std::string(buf);
+  };
+  std::vector<std::vector<std::string>> rows;
+  if (f.idle) {
+    rows.push_back({"WORKLOAD", "GPUS", "IDLE-MINUTES", "WASTED-GPU-HOURS", "WASTED-COST"});
+    for (const json::value& it : r->as_object().at("items").as_array()) {
+      rows.push_back({JsonStr(it, {"workload"}), num(it, "gpus", 1), num(it, "idleMinutes", 1),
+                      num(it, "wastedGpuHours", 3), num(it, "wastedCost", 2)});
+    }
+  } else {
+    std::string by = f.by;
+    for (char& ch : by) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    rows.push_back({by, "GPU-HOURS", "UTIL%", "COST", "WORKLOADS"});
+    auto line = [&](const std::string& key, const json::value& it) {
+      rows.push_back({key, num(it, "gpuHours", 3), num(it, "utilizationPct", 1),
+                      num(it, "cost", 2), JsonStr(it, {"workloads"})});
+    };
+    for (const json::value& it : r->as_object().at("items").as_array()) {
+      line(JsonStr(it, {"key"}), it);
+    }
+    line("TOTAL", r->as_object().at("total"));
+  }
+  if (f.output == "csv") {
+    for (const auto& row : rows) {
+      for (size_t i = 0; i < row.size(); ++i) {
+        std::string cell = row[i];
+        if (cell.find_first_of(",\"") != std::string::npos) {
+          std::string q = "\"";
+          for (char ch : cell) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+          cell = q + "\"";
+        }
+        std::cout << (i ? "," : "") << cell;
+      }
+      std::cout << "\n";
+    }
+    return kExitOk;
+  }
+  PrintTable(rows);
   return kExitOk;
 }
 

@@ -63,6 +63,7 @@ struct ServeFlags {
   std::string admin_token_file;
   int threads = 2;
   int node_timeout_s = 15;
+  int idle_util_pct = 5;
 };
 
 int CmdServe(const ServeFlags& f);
@@ -87,5 +88,17 @@ int CmdAuditList(const ClientFlags& c, const std::map<std::string, std::string>&
 // With `store_url`, verifies the store file itself (no server needed).
 int CmdAuditVerify(const ClientFlags& c, const std::string& store_url);
 int CmdWhoami(const ClientFlags& c);
+
+// `allot usage [--by tenant|queue|clusterqueue|flavor|user|workload]
+// [--since WHEN] [--until WHEN] [--tenant T] [-o table|csv|json]` and
+// `allot usage idle [--minutes 30]`.
+struct UsageFlags {
+  std::string by = "tenant";
+  std::string since, until, tenant;
+  std::string output = "table";
+  bool idle = false;
+  int minutes = 30;
+};
+int CmdUsage(const ClientFlags& c, const UsageFlags& f);
 
 }  // namespace allot::cli

@@ -16,6 +16,7 @@
 #include "core/manifest_encode.h"
 #include "server/audit.h"
 #include "server/crypto.h"
+#include "server/usage.h"
 
 namespace allot::server {
 namespace json = boost::json;
@@ -709,6 +710,103 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
   }
   if (!seg.empty() && seg[0] == "tokens" && seg.size() <= 2) {
     ex->Reply(MethodNotAllowed(method, path, seg.size() == 1 ? "GET, POST" : "DELETE"));
+    return;
+  }
+  // ---- usage and cost: GET /api/v1/usage, GET /api/v1/usage/idle ------------
+  if (!seg.empty() && seg[0] == "usage") {
+    if (seg.size() > 2 || (seg.size() == 2 && seg[1] != "idle")) {
+      ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
+      return;
+    }
+    if (method != "GET") {
+      ex->Reply(MethodNotAllowed(method, path, "GET"));
+      return;
+    }
+    const bool idle = seg.size() == 2;
+    Status bad;
+    auto num = [&](const char* k, int64_t dflt) -> int64_t {
+      auto it = req.query.find(k);
+      if (it == req.query.end() || !bad.ok()) return dflt;
+      Result<int64_t> v = ParseInt(it->second, k);
+      if (!v.ok()) bad = v.status();
+      return v.ok() ? *v : dflt;
+    };
+    store::UsageFilter f;
+    f.since_unix_ms = num("sinceUnixMs", 0);
+    const bool has_until = req.query.count("untilUnixMs") > 0;
+    f.until_unix_ms = num("untilUnixMs", f.until_unix_ms);
+    const int64_t minutes = num("minutes", 30);
+    UsageBy by = UsageBy::kTenant;
+    if (auto it = req.query.find("by"); it != req.query.end() && bad.ok()) {
+      Result<UsageBy> b = ParseUsageBy(it->second);
+      if (b.ok()) by = *b; else bad = b.status();
+    }
+    if (bad.ok() && has_until && f.until_unix_ms <= f.since_unix_ms) {
+      bad = Status::InvalidArgument("untilUnixMs must be after sinceUnixMs", "untilUnixMs");
+    }
+    std::string tenant;
+    if (auto it = req.query.find("tenant"); it != req.query.end()) tenant = it->second;
+    authed([ex, f, by, bad, tenant, idle, has_until, minutes](Turn& t, const Principal& p) mutable {
+      if (p.role == Role::kNode || p.role == Role::kMetrics) {
+        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
+                        std::string("a ") + ToString(p.role) + " token may not read usage")));
+        return;
+      }
+      if (!bad.ok()) {
+        t.Reply(ex, ErrorResponse(bad));
+        return;
+      }
+      // A tenant's users see their tenant only; another tenant is empty.
+      if (p.role != Role::kClusterAdmin) {
+        if (!tenant.empty() && tenant != p.tenant) {
+          t.Reply(ex, ErrorResponse(Status::NotFound("Tenant " + tenant + " does not exist")));
+          return;
+        }
+        tenant = p.tenant;
+      }
+      f.tenant = tenant;
+      // At the end of the turn, so that what this turn closed is in the
+      // store (read after the commit) and not also among the open rows.
+      t.After([ex, f, by, idle, has_until, minutes, &t]() mutable {
+        const int64_t now = t.txn.now_unix_ms;
+        if (!has_until) f.until_unix_ms = now;
+        if (idle) {
+          json::array items;
+          for (const State::IdleHolder& h : t.state.IdleHolders(f.tenant, now, minutes * 60000)) {
+            UsageAmounts wasted;
+            int64_t gpus_milli = 0;
+            for (const store::UsageRow& u : h.rows) {
+              UsageAmounts a = Clip(u, h.idle_since_ms, now);
+              wasted.gpu_ms += a.gpu_ms;
+              wasted.cost_micros += a.cost_micros;
+              gpus_milli += u.quantity_milli;
+            }
+            items.push_back(json::object{
+                {"workload", h.key},
+                {"idleSinceUnixMs", h.idle_since_ms},
+                {"idleMinutes", double(now - h.idle_since_ms) / 60000.0},
+                {"gpus", double(gpus_milli) / 1000.0},
+                {"wastedGpuHours", double(wasted.gpu_ms) / 3600000.0},
+                {"wastedCostMicros", wasted.cost_micros},
+                {"wastedCost", double(wasted.cost_micros) / 1e6}});
+          }
+          t.Reply(ex, JsonResponse(200, json::object{{"minutes", minutes},
+                                                     {"items", std::move(items)}}));
+          return;
+        }
+        std::vector<store::UsageRow> open = t.state.OpenUsage(f.tenant, now);
+        t.Deliver([ex, f, by, open = std::move(open)](store::Store& store) mutable {
+          Result<std::vector<store::UsageRow>> rows = store.ListUsage(f);
+          if (!rows.ok()) {
+            ex->Reply(ErrorResponse(rows.status()));
+            return;
+          }
+          rows->insert(rows->end(), std::make_move_iterator(open.begin()),
+                       std::make_move_iterator(open.end()));
+          ex->Reply(JsonResponse(200, UsageReport(*rows, by, f.since_unix_ms, f.until_unix_ms)));
+        });
+      });
+    });
     return;
   }
   if (!seg.empty() && (seg[0] == "audit" || seg[0] == "whoami") &&

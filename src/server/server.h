@@ -23,6 +23,7 @@ struct ServeOptions {
   // An agent-run node silent for this long becomes NotReady and its
   // workloads go back to their queues.
   int64_t node_timeout_ms = 15000;
+  int idle_util_pct = 5;  // Under this a GPU counts as idle (usage idle).
 };
 
 class Server {

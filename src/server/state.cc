@@ -166,6 +166,12 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       if (json::value* v = status.if_contains("restarts"); v && v->is_int64()) {
         rec.restarts = int32_t(v->as_int64());
       }
+      if (json::value* v = status.if_contains("admittedAtMs"); v && v->is_int64()) {
+        rec.admitted_unix_ms = v->as_int64();
+      }
+      if (json::value* v = status.if_contains("utilMilliMs"); v && v->is_int64()) {
+        rec.util_milli_ms = v->as_int64();
+      }
       if (json::value* v = status.if_contains("submittedBy"); v && v->is_string()) {
         rec.submitted_by = std::string(v->as_string());
       }
@@ -591,6 +597,7 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   if (!it->second.finished()) {
     Status s = sched_->RemoveWorkload(key);
     if (!s.ok()) return Status::Internal(s.message());
+    CloseAccount(&it->second, txn->now_unix_ms);
   }
   Reindex(key, &it->second, /*gone=*/true);  // Its pods are stopped.
   json::object last = WorkloadJson(it->second, false);
@@ -624,6 +631,7 @@ metrics::QueueLabels State::QueueOf(const WorkloadRecord& rec) const {
 void State::Evicted(WorkloadRecord* rec, const std::string& reason,
                     const std::string& message, int64_t now) {
   metrics_->Evicted(QueueOf(*rec), reason);
+  CloseAccount(rec, now);
   SetCondition(&rec->conditions, {"Evicted", true, reason, message, now});
   SetCondition(&rec->conditions,
                {"QuotaReserved", false, reason, "evicted: " + message, now});
@@ -676,8 +684,10 @@ int32_t State::FinishTurn(Txn* txn) {
     std::optional<core::Admission> adm = sched_->AdmissionOf(key);
     if (adm) {
       std::string msg = "quota reserved in ClusterQueue " + adm->cluster_queue;
-      if (!rec.spec.admission || *rec.spec.admission != *adm ||
-          preempted.count(key)) {
+      const bool fresh = !rec.spec.admission || *rec.spec.admission != *adm ||
+                         preempted.count(key);
+      if (fresh) {
+        if (rec.admitted_unix_ms != 0) CloseAccount(&rec, now);
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
         // Waiting since creation or the last requeue.
         int64_t since = rec.spec.creation_unix_ms;
@@ -697,6 +707,7 @@ int32_t State::FinishTurn(Txn* txn) {
         }
       }
       rec.spec.admission = std::move(adm);
+      if (fresh) OpenAccount(&rec, now);
       rec.state = WorkloadState::kAdmitted;
       SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now});
       SetCondition(&rec.conditions, {"Admitted", true, "Admitted",
@@ -747,6 +758,8 @@ void State::Flush(Txn* txn) {
   }
   dirty_.clear();
   created_.clear();
+  for (store::UsageRow& u : closed_usage_) txn->batch.usage.push_back(std::move(u));
+  closed_usage_.clear();
   if (!txn->batch.empty() || !txn->events.empty()) {
     txn->batch.meta["rv"] = std::to_string(rv_);
     txn->batch.meta["seq"] = std::to_string(seq_);

@@ -80,6 +80,13 @@ struct WorkloadRecord {
   // a pod of an earlier admission is never taken for a current one.
   int32_t attempt = 0;
   int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
+  // Accounting of the current admission (server/state_usage.cc): since
+  // when it holds its quota (0: not admitted), its devices' utilization so
+  // far (device-ms x utilization, milli-units), and since when all its GPUs
+  // have been under the idle threshold (0: not idle).
+  int64_t admitted_unix_ms = 0;
+  int64_t util_milli_ms = 0;
+  int64_t idle_since_ms = 0;
   // Pods of the current attempt are in State::runs_ (admitted workloads
   // only, so that a queue of pending ones does not pay for them).
 
@@ -263,6 +270,24 @@ class State {
   Result<PodLogTarget> LogTarget(const Principal& p, const std::string& key,
                                  int32_t rank, int32_t attempt) const;
 
+  // ---- Usage and cost (server/state_usage.cc) ----------------------------
+  // Rows for what admitted workloads hold now, from their admission to
+  // `now` (the store has every closed stretch): all tenants when `tenant`
+  // is empty.
+  std::vector<store::UsageRow> OpenUsage(const std::string& tenant,
+                                         int64_t now) const;
+  // Admitted workloads whose GPUs have all been under `util_pct` for at
+  // least `min_ms` (by agents' telemetry), with since when.
+  struct IdleHolder {
+    std::string key;
+    int64_t idle_since_ms = 0;
+    std::vector<store::UsageRow> rows;  // What it holds, up to now.
+  };
+  std::vector<IdleHolder> IdleHolders(const std::string& tenant, int64_t now,
+                                      int64_t min_ms) const;
+  // The utilization under which a GPU counts as idle (percent).
+  void SetIdleThreshold(int pct) { idle_util_pct_ = pct; }
+
   // ---- Tokens and audit -----------------------------------------------
   // The principal of the live token whose secret hashes to `hash`.
   std::optional<Principal> Authenticate(const std::string& hash) const {
@@ -356,6 +381,20 @@ class State {
   std::string audit_hash_;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
+  // Usage rows closed this turn; Flush moves them into the batch.
+  std::vector<store::UsageRow> closed_usage_;
+  int idle_util_pct_ = 5;
+  // Starts or ends the accounting of rec's current admission.
+  void OpenAccount(WorkloadRecord* rec, int64_t now);
+  void CloseAccount(WorkloadRecord* rec, int64_t now);
+  // The usage rows of rec's current admission from its start to `now`.
+  std::vector<store::UsageRow> AccountRows(const WorkloadRecord& rec,
+                                           int64_t now) const;
+  // Attributes one telemetry report of `node` (taken `dt_ms` after the
+  // previous one) to the workloads holding its GPUs.
+  void AttributeTelemetry(const std::string& node,
+                          const std::vector<GpuTelemetry>& samples,
+                          int64_t prev_ms, int64_t now);
   // Where `rec` is queued, for the metrics' labels.
   metrics::QueueLabels QueueOf(const WorkloadRecord& rec) const;
 

@@ -185,6 +185,7 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
   ++removed_since_rebuild_;
   rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
   metrics_->Finished(QueueOf(*rec));
+  CloseAccount(rec, now);
   SetCondition(&rec->conditions, {"Finished", true, reason, message, now});
   SetCondition(&rec->conditions,
                {"QuotaReserved", false, "Finished", "quota released", now});
@@ -223,7 +224,9 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
   a.address = r.address;
   a.ready = true;
   a.simulated = r.simulated;
+  int64_t prev_sample_ms = -1;  // >= 0: samples came with this sync.
   if (!r.gpu_samples.empty()) {
+    prev_sample_ms = a.sampled_ms;
     a.gpus = std::move(r.gpu_samples);
     a.sampled_ms = now;
   }
@@ -307,6 +310,10 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
   } else if (!was_ready && before.last_seen_ms != 0) {
     // Back from NotReady: its node takes work again.
     ALLOT_RETURN_IF_ERROR(Reschedule({}, "", "", now));
+  }
+
+  if (prev_sample_ms >= 0) {
+    AttributeTelemetry(n.name, agents_[n.name].gpus, prev_sample_ms, now);
   }
 
   // Pod reports. Only a pod of a workload's current attempt, placed on this

@@ -92,6 +92,10 @@ json::object State::WorkloadJson(const WorkloadRecord& rec,
   status["priority"] = rec.spec.priority;
   if (rec.attempt > 0) status["attempt"] = rec.attempt;
   if (rec.restarts > 0) status["restarts"] = rec.restarts;
+  if (rec.admitted_unix_ms > 0) {
+    status["admittedAtMs"] = rec.admitted_unix_ms;  // Accounting: since when it holds.
+    status["utilMilliMs"] = rec.util_milli_ms;
+  }
   if (const Run* run = RunOf(rec.spec.Key()); run && !run->pods.empty()) {
     int64_t running = 0, exited = 0;
     for (const auto& [id, ps] : run->pods) {

@@ -59,6 +59,27 @@ CREATE INDEX audit_principal ON audit (principal);
 CREATE INDEX audit_tenant ON audit (tenant);
 CREATE INDEX audit_verb ON audit (verb);
 )sql",
+    // 2: usage accounting (closed stretches of held resources).
+    R"sql(
+CREATE TABLE usage (
+  id INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  local_queue TEXT NOT NULL,
+  cluster_queue TEXT NOT NULL,
+  user TEXT NOT NULL,
+  flavor TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  quantity_milli INTEGER NOT NULL,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL,
+  util_milli_ms INTEGER NOT NULL,
+  price_micros_per_hour INTEGER NOT NULL
+);
+CREATE INDEX usage_end ON usage (end_ms);
+CREATE INDEX usage_tenant_end ON usage (tenant, end_ms);
+)sql",
 };
 
 static_assert(std::size(kMigrations) == kSqliteSchemaVersion,

@@ -33,6 +33,29 @@ constexpr int kBusyTimeoutMs = 5000;
 constexpr const char* kAuditColumns =
     "seq, time_ms, principal, tenant, verb, object, outcome, prev_hash, hash";
 
+constexpr const char* kUsageColumns =
+    "tenant, workload, attempt, local_queue, cluster_queue, user, flavor, "
+    "resource, quantity_milli, start_ms, end_ms, util_milli_ms, "
+    "price_micros_per_hour";
+
+UsageRow ReadUsage(sqlite3_stmt* st) {
+  UsageRow u;
+  u.tenant = ColumnText(st, 0);
+  u.workload = ColumnText(st, 1);
+  u.attempt = int32_t(ColumnInt(st, 2));
+  u.local_queue = ColumnText(st, 3);
+  u.cluster_queue = ColumnText(st, 4);
+  u.user = ColumnText(st, 5);
+  u.flavor = ColumnText(st, 6);
+  u.resource = ColumnText(st, 7);
+  u.quantity_milli = ColumnInt(st, 8);
+  u.start_unix_ms = ColumnInt(st, 9);
+  u.end_unix_ms = ColumnInt(st, 10);
+  u.util_milli_ms = ColumnInt(st, 11);
+  u.price_micros_per_hour = ColumnInt(st, 12);
+  return u;
+}
+
 // Reads one audit row selected with kAuditColumns.
 AuditRow ReadAudit(sqlite3_stmt* st) {
   AuditRow a;
@@ -71,6 +94,7 @@ class SqliteStore final : public Store {
   Status CommitGroup(const std::vector<const Batch*>& batches) override;
   Result<Snapshot> Load() override;
   Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) override;
+  Result<std::vector<UsageRow>> ListUsage(const UsageFilter& f) override;
   std::string Describe() const override { return describe_; }
 
  private:
@@ -92,6 +116,7 @@ class SqliteStore final : public Store {
   const std::string describe_;
   Stmt begin_write_, begin_read_, commit_, rollback_;
   Stmt delete_object_, put_object_, put_token_, put_meta_, append_audit_;
+  Stmt append_usage_, list_usage_, list_usage_tenant_;
   Stmt load_objects_, load_tokens_, load_meta_, last_audit_;
   // ListAudit statements by filter shape (a bit per optional condition),
   // prepared on first use.
@@ -189,6 +214,17 @@ Status SqliteStore::Init() {
                                     kAuditColumns +
                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
                                 &append_audit_));
+  ALLOT_RETURN_IF_ERROR(Prepare(std::string("INSERT INTO usage (") + kUsageColumns +
+                                    ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                                &append_usage_));
+  ALLOT_RETURN_IF_ERROR(Prepare(std::string("SELECT ") + kUsageColumns +
+                                    " FROM usage WHERE end_ms > ?1 AND start_ms < ?2"
+                                    " ORDER BY end_ms, id",
+                                &list_usage_));
+  ALLOT_RETURN_IF_ERROR(Prepare(std::string("SELECT ") + kUsageColumns +
+                                    " FROM usage WHERE tenant = ?3 AND end_ms > ?1"
+                                    " AND start_ms < ?2 ORDER BY end_ms, id",
+                                &list_usage_tenant_));
   ALLOT_RETURN_IF_ERROR(
       Prepare("SELECT kind, key, rv, body FROM objects "
               "ORDER BY kind, rv, key",
@@ -274,6 +310,26 @@ Status SqliteStore::ApplyBatch(const Batch& batch, int64_t* last_seq) {
       return Error("appending audit record " + std::to_string(a.seq));
     }
     seq = a.seq;
+  }
+  for (const UsageRow& u : batch.usage) {
+    sqlite3_stmt* st = append_usage_.get();
+    ScopedReset reset(st);
+    int rc = BindText(st, 1, u.tenant);
+    if (rc == SQLITE_OK) rc = BindText(st, 2, u.workload);
+    if (rc == SQLITE_OK) rc = BindInt(st, 3, u.attempt);
+    if (rc == SQLITE_OK) rc = BindText(st, 4, u.local_queue);
+    if (rc == SQLITE_OK) rc = BindText(st, 5, u.cluster_queue);
+    if (rc == SQLITE_OK) rc = BindText(st, 6, u.user);
+    if (rc == SQLITE_OK) rc = BindText(st, 7, u.flavor);
+    if (rc == SQLITE_OK) rc = BindText(st, 8, u.resource);
+    if (rc == SQLITE_OK) rc = BindInt(st, 9, u.quantity_milli);
+    if (rc == SQLITE_OK) rc = BindInt(st, 10, u.start_unix_ms);
+    if (rc == SQLITE_OK) rc = BindInt(st, 11, u.end_unix_ms);
+    if (rc == SQLITE_OK) rc = BindInt(st, 12, u.util_milli_ms);
+    if (rc == SQLITE_OK) rc = BindInt(st, 13, u.price_micros_per_hour);
+    if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
+      return Error("appending usage of " + u.tenant + "/" + u.workload);
+    }
   }
   return Status::Ok();
 }
@@ -396,6 +452,25 @@ Result<std::vector<AuditRow>> SqliteStore::ListAudit(const AuditFilter& f) {
   ALLOT_RETURN_IF_ERROR(
       Query(st, "listing audit records",
             [&](sqlite3_stmt* row) { rows.push_back(ReadAudit(row)); }));
+  return rows;
+}
+
+Result<std::vector<UsageRow>> SqliteStore::ListUsage(const UsageFilter& f) {
+  if (f.until_unix_ms <= f.since_unix_ms) {
+    return Status::InvalidArgument("the usage window is empty: until must be after since",
+                                   "until");
+  }
+  Stmt& stmt = f.tenant.empty() ? list_usage_ : list_usage_tenant_;
+  sqlite3_stmt* st = stmt.get();
+  ScopedReset reset(st);
+  int rc = BindInt(st, 1, f.since_unix_ms);
+  if (rc == SQLITE_OK) rc = BindInt(st, 2, f.until_unix_ms);
+  if (rc == SQLITE_OK && !f.tenant.empty()) rc = BindText(st, 3, f.tenant);
+  if (rc != SQLITE_OK) return Error("listing usage");
+  std::vector<UsageRow> rows;
+  ALLOT_RETURN_IF_ERROR(Query(st, "listing usage", [&](sqlite3_stmt* row) {
+    rows.push_back(ReadUsage(row));
+  }));
   return rows;
 }
 

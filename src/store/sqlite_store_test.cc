@@ -568,6 +568,86 @@ TEST_F(SqliteStoreTest, KillNineLosesNoAcknowledgedBatch) {
 // Not a test: prints commit rates on this machine. Run with
 //   allot_store_tests --gtest_also_run_disabled_tests
 //       --gtest_filter='*DISABLED_CommitRates'
+UsageRow Usage(const std::string& tenant, const std::string& wl, int64_t start,
+               int64_t end) {
+  UsageRow u;
+  u.tenant = tenant;
+  u.workload = wl;
+  u.attempt = 1;
+  u.local_queue = "q";
+  u.cluster_queue = "cq";
+  u.user = "ann";
+  u.flavor = "h100";
+  u.resource = "nvidia.com/gpu";
+  u.quantity_milli = 2000;
+  u.start_unix_ms = start;
+  u.end_unix_ms = end;
+  u.util_milli_ms = 7;
+  u.price_micros_per_hour = 2500000;
+  return u;
+}
+std::vector<std::string> Keys(const std::vector<UsageRow>& rows) {
+  std::vector<std::string> out;
+  for (const UsageRow& u : rows) {
+    out.push_back(u.tenant + "/" + u.workload + ":" + std::to_string(u.start_unix_ms) + "-" +
+                  std::to_string(u.end_unix_ms) + ":" + u.user + u.flavor + u.resource +
+                  std::to_string(u.quantity_milli + u.util_milli_ms + u.attempt +
+                                 u.price_micros_per_hour) + u.local_queue + u.cluster_queue);
+  }
+  return out;
+}
+
+TEST_F(SqliteStoreTest, UsageRowsAreAppendedAndListedByWindowAndTenant) {
+  Batch b;
+  b.usage = {Usage("team-a", "x", 100, 200), Usage("team-b", "y", 150, 400),
+             Usage("team-a", "z", 300, 500)};
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Commit(b).ok());
+  }
+  std::unique_ptr<Store> store = Open();  // Reopened: still there.
+  ASSERT_NE(store, nullptr);
+  auto all = store->ListUsage({});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(Keys(*all), Keys(b.usage));  // Oldest end first, every field kept.
+  // Rows that overlap [since, until): touching ends do not count.
+  auto mid = store->ListUsage({200, 300, ""});
+  ASSERT_TRUE(mid.ok());
+  EXPECT_EQ(Keys(*mid), Keys({b.usage[1]}));
+  auto a = store->ListUsage({0, 1000, "team-a"});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(Keys(*a), Keys({b.usage[0], b.usage[2]}));
+  auto empty = store->ListUsage({500, 500, ""});
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+}
+
+// A store of schema version 1 (before usage) is migrated when opened.
+TEST_F(SqliteStoreTest, MigratesAVersionOneStore) {
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    Batch b;
+    b.puts = {Obj("Workload", "a/x", 1, "x")};
+    ASSERT_TRUE(store->Commit(b).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE usage; PRAGMA user_version = 1", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Snapshot snap = MustLoad(*store);
+  EXPECT_EQ(snap.schema_version, sqlite::kSqliteSchemaVersion);
+  EXPECT_EQ(snap.objects.size(), 1u);
+  Batch u;
+  u.usage = {Usage("team-a", "x", 1, 2)};
+  EXPECT_TRUE(store->Commit(u).ok());
+  EXPECT_EQ(store->ListUsage({})->size(), 1u);
+}
+
 TEST_F(SqliteStoreTest, DISABLED_CommitRates) {
   std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);

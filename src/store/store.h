@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -70,6 +71,33 @@ struct AuditFilter {
   int64_t limit = 0;  // 0: no limit. Ordered by seq ascending.
 };
 
+// One closed stretch of a workload holding one resource of one flavor:
+// from its admission to its eviction, end or deletion. Accounting sums
+// these (server/usage.h); rows are appended, never changed.
+struct UsageRow {
+  std::string tenant;
+  std::string workload;  // Its name in `tenant`.
+  int32_t attempt = 0;
+  std::string local_queue;
+  std::string cluster_queue;
+  std::string user;  // Who submitted it.
+  std::string flavor;
+  std::string resource;       // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb".
+  int64_t quantity_milli = 0;  // Held over all its pods (2 GPUs: 2000).
+  int64_t start_unix_ms = 0;
+  int64_t end_unix_ms = 0;
+  // Quantity-milliseconds weighted by the measured utilization of the
+  // devices (0..quantity_milli x duration), in milli-units.
+  int64_t util_milli_ms = 0;
+  int64_t price_micros_per_hour = 0;  // The flavor's price when it closed.
+};
+
+struct UsageFilter {
+  int64_t since_unix_ms = 0;  // Rows that overlap [since, until).
+  int64_t until_unix_ms = std::numeric_limits<int64_t>::max();
+  std::string tenant;  // Empty: any.
+};
+
 // Everything a Commit writes. Applied in this order: object deletes, object
 // puts (insert or replace by kind+key), token upserts (by id), meta
 // upserts, audit appends (seq must continue the log: a gap or repeat fails
@@ -80,9 +108,10 @@ struct Batch {
   std::vector<TokenRow> tokens;
   std::map<std::string, std::string> meta;
   std::vector<AuditRow> audit;
+  std::vector<UsageRow> usage;  // Appended.
   bool empty() const {
     return deletes.empty() && puts.empty() && tokens.empty() && meta.empty() &&
-           audit.empty();
+           audit.empty() && usage.empty();
   }
 };
 
@@ -104,6 +133,8 @@ class Store {
   Status Commit(const Batch& batch) { return CommitGroup({&batch}); }
   virtual Result<Snapshot> Load() = 0;
   virtual Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) = 0;
+  // The usage rows overlapping the filter's window, oldest end first.
+  virtual Result<std::vector<UsageRow>> ListUsage(const UsageFilter& f) = 0;
   // "sqlite:/path/to/allot.db", for messages.
   virtual std::string Describe() const = 0;
 };

@@ -1,0 +1,278 @@
+// Usage and cost end to end: a real `allot serve`, the test playing the
+// agent (exact placements and utilization), reports by every grouping whose
+// totals reconcile exactly with their lines and with the workloads', kept
+// across deletion and restart, tenant-scoped, and the idle-but-held report.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/test_server.h"
+#include "server/usage.h"
+
+namespace allot::server {
+namespace {
+
+using testing::TestServer;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+constexpr char kCluster[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  price: {nvidia.com/gpu: 2.5}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-a}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-b}
+spec: {clusterQueue: cq}
+)";
+
+std::string Workload(const std::string& ns, const std::string& name, int gpus) {
+  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" + name +
+         R"(","namespace":")" + ns + R"("},"spec":{"queueName":"q","podSets":[{"name":"main",
+         "count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
+         std::to_string(gpus) + R"(}},"command":["true"]}}]}})";
+}
+
+// Node n1, 8 GPUs; `util` maps GPU index -> utilization (a sample each).
+std::string Sync(const std::map<int, int>& util) {
+  std::string gpus, samples;
+  for (int i = 0; i < 8; ++i) {
+    gpus += std::string(i ? "," : "") + R"({"uuid":"GPU-n1-)" + std::to_string(i) +
+            R"(","product":"H100-80GB","memory":"80Gi"})";
+  }
+  for (const auto& [i, u] : util) {
+    samples += std::string(samples.empty() ? "" : ",") + R"({"uuid":"GPU-n1-)" +
+               std::to_string(i) + R"(","index":)" + std::to_string(i) + R"(,"util":)" +
+               std::to_string(u) + "}";
+  }
+  return R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":"n1"},
+      "status":{"capacity":{"cpu":"64","memory":"512Gi"},"gpus":[)" +
+         gpus + R"(]}},"gpuSamples":[)" + samples + "]}";
+}
+
+class UsageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    srv_ = TestServer::Start();
+    ASSERT_NE(srv_, nullptr);
+    int code = 0;
+    json::value r = srv_->Json("POST", "/api/v1/apply", kCluster, &code);
+    ASSERT_EQ(code, 200) << json::serialize(r);
+    r = srv_->Json("POST", "/api/v1/agents/sync", Sync({}), &code);
+    ASSERT_EQ(code, 200) << json::serialize(r);
+  }
+  json::value Get(const std::string& target, const std::string& token = "",
+                  int want = 200) {
+    net::Response r = srv_->Call(token.empty() ? srv_->admin_token() : token, "GET", target);
+    EXPECT_EQ(r.status, want) << target << ": " << r.body;
+    boost::system::error_code ec;
+    json::value v = json::parse(r.body, ec);
+    return ec ? json::value() : v;
+  }
+  // The GPU indexes a workload holds.
+  std::vector<int> Held(const std::string& key) {
+    json::value w = Get("/api/v1/workloads/" + key);
+    std::vector<int> out;
+    for (const json::value& g : w.at("status").at("admission").at("podSetAssignments")
+                                    .at(0).at("placements").at(0).at("gpus").as_array()) {
+      std::string u(g.as_string());
+      out.push_back(std::stoi(u.substr(u.rfind('-') + 1)));
+    }
+    return out;
+  }
+  int64_t AdmittedAt(const std::string& key) {
+    return Get("/api/v1/workloads/" + key).at("status").at("admittedAtMs").as_int64();
+  }
+  std::unique_ptr<TestServer> srv_;
+};
+
+int64_t Int(const json::value& o, const char* k) { return o.at(k).as_int64(); }
+
+TEST_F(UsageTest, ReportsReconcileAcrossGroupingsDeletionAndRestart) {
+  int code = 0;
+  for (auto [ns, name, gpus] : {std::tuple{"team-a", "a2", 2}, {"team-a", "a1", 1},
+                                {"team-b", "b1", 1}}) {
+    srv_->Json("POST", "/api/v1/workloads", Workload(ns, name, gpus), &code);
+    ASSERT_EQ(code, 201);
+  }
+  // Utilization: a2's GPUs at 50 %, the others at 100 %, a few reports.
+  std::map<int, int> util;
+  for (int g : Held("team-a/a1")) util[g] = 100;
+  for (int g : Held("team-b/b1")) util[g] = 100;
+  for (int g : Held("team-a/a2")) util[g] = 50;
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(150ms);
+    srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
+    ASSERT_EQ(code, 200);
+  }
+  const int64_t a1_start = AdmittedAt("team-a/a1");
+  const int64_t b1_start = AdmittedAt("team-b/b1");
+  const int64_t a2_start = AdmittedAt("team-a/a2");
+  // a1 is deleted: its stretch is closed in the store.
+  ASSERT_EQ(srv_->Call(srv_->admin_token(), "DELETE", "/api/v1/workloads/team-a/a1").status, 200);
+  std::this_thread::sleep_for(200ms);
+  json::value w = Get("/api/v1/workloads/team-b/b1");
+  const int64_t until = a2_start + 300;  // Before now: the figures are fixed.
+  const std::string window = "&sinceUnixMs=0&untilUnixMs=" + std::to_string(until);
+
+  std::map<std::string, json::value> totals;
+  for (const char* by : {"tenant", "queue", "clusterqueue", "flavor", "user", "workload"}) {
+    json::value rep = Get(std::string("/api/v1/usage?by=") + by + window);
+    int64_t gpu_ms = 0, cost = 0, util_ms = 0;
+    for (const json::value& it : rep.at("items").as_array()) {
+      gpu_ms += Int(it, "gpuMs");
+      cost += Int(it, "costMicros");
+      util_ms += Int(it, "utilGpuMs");
+    }
+    const json::value& t = rep.at("total");
+    EXPECT_EQ(Int(t, "gpuMs"), gpu_ms) << by;
+    EXPECT_EQ(Int(t, "costMicros"), cost) << by;
+    EXPECT_EQ(Int(t, "utilGpuMs"), util_ms) << by;
+    EXPECT_EQ(Int(t, "workloads"), 3) << by;
+    totals[by] = t;
+  }
+  for (const auto& [by, t] : totals) {
+    EXPECT_EQ(Int(t, "gpuMs"), Int(totals["workload"], "gpuMs")) << by;
+    EXPECT_EQ(Int(t, "costMicros"), Int(totals["workload"], "costMicros")) << by;
+  }
+  // Each workload's figures are exact: devices x (until - admission), and
+  // 2.5 per GPU-hour.
+  json::value per = Get("/api/v1/usage?by=workload" + window);
+  std::map<std::string, json::value> line;
+  for (const json::value& it : per.at("items").as_array()) line[std::string(it.at("key").as_string())] = it;
+  ASSERT_EQ(line.size(), 3u) << json::serialize(per);
+  EXPECT_EQ(Int(line["team-a/a2"], "gpuMs"), 2 * (until - a2_start));
+  EXPECT_EQ(Int(line["team-b/b1"], "gpuMs"), until - b1_start);
+  EXPECT_GT(Int(line["team-a/a1"], "gpuMs"), 0);
+  EXPECT_LE(Int(line["team-a/a1"], "gpuMs"), until - a1_start);
+  EXPECT_EQ(Int(line["team-b/b1"], "costMicros"), (until - b1_start) * 2500000 / 3600000);
+  // Utilization: a2 ran at 50 %, b1 at 100 % (of the time telemetry covered).
+  EXPECT_GT(Int(line["team-b/b1"], "utilGpuMs"), 0);
+  EXPECT_LE(Int(line["team-b/b1"], "utilGpuMs"), Int(line["team-b/b1"], "gpuMs"));
+  EXPECT_LE(Int(line["team-a/a2"], "utilGpuMs"), Int(line["team-a/a2"], "gpuMs") / 2 + 1);
+
+  // After a restart: the same figures for the same window.
+  ASSERT_TRUE(srv_->Restart());
+  json::value again = Get("/api/v1/usage?by=workload" + window);
+  for (const json::value& it : again.at("items").as_array()) {
+    const std::string key(it.at("key").as_string());
+    EXPECT_EQ(Int(it, "gpuMs"), Int(line[key], "gpuMs")) << key;
+    EXPECT_EQ(Int(it, "costMicros"), Int(line[key], "costMicros")) << key;
+  }
+  EXPECT_EQ(again.at("items").as_array().size(), 3u);
+}
+
+TEST_F(UsageTest, TenantsSeeTheirOwnUsageOnly) {
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "a", 1), &code);
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-b", "b", 1), &code);
+  json::value t = srv_->Json("POST", "/api/v1/tokens",
+                             R"({"user":"ann","role":"viewer","tenant":"team-a"})", &code);
+  ASSERT_EQ(code, 201);
+  const std::string ann(t.at("token").as_string());
+  std::this_thread::sleep_for(50ms);
+  json::value rep = Get("/api/v1/usage?by=workload", ann);
+  ASSERT_EQ(rep.at("items").as_array().size(), 1u) << json::serialize(rep);
+  EXPECT_EQ(rep.at("items").at(0).at("key").as_string(), "team-a/a");
+  Get("/api/v1/usage?tenant=team-b", ann, 404);
+  json::value m = srv_->Json("POST", "/api/v1/tokens", R"({"user":"p","role":"metrics"})", &code);
+  Get("/api/v1/usage", std::string(m.at("token").as_string()), 403);
+  // The admin sees both, or one tenant when asked.
+  EXPECT_EQ(Get("/api/v1/usage?by=workload").at("items").as_array().size(), 2u);
+  EXPECT_EQ(Get("/api/v1/usage?by=workload&tenant=team-b").at("items").as_array().size(), 1u);
+}
+
+TEST_F(UsageTest, BadQueriesAreClearErrors) {
+  struct Case {
+    std::string query, field;
+  } cases[] = {
+      {"by=team", "by"},
+      {"sinceUnixMs=-5", "sinceUnixMs"},
+      {"sinceUnixMs=10&untilUnixMs=10", "untilUnixMs"},
+      {"untilUnixMs=soon", "untilUnixMs"},
+  };
+  for (const Case& c : cases) {
+    json::value r = Get("/api/v1/usage?" + c.query, "", 400);
+    EXPECT_EQ(r.at("error").at("field").as_string(), c.field) << c.query;
+  }
+  Get("/api/v1/usage/everything", "", 404);
+  EXPECT_EQ(srv_->Call(srv_->admin_token(), "POST", "/api/v1/usage").status, 405);
+}
+
+TEST_F(UsageTest, IdleButHeldGpusAreReportedWithWhatTheyWaste) {
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "busy", 2), &code);
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-b", "idle", 1), &code);
+  std::map<int, int> util;
+  for (int g : Held("team-a/busy")) util[g] = 80;
+  for (int g : Held("team-b/idle")) util[g] = 2;  // Under 5 %.
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(100ms);
+    srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
+  }
+  json::value rep = Get("/api/v1/usage/idle?minutes=0");
+  ASSERT_EQ(rep.at("items").as_array().size(), 1u) << json::serialize(rep);
+  const json::value& it = rep.at("items").at(0);
+  EXPECT_EQ(it.at("workload").as_string(), "team-b/idle");
+  EXPECT_EQ(it.at("gpus").as_double(), 1.0);
+  EXPECT_GT(it.at("wastedGpuHours").as_double(), 0);
+  EXPECT_GT(Int(it, "wastedCostMicros"), -1);
+  // Not idle for 30 minutes yet.
+  EXPECT_EQ(Get("/api/v1/usage/idle").at("items").as_array().size(), 0u);
+  // Busy again: off the list.
+  for (int g : Held("team-b/idle")) util[g] = 60;
+  srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
+  EXPECT_EQ(Get("/api/v1/usage/idle?minutes=0").at("items").as_array().size(), 0u);
+}
+
+// The arithmetic on its own: clipping is proportional and exact.
+TEST(UsageClipTest, ClipsToTheWindow) {
+  store::UsageRow u;
+  u.quantity_milli = 2000;
+  u.start_unix_ms = 1000;
+  u.end_unix_ms = 3600000 + 1000;
+  u.util_milli_ms = 2000LL * 3600000 / 2;  // 50 %.
+  u.price_micros_per_hour = 2500000;
+  UsageAmounts all = Clip(u, 0, 1LL << 50);
+  EXPECT_EQ(all.gpu_ms, 2 * 3600000);
+  EXPECT_EQ(all.util_gpu_ms, 3600000);
+  EXPECT_EQ(all.cost_micros, 5000000);
+  UsageAmounts half = Clip(u, 1000 + 1800000, 1LL << 50);
+  EXPECT_EQ(half.gpu_ms, 3600000);
+  EXPECT_EQ(half.cost_micros, 2500000);
+  EXPECT_EQ(Clip(u, 0, 1000).gpu_ms, 0);
+}
+
+}  // namespace
+}  // namespace allot::server
