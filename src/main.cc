@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
                     "a GPU under this utilization counts as idle (allot usage idle)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  serve->add_option("--telemetry-retention-days", sf.telemetry_retention_days,
+                    "keep one-minute GPU telemetry this many days")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3650));
   serve->callback([&] { rc = CmdServe(sf); });
 
   // agent

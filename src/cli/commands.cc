@@ -223,6 +223,7 @@ int CmdServe(const ServeFlags& f) {
   o.threads = f.threads;
   o.node_timeout_ms = int64_t(f.node_timeout_s) * 1000;
   o.idle_util_pct = f.idle_util_pct;
+  o.telemetry_retention_ms = int64_t(f.telemetry_retention_days) * 86400000;
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     std::cerr << "allot serve: --tls-cert and --tls-key go together\n";
     return kExitUsage;

@@ -64,6 +64,7 @@ struct ServeFlags {
   int threads = 2;
   int node_timeout_s = 15;
   int idle_util_pct = 5;
+  int telemetry_retention_days = 30;
 };
 
 int CmdServe(const ServeFlags& f);

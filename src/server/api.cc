@@ -16,6 +16,7 @@
 #include "core/manifest_encode.h"
 #include "server/audit.h"
 #include "server/crypto.h"
+#include "server/telemetry.h"
 #include "server/usage.h"
 
 namespace allot::server {
@@ -411,7 +412,7 @@ std::string RouteOf(const std::string& path) {
   if (path.compare(0, prefix.size(), prefix) != 0) return "other";
   std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
   static const std::set<std::string> kTop = {"whoami", "tokens", "audit", "apply",
-                                             "agents", "usage"};
+                                             "agents", "usage", "telemetry"};
   static const std::set<std::string> kVerbs = {"sync", "logs",   "log",     "verify",
                                                "cordon", "uncordon", "drain"};
   if (seg.empty() || (!kTop.count(seg[0]) && !KindFromPlural(seg[0]).ok()) ||
@@ -712,6 +713,78 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     ex->Reply(MethodNotAllowed(method, path, seg.size() == 1 ? "GET, POST" : "DELETE"));
     return;
   }
+  // ---- GPU telemetry: GET /api/v1/telemetry --------------------------------------
+  if (!seg.empty() && seg[0] == "telemetry") {
+    if (seg.size() != 1) {
+      ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
+      return;
+    }
+    if (method != "GET") {
+      ex->Reply(MethodNotAllowed(method, path, "GET"));
+      return;
+    }
+    Status bad;
+    store::RollupFilter f;
+    auto num = [&](const char* k, int64_t dflt) -> int64_t {
+      auto it = req.query.find(k);
+      if (it == req.query.end() || !bad.ok()) return dflt;
+      Result<int64_t> v = ParseInt(it->second, k);
+      if (!v.ok()) bad = v.status();
+      return v.ok() ? *v : dflt;
+    };
+    const int64_t since = num("sinceUnixMs", -1);
+    const int64_t until = num("untilUnixMs", -1);
+    if (auto it = req.query.find("node"); it != req.query.end()) f.node = it->second;
+    if (auto it = req.query.find("uuid"); it != req.query.end()) f.uuid = it->second;
+    authed([ex, f, bad, since, until](Turn& t, const Principal& p) mutable {
+      if (p.role == Role::kNode || p.role == Role::kMetrics) {
+        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
+                        std::string("a ") + ToString(p.role) + " token may not read telemetry")));
+        return;
+      }
+      const int64_t now = t.txn.now_unix_ms;
+      f.until_unix_ms = until >= 0 ? until : now;
+      f.since_unix_ms = since >= 0 ? since : f.until_unix_ms - 3600000;  // Default: the last hour.
+      if (bad.ok() && f.until_unix_ms <= f.since_unix_ms) {
+        bad = Status::InvalidArgument("untilUnixMs must be after sinceUnixMs", "untilUnixMs");
+      }
+      if (bad.ok() && f.until_unix_ms - f.since_unix_ms > 31LL * 86400000) {
+        bad = Status::InvalidArgument("the window is at most 31 days", "sinceUnixMs");
+      }
+      if (!bad.ok()) {
+        t.Reply(ex, ErrorResponse(bad));
+        return;
+      }
+      t.Deliver([ex, f](store::Store& store) {
+        Result<std::vector<store::RollupRow>> rows = store.ListRollups(f);
+        if (!rows.ok()) {
+          ex->Reply(ErrorResponse(rows.status()));
+          return;
+        }
+        json::array items;
+        for (size_t i = 0; i < rows->size();) {
+          const std::string& uuid = (*rows)[i].uuid;
+          json::array points;
+          std::string node;
+          for (; i < rows->size() && (*rows)[i].uuid == uuid; ++i) {
+            node = (*rows)[i].node;
+            for (const MinutePoint& m : DecodeHour((*rows)[i], f.since_unix_ms, f.until_unix_ms)) {
+              points.push_back(json::array{m.t_ms, m.util_pct, m.temp_c, m.power_w, m.fb_used_mib});
+            }
+          }
+          items.push_back(json::object{{"uuid", uuid}, {"node", node}, {"points", std::move(points)}});
+        }
+        ex->Reply(JsonResponse(200, json::object{
+            {"stepMs", 60000},
+            {"sinceUnixMs", f.since_unix_ms},
+            {"untilUnixMs", f.until_unix_ms},
+            {"columns", json::array{"t", "util", "temp", "power", "fbUsedMiB"}},
+            {"items", std::move(items)}}));
+      });
+    });
+    return;
+  }
+
   // ---- usage and cost: GET /api/v1/usage, GET /api/v1/usage/idle ------------
   if (!seg.empty() && seg[0] == "usage") {
     if (seg.size() > 2 || (seg.size() == 2 && seg[1] != "idle")) {

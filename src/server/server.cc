@@ -119,6 +119,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   std::shared_ptr<const TokenIndex> tokens = (*state)->token_index();
   std::shared_ptr<metrics::Metrics> metrics = (*state)->metrics();
   (*state)->SetIdleThreshold(opts.idle_util_pct);
+  (*state)->SetTelemetryRetention(opts.telemetry_retention_ms);
   impl->owner = std::make_unique<Owner>(std::move(*st), std::move(*state), NowMs);
   impl->api = std::make_unique<Api>(impl->owner.get(), std::move(tokens),
                                     std::move(metrics), opts.node_timeout_ms);

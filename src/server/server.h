@@ -24,6 +24,7 @@ struct ServeOptions {
   // workloads go back to their queues.
   int64_t node_timeout_ms = 15000;
   int idle_util_pct = 5;  // Under this a GPU counts as idle (usage idle).
+  int64_t telemetry_retention_ms = 30LL * 86400000;
 };
 
 class Server {

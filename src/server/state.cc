@@ -760,6 +760,14 @@ void State::Flush(Txn* txn) {
   created_.clear();
   for (store::UsageRow& u : closed_usage_) txn->batch.usage.push_back(std::move(u));
   closed_usage_.clear();
+  for (store::RollupRow& r : closed_rollups_) txn->batch.rollups.push_back(std::move(r));
+  closed_rollups_.clear();
+  // Once an hour: telemetry older than the retention goes.
+  const int64_t hour = txn->now_unix_ms / 3600000 * 3600000;
+  if (hour != pruned_hour_ms_ && txn->now_unix_ms > telemetry_retention_ms_) {
+    pruned_hour_ms_ = hour;
+    txn->batch.prune_rollups_before_ms = txn->now_unix_ms - telemetry_retention_ms_;
+  }
   if (!txn->batch.empty() || !txn->events.empty()) {
     txn->batch.meta["rv"] = std::to_string(rv_);
     txn->batch.meta["seq"] = std::to_string(seq_);

@@ -35,6 +35,7 @@
 #include "metrics/metrics.h"
 #include "sched/scheduler.h"
 #include "server/authz.h"
+#include "server/telemetry.h"
 #include "store/store.h"
 
 namespace allot::server {
@@ -287,6 +288,8 @@ class State {
                                       int64_t min_ms) const;
   // The utilization under which a GPU counts as idle (percent).
   void SetIdleThreshold(int pct) { idle_util_pct_ = pct; }
+  // How long GPU telemetry rollups are kept (server/telemetry.h).
+  void SetTelemetryRetention(int64_t ms) { telemetry_retention_ms_ = ms; }
 
   // ---- Tokens and audit -----------------------------------------------
   // The principal of the live token whose secret hashes to `hash`.
@@ -383,6 +386,12 @@ class State {
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
   // Usage rows closed this turn; Flush moves them into the batch.
   std::vector<store::UsageRow> closed_usage_;
+  // GPU telemetry: the running minute of each GPU (by UUID), the hour rows
+  // closed this turn, and when old hours were last pruned.
+  std::unordered_map<std::string, GpuRollup> rollups_;
+  std::vector<store::RollupRow> closed_rollups_;
+  int64_t telemetry_retention_ms_ = 30LL * 86400000;
+  int64_t pruned_hour_ms_ = 0;
   int idle_util_pct_ = 5;
   // Starts or ends the accounting of rec's current admission.
   void OpenAccount(WorkloadRecord* rec, int64_t now);

@@ -314,6 +314,13 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
 
   if (prev_sample_ms >= 0) {
     AttributeTelemetry(n.name, agents_[n.name].gpus, prev_sample_ms, now);
+    for (const GpuTelemetry& t : agents_[n.name].gpus) {
+      store::RollupRow row;
+      if (rollups_[t.uuid].Add(t.uuid, n.name, now, t.utilization_pct, t.temperature_c,
+                               t.power_watts, t.memory_used_bytes, &row)) {
+        closed_rollups_.push_back(std::move(row));
+      }
+    }
   }
 
   // Pod reports. Only a pod of a workload's current attempt, placed on this

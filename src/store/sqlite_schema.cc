@@ -80,6 +80,17 @@ CREATE TABLE usage (
 CREATE INDEX usage_end ON usage (end_ms);
 CREATE INDEX usage_tenant_end ON usage (tenant, end_ms);
 )sql",
+    // 3: GPU telemetry, one row per GPU-hour (store::RollupRow).
+    R"sql(
+CREATE TABLE gpu_rollup (
+  uuid TEXT NOT NULL,
+  hour_ms INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  minutes BLOB NOT NULL,
+  PRIMARY KEY (uuid, hour_ms)
+) WITHOUT ROWID;
+CREATE INDEX gpu_rollup_hour ON gpu_rollup (hour_ms);
+)sql",
 };
 
 static_assert(std::size(kMigrations) == kSqliteSchemaVersion,

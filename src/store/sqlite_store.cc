@@ -56,6 +56,28 @@ UsageRow ReadUsage(sqlite3_stmt* st) {
   return u;
 }
 
+// allot_rollup_merge(old, new): per minute, new's bytes unless they are "no
+// data" (all 0xFF); a blob of the wrong size is replaced whole.
+void RollupMerge(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const int n = 60 * kRollupMinuteBytes;
+  const auto* old_b = static_cast<const unsigned char*>(sqlite3_value_blob(argv[0]));
+  const auto* new_b = static_cast<const unsigned char*>(sqlite3_value_blob(argv[1]));
+  if (sqlite3_value_bytes(argv[0]) != n || sqlite3_value_bytes(argv[1]) != n ||
+      old_b == nullptr || new_b == nullptr) {
+    sqlite3_result_value(ctx, argv[1]);
+    return;
+  }
+  std::string out(reinterpret_cast<const char*>(old_b), n);
+  for (int m = 0; m < 60; ++m) {
+    const unsigned char* slot = new_b + m * kRollupMinuteBytes;
+    bool empty = true;
+    for (int i = 0; i < kRollupMinuteBytes; ++i) empty = empty && slot[i] == 0xFF;
+    if (!empty) out.replace(size_t(m * kRollupMinuteBytes), kRollupMinuteBytes,
+                            reinterpret_cast<const char*>(slot), kRollupMinuteBytes);
+  }
+  sqlite3_result_blob(ctx, out.data(), n, SQLITE_TRANSIENT);
+}
+
 // Reads one audit row selected with kAuditColumns.
 AuditRow ReadAudit(sqlite3_stmt* st) {
   AuditRow a;
@@ -95,6 +117,7 @@ class SqliteStore final : public Store {
   Result<Snapshot> Load() override;
   Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) override;
   Result<std::vector<UsageRow>> ListUsage(const UsageFilter& f) override;
+  Result<std::vector<RollupRow>> ListRollups(const RollupFilter& f) override;
   std::string Describe() const override { return describe_; }
 
  private:
@@ -117,6 +140,7 @@ class SqliteStore final : public Store {
   Stmt begin_write_, begin_read_, commit_, rollback_;
   Stmt delete_object_, put_object_, put_token_, put_meta_, append_audit_;
   Stmt append_usage_, list_usage_, list_usage_tenant_;
+  Stmt put_rollup_, prune_rollups_, list_rollups_;
   Stmt load_objects_, load_tokens_, load_meta_, last_audit_;
   // ListAudit statements by filter shape (a bit per optional condition),
   // prepared on first use.
@@ -214,6 +238,23 @@ Status SqliteStore::Init() {
                                     kAuditColumns +
                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
                                 &append_audit_));
+  if (sqlite3_create_function_v2(db, "allot_rollup_merge", 2,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                                 &RollupMerge, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    return Error("registering allot_rollup_merge");
+  }
+  ALLOT_RETURN_IF_ERROR(Prepare(
+      "INSERT INTO gpu_rollup (uuid, hour_ms, node, minutes) VALUES (?1, ?2, ?3, ?4) "
+      "ON CONFLICT (uuid, hour_ms) DO UPDATE SET node = excluded.node, "
+      "minutes = allot_rollup_merge(minutes, excluded.minutes)",
+      &put_rollup_));
+  ALLOT_RETURN_IF_ERROR(Prepare("DELETE FROM gpu_rollup WHERE hour_ms + 3600000 <= ?1",
+                                &prune_rollups_));
+  ALLOT_RETURN_IF_ERROR(Prepare(
+      "SELECT uuid, node, hour_ms, minutes FROM gpu_rollup "
+      "WHERE hour_ms + 3600000 > ?1 AND hour_ms < ?2 "
+      "AND (?3 = '' OR node = ?3) AND (?4 = '' OR uuid = ?4) ORDER BY uuid, hour_ms",
+      &list_rollups_));
   ALLOT_RETURN_IF_ERROR(Prepare(std::string("INSERT INTO usage (") + kUsageColumns +
                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
                                 &append_usage_));
@@ -310,6 +351,27 @@ Status SqliteStore::ApplyBatch(const Batch& batch, int64_t* last_seq) {
       return Error("appending audit record " + std::to_string(a.seq));
     }
     seq = a.seq;
+  }
+  for (const RollupRow& r : batch.rollups) {
+    sqlite3_stmt* st = put_rollup_.get();
+    ScopedReset reset(st);
+    int rc = BindText(st, 1, r.uuid);
+    if (rc == SQLITE_OK) rc = BindInt(st, 2, r.hour_unix_ms);
+    if (rc == SQLITE_OK) rc = BindText(st, 3, r.node);
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_bind_blob(st, 4, r.minutes.data(), int(r.minutes.size()), SQLITE_STATIC);
+    }
+    if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
+      return Error("writing the telemetry of " + r.uuid);
+    }
+  }
+  if (batch.prune_rollups_before_ms > 0) {
+    sqlite3_stmt* st = prune_rollups_.get();
+    ScopedReset reset(st);
+    if (BindInt(st, 1, batch.prune_rollups_before_ms) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_DONE) {
+      return Error("pruning old telemetry");
+    }
   }
   for (const UsageRow& u : batch.usage) {
     sqlite3_stmt* st = append_usage_.get();
@@ -470,6 +532,31 @@ Result<std::vector<UsageRow>> SqliteStore::ListUsage(const UsageFilter& f) {
   std::vector<UsageRow> rows;
   ALLOT_RETURN_IF_ERROR(Query(st, "listing usage", [&](sqlite3_stmt* row) {
     rows.push_back(ReadUsage(row));
+  }));
+  return rows;
+}
+
+Result<std::vector<RollupRow>> SqliteStore::ListRollups(const RollupFilter& f) {
+  if (f.until_unix_ms <= f.since_unix_ms) {
+    return Status::InvalidArgument("the telemetry window is empty: until must be after since",
+                                   "until");
+  }
+  sqlite3_stmt* st = list_rollups_.get();
+  ScopedReset reset(st);
+  int rc = BindInt(st, 1, f.since_unix_ms);
+  if (rc == SQLITE_OK) rc = BindInt(st, 2, f.until_unix_ms);
+  if (rc == SQLITE_OK) rc = BindText(st, 3, f.node);
+  if (rc == SQLITE_OK) rc = BindText(st, 4, f.uuid);
+  if (rc != SQLITE_OK) return Error("listing telemetry");
+  std::vector<RollupRow> rows;
+  ALLOT_RETURN_IF_ERROR(Query(st, "listing telemetry", [&](sqlite3_stmt* row) {
+    RollupRow r;
+    r.uuid = ColumnText(row, 0);
+    r.node = ColumnText(row, 1);
+    r.hour_unix_ms = ColumnInt(row, 2);
+    const void* b = sqlite3_column_blob(row, 3);
+    r.minutes.assign(static_cast<const char*>(b), size_t(sqlite3_column_bytes(row, 3)));
+    rows.push_back(std::move(r));
   }));
   return rows;
 }

@@ -633,7 +633,7 @@ TEST_F(SqliteStoreTest, MigratesAVersionOneStore) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE usage; PRAGMA user_version = 1", nullptr,
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE usage; DROP TABLE gpu_rollup; PRAGMA user_version = 1", nullptr,
                          nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);

@@ -92,6 +92,28 @@ struct UsageRow {
   int64_t price_micros_per_hour = 0;  // The flavor's price when it closed.
 };
 
+// One hour of one GPU's telemetry at one-minute resolution. `minutes` holds
+// kRollupMinuteBytes per minute of the hour (60 in all); a minute without
+// data is all 0xFF bytes. Layout of a minute: utilization % (u8),
+// temperature C (u8), power W (u16 LE), framebuffer used in MiB / 64 (u16
+// LE). Written whole each minute; the store keeps, per minute, the newer
+// bytes unless they are "no data" (so a restarted server does not erase
+// the minutes of the hour it wrote before).
+inline constexpr int kRollupMinuteBytes = 6;
+struct RollupRow {
+  std::string uuid;
+  std::string node;
+  int64_t hour_unix_ms = 0;  // A multiple of 3,600,000.
+  std::string minutes;       // 60 x kRollupMinuteBytes.
+};
+
+struct RollupFilter {
+  std::string node;  // Empty: any.
+  std::string uuid;  // Empty: any.
+  int64_t since_unix_ms = 0;  // Hours that overlap [since, until).
+  int64_t until_unix_ms = std::numeric_limits<int64_t>::max();
+};
+
 struct UsageFilter {
   int64_t since_unix_ms = 0;  // Rows that overlap [since, until).
   int64_t until_unix_ms = std::numeric_limits<int64_t>::max();
@@ -109,9 +131,12 @@ struct Batch {
   std::map<std::string, std::string> meta;
   std::vector<AuditRow> audit;
   std::vector<UsageRow> usage;  // Appended.
+  std::vector<RollupRow> rollups;  // Merged by (uuid, hour), see RollupRow.
+  int64_t prune_rollups_before_ms = 0;  // > 0: drop hours that end by then.
   bool empty() const {
     return deletes.empty() && puts.empty() && tokens.empty() && meta.empty() &&
-           audit.empty() && usage.empty();
+           audit.empty() && usage.empty() && rollups.empty() &&
+           prune_rollups_before_ms == 0;
   }
 };
 
@@ -135,6 +160,8 @@ class Store {
   virtual Result<std::vector<AuditRow>> ListAudit(const AuditFilter& f) = 0;
   // The usage rows overlapping the filter's window, oldest end first.
   virtual Result<std::vector<UsageRow>> ListUsage(const UsageFilter& f) = 0;
+  // The telemetry hours overlapping the window, by uuid then hour.
+  virtual Result<std::vector<RollupRow>> ListRollups(const RollupFilter& f) = 0;
   // "sqlite:/path/to/allot.db", for messages.
   virtual std::string Describe() const = 0;
 };
