@@ -11,15 +11,27 @@ endif
 DEBS := build-essential cmake ninja-build ccache pkg-config \
         libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev \
         libboost1.81-dev libboost-json1.81-dev libsqlite3-dev libssl-dev \
-        libcli11-dev openssl prometheus-cpp-dev prometheus
+        libcli11-dev openssl prometheus-cpp-dev prometheus \
+        nodejs chromium
 # Only the fuzzing build (make fuzz, make fuzz-smoke) needs Clang.
 FUZZ_DEBS := clang-16 libclang-rt-16-dev
 EXAMPLE ?= examples/demo.yaml
 
-.PHONY: deps build build-asan test test-unit test-asan run dry-run bench format clean
+.PHONY: deps web-deps build build-asan test test-unit test-asan run dry-run bench format clean
 
 deps:
 	@$(call apt-install,$(DEBS))
+	@$(MAKE) --no-print-directory web-deps
+
+# The dashboard's front-end packages (uPlot; playwright-core for its browser
+# test), from web/package-lock.json; skipped when already installed.
+web-deps:
+	@command -v npm > /dev/null || { export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq npm; }
+	@if [ ! -f web/node_modules/.package-lock.json ] || \
+	    [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then \
+	  cd web && npm ci --no-audit --no-fund; \
+	fi
 
 fuzz-deps:
 	@$(call apt-install,$(FUZZ_DEBS))

@@ -18,6 +18,7 @@
 #include "server/crypto.h"
 #include "server/telemetry.h"
 #include "server/usage.h"
+#include "server/web.h"
 
 namespace allot::server {
 namespace json = boost::json;
@@ -408,6 +409,7 @@ std::string RouteOf(const std::string& path) {
       path == "/metrics") {
     return path;
   }
+  if (FindWebAsset(path) != nullptr) return "/ui";
   const std::string prefix = "/api/v1/";
   if (path.compare(0, prefix.size(), prefix) != 0) return "other";
   std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
@@ -554,6 +556,20 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     o["api"] = "v1";
     ex->Reply(JsonResponse(200, o));
     return;
+  }
+  // The dashboard's files: public (the page signs in with a token).
+  if (req.method == "GET" || req.method == "HEAD") {
+    if (const WebAsset* a = FindWebAsset(path == "/index.html" ? "/" : path)) {
+      net::Response r;
+      r.content_type = a->content_type;
+      r.body.assign(reinterpret_cast<const char*>(a->data), a->size);
+      r.headers.push_back({"Cache-Control", "no-cache"});
+      r.headers.push_back({"X-Content-Type-Options", "nosniff"});
+      r.headers.push_back({"Content-Security-Policy",
+                           "default-src 'self'; style-src 'self' 'unsafe-inline'"});
+      ex->Reply(std::move(r));
+      return;
+    }
   }
   const std::string prefix = "/api/v1/";
   if (path != "/metrics" && path.compare(0, prefix.size(), prefix) != 0) {

@@ -1,0 +1,301 @@
+// Allot's dashboard: a small single-page app over the HTTP API (no build
+// step; uPlot for charts). The token stays in this tab's sessionStorage and
+// goes as a bearer token with every call, so a tenant's users see exactly
+// what the API lets them see. Live: a watch stream on workloads re-renders
+// the page when anything changes.
+"use strict";
+
+const $ = (s, el = document) => el.querySelector(s);
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) =>
+  ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "-");
+let token = sessionStorage.getItem("allot.token") || "";
+let me = null;
+let watchAbort = null;
+let renderTimer = null;
+
+async function api(path) {
+  const r = await fetch(path, { headers: { Authorization: "Bearer " + token } });
+  if (r.status === 401) { signOut(); throw new Error("signed out"); }
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body?.error?.message || r.status + " " + path);
+  return body;
+}
+
+function setStatus(s) { $("#status").textContent = s; }
+function signOut() {
+  token = ""; me = null;
+  sessionStorage.removeItem("allot.token");
+  if (watchAbort) watchAbort.abort();
+  location.hash = "#/signin";
+  route();
+}
+
+// ---- live updates: GET /api/v1/workloads?watch=1 (newline-delimited JSON)
+async function watch() {
+  if (watchAbort) watchAbort.abort();
+  watchAbort = new AbortController();
+  try {
+    const r = await fetch("/api/v1/workloads?watch=1", {
+      headers: { Authorization: "Bearer " + token }, signal: watchAbort.signal });
+    $("#live").classList.add("on");
+    const reader = r.body.getReader();
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) break;
+      clearTimeout(renderTimer);
+      renderTimer = setTimeout(route, 300);
+    }
+  } catch (e) { /* aborted or dropped */ }
+  $("#live").classList.remove("on");
+  if (token && !watchAbort.signal.aborted) setTimeout(watch, 2000);
+}
+
+// ---- pages ------------------------------------------------------------------
+function signInPage(main, error) {
+  main.innerHTML = `<form class="signin" id="signin"><h2>Sign in</h2>
+    <p>Paste an API token (<code>allot token create</code>; <code>allot up</code> prints the admin's).</p>
+    <input id="token" type="password" placeholder="allot_..." autocomplete="off">
+    <button type="submit">Sign in</button><p class="err">${esc(error || "")}</p></form>`;
+  $("#signin").onsubmit = async (e) => {
+    e.preventDefault();
+    token = $("#token").value.trim();
+    try {
+      me = await api("/api/v1/whoami");
+      sessionStorage.setItem("allot.token", token);
+      location.hash = "#/overview";
+      watch();
+    } catch (err) { token = ""; signInPage(main, "that token does not sign in: " + err.message); }
+  };
+}
+
+function flavorOf(node, flavors) {
+  const labels = node.metadata.labels || {};
+  for (const f of flavors) {
+    const want = f.spec?.nodeLabels || {};
+    if (Object.keys(want).every((k) => labels[k] === want[k])) return f.metadata.name;
+  }
+  return "(no flavor)";
+}
+
+// Device UUID -> "tenant/name" of the admitted workload holding it; MIG
+// slices count for their GPU.
+function holders(workloads, nodes) {
+  const parent = {};
+  for (const n of nodes) for (const g of n.status?.gpus || []) {
+    for (const m of g.mig || []) parent[m.uuid] = g.uuid;
+  }
+  const held = {};
+  for (const w of workloads) {
+    const st = w.status || {};
+    if (!st.admission || ["Succeeded", "Failed"].includes(st.state)) continue;
+    for (const psa of st.admission.podSetAssignments || []) {
+      for (const pl of psa.placements || []) for (const u of pl.gpus || []) {
+        held[parent[u] || u] = w.metadata.namespace + "/" + w.metadata.name;
+      }
+    }
+  }
+  return held;
+}
+
+async function overviewPage(main) {
+  const monthStart = new Date(); monthStart.setUTCDate(1); monthStart.setUTCHours(0, 0, 0, 0);
+  const [nodes, wls, flavors, idle, cost] = await Promise.all([
+    api("/api/v1/nodes"), api("/api/v1/workloads"), api("/api/v1/resourceflavors"),
+    api("/api/v1/usage/idle?minutes=30").catch(() => ({ items: [] })),
+    api("/api/v1/usage?by=tenant&sinceUnixMs=" + monthStart.getTime()).catch(() => null)]);
+  const held = holders(wls.items, nodes.items);
+  const idleSet = new Set(idle.items.map((i) => i.workload));
+  const rows = {};
+  const total = { free: 0, allocated: 0, idle: 0, unhealthy: 0, sim: 0 };
+  for (const n of nodes.items) {
+    const labels = n.metadata.labels || {};
+    const key = flavorOf(n, flavors.items) + " · " + (labels["allot.dev/location"] || "onprem");
+    const r = rows[key] ||= { free: 0, allocated: 0, idle: 0, unhealthy: 0 };
+    for (const g of n.status?.gpus || []) {
+      let s = "free";
+      if (g.health && g.health !== "Healthy") s = "unhealthy";
+      else if (held[g.uuid]) s = idleSet.has(held[g.uuid]) ? "idle" : "allocated";
+      r[s]++; total[s]++;
+      if (labels["allot.dev/simulated"] === "true") total.sim++;
+    }
+  }
+  const count = (s) => wls.items.filter((w) => s.includes(w.status?.state)).length;
+  const card = (n, l, id) => `<div class="card" data-card="${id}"><div class="n">${n}</div><div class="l">${l}</div></div>`;
+  main.innerHTML = `<h2>Overview</h2><div class="cards">
+    ${card(total.free, "GPUs free", "free")}${card(total.allocated, "GPUs allocated", "allocated")}
+    ${card(total.idle, "held but idle (&lt;5 %, 30 min)", "idle")}${card(total.unhealthy, "unhealthy", "unhealthy")}
+    ${card(count(["Pending", "Requeued"]), "workloads pending", "pending")}
+    ${card(count(["Admitted", "Running"]), "admitted or running", "admitted")}
+    ${card(cost ? fmt(cost.total.cost, 2) : "-", "cost this month", "cost")}</div>
+    ${total.sim ? `<p><span class="sim">simulated</span> ${total.sim} of these GPUs are simulated (<code>--simulate-gpus</code>).</p>` : ""}
+    <table><tr><th>Flavor · location</th><th>free</th><th>allocated</th><th>held but idle</th><th>unhealthy</th></tr>
+    ${Object.entries(rows).map(([k, r]) => `<tr><td>${esc(k)}</td><td>${r.free}</td><td>${r.allocated}</td><td>${r.idle}</td><td>${r.unhealthy}</td></tr>`).join("")}</table>`;
+}
+
+function bar(used, nominal) {
+  const pct = nominal > 0 ? Math.min(100, (100 * used) / nominal) : used > 0 ? 100 : 0;
+  return `<div class="bar" title="${used} of ${nominal}"><span class="${used > nominal ? "over" : ""}" style="width:${pct}%"></span></div>`;
+}
+
+async function queuesPage(main) {
+  const cqs = await api("/api/v1/clusterqueues");
+  const body = cqs.items.map((cq) => {
+    const st = cq.status || {};
+    const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => {
+      const used = parseFloat(r.total), nom = parseFloat(r.nominalQuota), b = parseFloat(r.borrowed);
+      return `<div>${esc(f.name)} ${esc(r.name)}: ${used} / ${nom}${b > 0 ? ` <span class="muted">(borrowed ${b})</span>` : ""}${bar(used, nom)}</div>`;
+    })).join("");
+    return `<tr data-cq="${esc(cq.metadata.name)}"><td>${esc(cq.metadata.name)}</td><td>${esc(cq.spec?.cohort || "")}</td>
+      <td>${res}</td><td>${st.pendingWorkloads ?? 0}</td><td>${st.admittedWorkloads ?? 0}</td>
+      <td>${st.fairSharing?.weightedShare ?? 0}</td></tr>`;
+  }).join("");
+  main.innerHTML = `<h2>Queues</h2><table><tr><th>ClusterQueue</th><th>cohort</th><th>usage / nominal quota</th>
+    <th>pending</th><th>admitted</th><th>weighted share</th></tr>${body}</table>`;
+}
+
+function chart(el, title, xs, series, unit) {
+  el.innerHTML = "";
+  if (!window.uPlot || !xs.length) { el.innerHTML = `<p class="muted">${esc(title)}: no data yet.</p>`; return; }
+  const colors = ["#3b6fd8", "#d88a3b", "#2a9d4b", "#b3261e", "#7a4bd8", "#1aa3a3", "#999"];
+  new uPlot({ title, width: Math.min(1200, el.clientWidth || 900), height: 220,
+    series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length],
+      value: (u, v) => (v == null ? "-" : fmt(v, 1) + " " + unit) }))],
+    axes: [{}, { label: unit }] }, [xs, ...series.map((s) => s.data)], el);
+}
+
+async function tenantsPage(main) {
+  const day = 86400000, now = Date.now(), start = now - 7 * day;
+  const days = [...Array(7).keys()].map((i) => start + i * day);
+  const perDay = await Promise.all(days.map((d) =>
+    api(`/api/v1/usage?by=tenant&sinceUnixMs=${Math.floor(d)}&untilUnixMs=${Math.floor(Math.min(d + day, now))}`)));
+  const tenants = [...new Set(perDay.flatMap((r) => r.items.map((i) => i.key)))].sort();
+  const top = await api(`/api/v1/usage?by=workload&sinceUnixMs=${Math.floor(start)}`);
+  main.innerHTML = `<h2>Tenants</h2><div class="chart" id="usage-chart"></div>
+    <table><tr><th>tenant</th><th>GPU-hours (7 days)</th><th>utilization</th><th>cost</th></tr>
+    ${tenants.map((t) => {
+      const s = perDay.flatMap((r) => r.items.filter((i) => i.key === t));
+      const g = s.reduce((a, i) => a + i.gpuHours, 0), c = s.reduce((a, i) => a + i.cost, 0);
+      const u = s.reduce((a, i) => a + i.utilGpuMs, 0) / Math.max(1, s.reduce((a, i) => a + i.gpuMs, 0));
+      return `<tr data-tenant="${esc(t)}"><td>${esc(t)}</td><td>${fmt(g, 3)}</td><td>${fmt(100 * u)} %</td><td>${fmt(c, 2)}</td></tr>`;
+    }).join("")}</table>
+    <h2>Top workloads (7 days, by cost)</h2><table><tr><th>workload</th><th>GPU-hours</th><th>utilization</th><th>cost</th></tr>
+    ${top.items.sort((a, b) => b.costMicros - a.costMicros || b.gpuMs - a.gpuMs).slice(0, 10).map((i) =>
+      `<tr><td>${esc(i.key)}</td><td>${fmt(i.gpuHours, 3)}</td><td>${fmt(i.utilizationPct)} %</td><td>${fmt(i.cost, 2)}</td></tr>`).join("")}</table>`;
+  chart($("#usage-chart"), "GPU-hours per day", days.map((d) => d / 1000),
+    tenants.map((t) => ({ label: t, data: perDay.map((r) => r.items.find((i) => i.key === t)?.gpuHours ?? 0) })), "GPU-h");
+}
+
+async function nodesPage(main) {
+  const [nodes, wls] = await Promise.all([api("/api/v1/nodes"), api("/api/v1/workloads")]);
+  const held = holders(wls.items, nodes.items);
+  main.innerHTML = `<h2>Nodes &amp; GPUs</h2><table><tr><th>node</th><th>location</th><th>GPUs</th><th>in use</th><th>health</th><th></th></tr>
+    ${nodes.items.map((n) => {
+      const gpus = n.status?.gpus || [], labels = n.metadata.labels || {};
+      const sick = gpus.filter((g) => g.health && g.health !== "Healthy").length;
+      return `<tr class="click" data-node="${esc(n.metadata.name)}"><td>${esc(n.metadata.name)}</td>
+        <td>${esc(labels["allot.dev/location"] || "onprem")}</td>
+        <td>${gpus.length} × ${esc(gpus[0]?.product || "-")}</td><td>${gpus.filter((g) => held[g.uuid]).length}</td>
+        <td>${sick ? `<span class="bad">${sick} unhealthy</span>` : `<span class="ok">healthy</span>`}${n.spec?.unschedulable ? " · cordoned" : ""}</td>
+        <td>${labels["allot.dev/simulated"] === "true" ? '<span class="sim">simulated</span>' : ""}</td></tr>`;
+    }).join("")}</table>`;
+  main.querySelectorAll("tr[data-node]").forEach((tr) => {
+    tr.onclick = () => { location.hash = "#/nodes/" + encodeURIComponent(tr.dataset.node); };
+  });
+}
+
+async function nodePage(main, name) {
+  const [node, wls, tel] = await Promise.all([api("/api/v1/nodes/" + encodeURIComponent(name)),
+    api("/api/v1/workloads"), api("/api/v1/telemetry?node=" + encodeURIComponent(name))]);
+  const held = holders(wls.items, [node]);
+  const sim = (node.metadata.labels || {})["allot.dev/simulated"] === "true";
+  const last = {};
+  for (const it of tel.items) if (it.points.length) last[it.uuid] = it.points[it.points.length - 1];
+  main.innerHTML = `<h2>Node ${esc(name)} ${sim ? '<span class="sim">simulated GPUs</span>' : ""}</h2>
+    <table id="gpus"><tr><th>GPU</th><th>model</th><th>memory</th><th>health</th><th>held by</th>
+      <th>util</th><th>temp</th><th>power</th><th>memory used</th></tr>
+    ${(node.status?.gpus || []).map((g) => { const p = last[g.uuid];
+      return `<tr data-gpu="${esc(g.uuid)}"><td>${esc(g.uuid)}${sim ? ' <span class="sim">simulated</span>' : ""}</td><td>${esc(g.product)}</td>
+      <td>${esc(g.memory)}</td><td class="${g.health === "Healthy" || !g.health ? "ok" : "bad"}">${esc(g.health || "Healthy")}</td>
+      <td>${esc(held[g.uuid] || "")}</td><td>${p ? p[1] + " %" : "-"}</td><td>${p ? p[2] + " °C" : "-"}</td>
+      <td>${p ? p[3] + " W" : "-"}</td><td>${p ? p[4] + " MiB" : "-"}</td></tr>`; }).join("")}</table>
+    <div class="chart" id="util-chart"></div><div class="chart" id="temp-chart"></div>`;
+  const xs = [...new Set(tel.items.flatMap((i) => i.points.map((p) => p[0])))].sort((a, b) => a - b);
+  const series = (col) => tel.items.map((i) => {
+    const at = new Map(i.points.map((p) => [p[0], p[col]]));
+    return { label: i.uuid.slice(-8), data: xs.map((x) => at.get(x) ?? null) };
+  });
+  chart($("#util-chart"), "Utilization (1-minute averages, last hour)", xs.map((x) => x / 1000), series(1), "%");
+  chart($("#temp-chart"), "Temperature", xs.map((x) => x / 1000), series(2), "°C");
+}
+
+function plainReason(w) {
+  const st = w.status || {};
+  if (st.pendingReason) return st.pendingReason + (st.position ? ` (#${st.position} in ${st.clusterQueue})` : "");
+  const c = (st.conditions || []).find((c) => c.type === "Finished" || c.type === "Evicted" && c.status === "True");
+  return c ? c.message || c.reason : "";
+}
+
+async function workloadsPage(main, params) {
+  const wls = await api("/api/v1/workloads");
+  const q = params.get("q") || "", state = params.get("state") || "";
+  const list = wls.items.filter((w) => (!state || w.status?.state === state) &&
+    (!q || (w.metadata.namespace + "/" + w.metadata.name).includes(q)));
+  const states = ["Pending", "Admitted", "Running", "Succeeded", "Failed", "Evicted", "Requeued"];
+  main.innerHTML = `<h2>Workloads</h2><div class="filters">
+    <input id="q" placeholder="filter by tenant/name" value="${esc(q)}">
+    <select id="state"><option value="">any state</option>${states.map((s) =>
+      `<option ${s === state ? "selected" : ""}>${s}</option>`).join("")}</select></div>
+    <table id="workloads"><tr><th>workload</th><th>queue</th><th>state</th><th>why / where</th></tr>
+    ${list.map((w) => { const st = w.status || {};
+      const place = (st.admission?.podSetAssignments || []).flatMap((p) => (p.placements || []).map((pl) =>
+        `${esc(pl.node)}: ${(pl.gpus || []).length} GPU`)).join(", ");
+      return `<tr class="click" data-workload="${esc(w.metadata.namespace + "/" + w.metadata.name)}">
+        <td>${esc(w.metadata.namespace)}/${esc(w.metadata.name)}</td><td>${esc(w.spec?.queueName)}</td>
+        <td data-state="${esc(st.state)}">${esc(st.state)}</td><td>${esc(plainReason(w))}${place ? `<div class="muted">${place}</div>` : ""}</td></tr>`;
+    }).join("")}</table><div id="detail"></div>`;
+  const go = () => { location.hash = `#/workloads?q=${encodeURIComponent($("#q").value)}&state=${encodeURIComponent($("#state").value)}`; };
+  $("#q").onchange = go; $("#state").onchange = go;
+  main.querySelectorAll("tr[data-workload]").forEach((tr) => { tr.onclick = () => showWorkload(tr.dataset.workload); });
+}
+
+async function showWorkload(key) {
+  const d = $("#detail");
+  d.innerHTML = `<h2>${esc(key)}</h2><p class="muted">loading the log…</p>`;
+  try {
+    const r = await fetch(`/api/v1/workloads/${key}/log?limit=8192`, { headers: { Authorization: "Bearer " + token } });
+    const text = r.ok ? await r.text() : (await r.json().catch(() => ({})))?.error?.message || r.status;
+    let log = text;
+    try { const j = JSON.parse(text); log = j.data ?? text; } catch (e) { /* plain text */ }
+    d.innerHTML = `<h2>${esc(key)}</h2><pre class="log">${esc(log)}</pre>`;
+  } catch (e) { d.innerHTML = `<p class="err">${esc(e.message)}</p>`; }
+}
+
+// ---- router -----------------------------------------------------------------
+const pages = { overview: overviewPage, queues: queuesPage, tenants: tenantsPage,
+                nodes: nodesPage, workloads: workloadsPage };
+
+async function route() {
+  const main = $("#main");
+  const [path, query] = (location.hash.slice(2) || "overview").split("?");
+  const parts = path.split("/").map(decodeURIComponent);
+  if (!token) { $("#nav").hidden = true; $("#signout").hidden = true; $("#who").textContent = ""; return signInPage(main); }
+  if (!me) {
+    try { me = await api("/api/v1/whoami"); } catch (e) { return signInPage(main, e.message); }
+    watch();
+  }
+  $("#nav").hidden = false; $("#signout").hidden = false;
+  $("#who").textContent = `${me.user} · ${me.role}${me.tenant ? " · " + me.tenant : ""}`;
+  document.querySelectorAll("#nav a").forEach((a) => a.classList.toggle("active", a.hash === "#/" + parts[0]));
+  main.dataset.page = parts[0];
+  try {
+    if (parts[0] === "nodes" && parts[1]) await nodePage(main, parts[1]);
+    else await (pages[parts[0]] || overviewPage)(main, new URLSearchParams(query || ""));
+    setStatus("updated " + new Date().toLocaleTimeString());
+  } catch (e) { main.innerHTML = `<p class="err">${esc(e.message)}</p>`; }
+}
+
+$("#signout").onclick = signOut;
+window.addEventListener("hashchange", route);
+setInterval(() => { if (token && !document.hidden) route(); }, 15000);
+route();

@@ -1,0 +1,155 @@
+// The dashboard in a real browser (Debian's chromium through playwright-core)
+// against a live `allot up`: sign in, see a workload submitted through the
+// CLI appear and run, open a node's GPUs (simulated, marked so), and a
+// tenant's member not seeing another tenant's workloads. Screenshots go to
+// OUTDIR (test artifacts; docs/dashboard.png in the README is one).
+//
+//   node web/test/dashboard.mjs ALLOT_BIN OUTDIR
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [allot, outdir] = process.argv.slice(2);
+if (!allot || !outdir) {
+  console.error("usage: node dashboard.mjs ALLOT_BIN OUTDIR");
+  process.exit(2);
+}
+mkdirSync(outdir, { recursive: true });
+const dir = mkdtempSync(join(tmpdir(), "allot-ui-"));
+const fail = (msg) => { throw new Error(msg); };
+
+// `allot up` on a free port, 8 simulated GPUs.
+const up = spawn(allot, ["up", "--listen", "127.0.0.1:0", "--data-dir", dir,
+                         "--simulate-gpus", "8xH100-80GB"], { stdio: ["ignore", "pipe", "pipe"] });
+let out = "";
+up.stdout.on("data", (d) => { out += d; });
+up.stderr.on("data", (d) => { out += d; });
+let browser;
+try {
+  let url, admin;
+  for (let i = 0; i < 200 && !(url && admin); i++) {
+    url = out.match(/the API is at (http:\/\/[0-9.:]+)/)?.[1];
+    admin = out.match(/admin token (allot_[0-9a-f]+)/)?.[1];
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!url || !admin) fail("allot up did not start:\n" + out);
+  const call = async (method, path, body, token = admin) => {
+    const r = await fetch(url + path, { method, body,
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/yaml" } });
+    const j = await r.json().catch(() => ({}));
+    if (!r.ok) fail(`${method} ${path}: ${r.status} ${JSON.stringify(j)}`);
+    return j;
+  };
+  await call("POST", "/api/v1/apply", `
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {price: {nvidia.com/gpu: 2.5}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: shared}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-a}
+spec: {clusterQueue: shared}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-b}
+spec: {clusterQueue: shared}
+`);
+  const member = (await call("POST", "/api/v1/tokens",
+    JSON.stringify({ user: "bob", role: "member", tenant: "team-b" }))).token;
+
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+                                    args: ["--no-sandbox", "--disable-gpu"] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+
+  // Sign in as the admin.
+  await page.goto(url + "/");
+  await page.fill("#token", admin);
+  await page.click("#signin button");
+  await page.waitForSelector('main[data-page="overview"] [data-card="free"]');
+  const free = await page.textContent('[data-card="free"] .n');
+  if (free.trim() !== "8") fail("overview shows " + free + " free GPUs, want 8");
+  await page.waitForSelector("#live.on");
+
+  // A workload submitted through the CLI appears and runs (live, no reload).
+  await page.goto(url + "/#/workloads");
+  await page.waitForSelector("#workloads");
+  execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-a", "-q", "q",
+                       "--name", "train", "--gpus", "2", "--", "sleep", "300"]);
+  await page.waitForSelector('tr[data-workload="team-a/train"] td[data-state="Running"]',
+                             { timeout: 30000 });
+  await page.screenshot({ path: join(outdir, "workloads.png") });
+  execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-b", "-q", "q",
+                       "--name", "eval", "--gpus", "1", "--", "sleep", "300"]);
+  await page.waitForSelector('tr[data-workload="team-b/eval"]', { timeout: 30000 });
+
+  // The overview counts the allocated GPUs.
+  await page.goto(url + "/#/overview");
+  await page.waitForFunction(() =>
+    document.querySelector('[data-card="allocated"] .n')?.textContent.trim() === "3", null,
+    { timeout: 30000 });
+  await page.screenshot({ path: join(outdir, "overview.png") });
+
+  // Queues: the ClusterQueue's usage against its quota.
+  await page.goto(url + "/#/queues");
+  await page.waitForSelector('tr[data-cq="shared"]');
+  const q = await page.textContent('tr[data-cq="shared"]');
+  if (!q.includes("3 / 8")) fail("queues page shows " + q);
+
+  // Nodes: open the node's GPUs; simulated ones say so; the held ones name
+  // their workload.
+  await page.goto(url + "/#/nodes");
+  await page.click("tr[data-node]");
+  await page.waitForSelector("#gpus tr[data-gpu]");
+  const rows = await page.$$("#gpus tr[data-gpu]");
+  if (rows.length !== 8) fail(`the node shows ${rows.length} GPUs, want 8`);
+  const gpus = await page.textContent("#gpus");
+  if (!gpus.includes("simulated")) fail("simulated GPUs are not marked");
+  if ((gpus.match(/team-a\/train/g) || []).length !== 2) fail("the node's GPUs do not name team-a/train twice");
+  await page.screenshot({ path: join(outdir, "node.png"), fullPage: true });
+
+  // A tenant's member sees its own workloads only.
+  await page.click("#signout");
+  await page.fill("#token", member);
+  await page.click("#signin button");
+  await page.waitForSelector('main[data-page="overview"]');
+  await page.goto(url + "/#/workloads");
+  await page.waitForSelector('tr[data-workload="team-b/eval"]');
+  if (await page.$('tr[data-workload="team-a/train"]')) fail("team-b's member sees team-a's workload");
+  await page.screenshot({ path: join(outdir, "tenant-view.png") });
+  if (errors.length) fail("page errors: " + errors.join("; "));
+  console.log("dashboard test passed; screenshots in " + outdir);
+} catch (e) {
+  console.error("FAIL: " + e.message);
+  try { writeFileSync(join(outdir, "allot-up.log"), out); } catch (_) {}
+  process.exitCode = 1;
+} finally {
+  if (browser) await browser.close();
+  up.kill("SIGINT");
+  await new Promise((r) => up.on("exit", r));
+  rmSync(dir, { recursive: true, force: true });
+}
