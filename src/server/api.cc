@@ -771,7 +771,16 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         t.Reply(ex, ErrorResponse(bad));
         return;
       }
-      t.Deliver([ex, f](store::Store& store) {
+      // The newest sample of each GPU (not yet in a closed minute), so a
+      // page shows current values at once.
+      json::object latest;
+      for (const auto& [uuid, st] : t.state.LatestTelemetry(f.node)) {
+        if (!f.uuid.empty() && uuid != f.uuid) continue;
+        const GpuTelemetry& g = st.second;
+        latest[uuid] = json::array{st.first, g.utilization_pct, g.temperature_c,
+                                   int64_t(g.power_watts + 0.5), g.memory_used_bytes >> 20};
+      }
+      t.Deliver([ex, f, latest = std::move(latest)](store::Store& store) mutable {
         Result<std::vector<store::RollupRow>> rows = store.ListRollups(f);
         if (!rows.ok()) {
           ex->Reply(ErrorResponse(rows.status()));
@@ -795,7 +804,8 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
             {"sinceUnixMs", f.since_unix_ms},
             {"untilUnixMs", f.until_unix_ms},
             {"columns", json::array{"t", "util", "temp", "power", "fbUsedMiB"}},
-            {"items", std::move(items)}}));
+            {"items", std::move(items)},
+            {"latest", std::move(latest)}}));
       });
     });
     return;

@@ -286,6 +286,10 @@ class State {
   };
   std::vector<IdleHolder> IdleHolders(const std::string& tenant, int64_t now,
                                       int64_t min_ms) const;
+  // The latest sample of each GPU of Ready agent nodes (`node` empty: all),
+  // by UUID, with when it came.
+  std::map<std::string, std::pair<int64_t, GpuTelemetry>> LatestTelemetry(
+      const std::string& node) const;
   // The utilization under which a GPU counts as idle (percent).
   void SetIdleThreshold(int pct) { idle_util_pct_ = pct; }
   // How long GPU telemetry rollups are kept (server/telemetry.h).

@@ -114,6 +114,16 @@ std::vector<State::IdleHolder> State::IdleHolders(const std::string& tenant,
   return out;
 }
 
+std::map<std::string, std::pair<int64_t, GpuTelemetry>> State::LatestTelemetry(
+    const std::string& node) const {
+  std::map<std::string, std::pair<int64_t, GpuTelemetry>> out;
+  for (const auto& [name, info] : agents_) {
+    if ((!node.empty() && name != node) || !info.ready) continue;
+    for (const GpuTelemetry& t : info.gpus) out[t.uuid] = {info.sampled_ms, t};
+  }
+  return out;
+}
+
 void State::AttributeTelemetry(const std::string& node,
                                const std::vector<GpuTelemetry>& samples,
                                int64_t prev_ms, int64_t now) {

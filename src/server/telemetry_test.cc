@@ -138,6 +138,12 @@ TEST(StateTelemetryTest, SamplesBecomeHourRows) {
   ASSERT_EQ(pts.size(), 1u);
   EXPECT_EQ(pts[0].util_pct, 50);
   EXPECT_EQ(b.rollups[0].node, "n1");
+  // The newest sample, for pages that show current values.
+  auto latest = (*st)->LatestTelemetry("n1");
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_EQ(latest["GPU-1"].first, kT0 + 61000);
+  EXPECT_EQ(latest["GPU-1"].second.utilization_pct, 0);
+  EXPECT_TRUE((*st)->LatestTelemetry("n2").empty());
 }
 
 // GET /api/v1/telemetry reads the store of a real server.

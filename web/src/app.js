@@ -209,8 +209,8 @@ async function nodePage(main, name) {
     api("/api/v1/workloads"), api("/api/v1/telemetry?node=" + encodeURIComponent(name))]);
   const held = holders(wls.items, [node]);
   const sim = (node.metadata.labels || {})["allot.dev/simulated"] === "true";
-  const last = {};
-  for (const it of tel.items) if (it.points.length) last[it.uuid] = it.points[it.points.length - 1];
+  const last = { ...(tel.latest || {}) };  // Newest sample; else the last minute.
+  for (const it of tel.items) if (it.points.length && !last[it.uuid]) last[it.uuid] = it.points[it.points.length - 1];
   main.innerHTML = `<h2>Node ${esc(name)} ${sim ? '<span class="sim">simulated GPUs</span>' : ""}</h2>
     <table id="gpus"><tr><th>GPU</th><th>model</th><th>memory</th><th>health</th><th>held by</th>
       <th>util</th><th>temp</th><th>power</th><th>memory used</th></tr>

@@ -130,6 +130,7 @@ spec: {clusterQueue: shared}
   const gpus = await page.textContent("#gpus");
   if (!gpus.includes("simulated")) fail("simulated GPUs are not marked");
   if ((gpus.match(/team-a\/train/g) || []).length !== 2) fail("the node's GPUs do not name team-a/train twice");
+  if (!/\d+ °C/.test(gpus)) fail("the node's GPUs show no temperature: " + gpus);
   await page.screenshot({ path: join(outdir, "node.png"), fullPage: true });
 
   // A tenant's member sees its own workloads only.
