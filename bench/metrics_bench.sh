@@ -6,6 +6,7 @@
 # median of RUNS scrape times (curl's time_total, loopback). Builds nothing.
 #
 #   CQS=1000 NODES=1250 bench/metrics_bench.sh    # 10,000 GPUs
+#   DASHBOARD=1 ... bench/metrics_bench.sh         # and the dashboard's first loads
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -62,3 +63,16 @@ printf '%s\n' "${times[@]}" | sort -n | awk -v n="$RUNS" '
   {t[NR] = $1} END {printf "GET /metrics: median %.1f ms, min %.1f ms, max %.1f ms over %d runs\n",
     t[int((n + 1) / 2)] * 1000, t[1] * 1000, t[n] * 1000, n}'
 echo "server RSS: $(awk '/VmRSS/ {printf "%.1f MiB", $2 / 1024}' "/proc/$SERVER_PID/status")"
+# DASHBOARD=1: the dashboard's first load of each page against this cluster
+# (Debian's chromium; web/node_modules from `make web-deps`).
+if [ "${DASHBOARD:-0}" = 1 ]; then
+  # What the pages read, each on its own (median of 5).
+  for path in /api/v1/nodes /api/v1/workloads /api/v1/clusterqueues /api/v1/resourceflavors \
+              "/api/v1/usage?by=tenant" "/api/v1/usage/idle?minutes=30" "/api/v1/telemetry?node=gpu-00000"; do
+    for _ in 1 2 3 4 5; do api -o /dev/null -w '%{time_total} %{size_download}\n' "$URL$path"; done |
+      sort -n | awk -v p="$path" 'NR == 3 {printf "GET %s: median %.1f ms, %d bytes\n", p, $1 * 1000, $2}'
+  done
+  for p in overview queues nodes workloads; do
+    node "$(dirname "$0")/../web/test/load_bench.mjs" "$URL" "$TOKEN" "$p" "${RUNS_UI:-5}"
+  done
+fi

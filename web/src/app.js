@@ -13,6 +13,15 @@ let token = sessionStorage.getItem("allot.token") || "";
 let me = null;
 let watchAbort = null;
 let renderTimer = null;
+// Long tables show their first kMaxRows rows (a first load stays fast on a
+// large cluster); "show all" (?all=1) or a filter shows the rest.
+const kMaxRows = 200;
+function capped(list, params, what) {
+  if (params.get("all") === "1" || list.length <= kMaxRows) return { rows: list, note: "" };
+  const all = location.hash.includes("?") ? location.hash + "&all=1" : location.hash + "?all=1";
+  return { rows: list.slice(0, kMaxRows),
+           note: `<p class="muted" id="capped">Showing ${kMaxRows} of ${list.length} ${what}. <a href="${esc(all)}">Show all</a></p>` };
+}
 
 async function api(path) {
   const r = await fetch(path, { headers: { Authorization: "Bearer " + token } });
@@ -36,7 +45,10 @@ async function watch() {
   if (watchAbort) watchAbort.abort();
   watchAbort = new AbortController();
   try {
-    const r = await fetch("/api/v1/workloads?watch=1", {
+    // From the current resource version: changes only, not a snapshot of
+    // every workload (which would re-render the page for nothing).
+    const rv = (await api("/api/v1/workloads?limit=1")).resourceVersion;
+    const r = await fetch("/api/v1/workloads?watch=1&resourceVersion=" + encodeURIComponent(rv), {
       headers: { Authorization: "Bearer " + token }, signal: watchAbort.signal });
     $("#live").classList.add("on");
     const reader = r.body.getReader();
@@ -138,9 +150,10 @@ function bar(used, nominal) {
   return `<div class="bar" title="${used} of ${nominal}"><span class="${used > nominal ? "over" : ""}" style="width:${pct}%"></span></div>`;
 }
 
-async function queuesPage(main) {
+async function queuesPage(main, params) {
   const cqs = await api("/api/v1/clusterqueues");
-  const body = cqs.items.map((cq) => {
+  const { rows, note } = capped(cqs.items, params, "ClusterQueues");
+  const body = rows.map((cq) => {
     const st = cq.status || {};
     const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => {
       const used = parseFloat(r.total), nom = parseFloat(r.nominalQuota), b = parseFloat(r.borrowed);
@@ -151,7 +164,7 @@ async function queuesPage(main) {
       <td>${st.fairSharing?.weightedShare ?? 0}</td></tr>`;
   }).join("");
   main.innerHTML = `<h2>Queues</h2><table><tr><th>ClusterQueue</th><th>cohort</th><th>usage / nominal quota</th>
-    <th>pending</th><th>admitted</th><th>weighted share</th></tr>${body}</table>`;
+    <th>pending</th><th>admitted</th><th>weighted share</th></tr>${body}</table>${note}`;
 }
 
 function chart(el, title, xs, series, unit) {
@@ -186,11 +199,12 @@ async function tenantsPage(main) {
     tenants.map((t) => ({ label: t, data: perDay.map((r) => r.items.find((i) => i.key === t)?.gpuHours ?? 0) })), "GPU-h");
 }
 
-async function nodesPage(main) {
+async function nodesPage(main, params) {
   const [nodes, wls] = await Promise.all([api("/api/v1/nodes"), api("/api/v1/workloads")]);
   const held = holders(wls.items, nodes.items);
+  const { rows, note } = capped(nodes.items, params, "nodes");
   main.innerHTML = `<h2>Nodes &amp; GPUs</h2><table><tr><th>node</th><th>location</th><th>GPUs</th><th>in use</th><th>health</th><th></th></tr>
-    ${nodes.items.map((n) => {
+    ${rows.map((n) => {
       const gpus = n.status?.gpus || [], labels = n.metadata.labels || {};
       const sick = gpus.filter((g) => g.health && g.health !== "Healthy").length;
       return `<tr class="click" data-node="${esc(n.metadata.name)}"><td>${esc(n.metadata.name)}</td>
@@ -198,7 +212,7 @@ async function nodesPage(main) {
         <td>${gpus.length} × ${esc(gpus[0]?.product || "-")}</td><td>${gpus.filter((g) => held[g.uuid]).length}</td>
         <td>${sick ? `<span class="bad">${sick} unhealthy</span>` : `<span class="ok">healthy</span>`}${n.spec?.unschedulable ? " · cordoned" : ""}</td>
         <td>${labels["allot.dev/simulated"] === "true" ? '<span class="sim">simulated</span>' : ""}</td></tr>`;
-    }).join("")}</table>`;
+    }).join("")}</table>${note}`;
   main.querySelectorAll("tr[data-node]").forEach((tr) => {
     tr.onclick = () => { location.hash = "#/nodes/" + encodeURIComponent(tr.dataset.node); };
   });
@@ -242,18 +256,19 @@ async function workloadsPage(main, params) {
   const list = wls.items.filter((w) => (!state || w.status?.state === state) &&
     (!q || (w.metadata.namespace + "/" + w.metadata.name).includes(q)));
   const states = ["Pending", "Admitted", "Running", "Succeeded", "Failed", "Evicted", "Requeued"];
+  const { rows, note } = capped(list, params, "workloads");
   main.innerHTML = `<h2>Workloads</h2><div class="filters">
     <input id="q" placeholder="filter by tenant/name" value="${esc(q)}">
     <select id="state"><option value="">any state</option>${states.map((s) =>
       `<option ${s === state ? "selected" : ""}>${s}</option>`).join("")}</select></div>
     <table id="workloads"><tr><th>workload</th><th>queue</th><th>state</th><th>why / where</th></tr>
-    ${list.map((w) => { const st = w.status || {};
+    ${rows.map((w) => { const st = w.status || {};
       const place = (st.admission?.podSetAssignments || []).flatMap((p) => (p.placements || []).map((pl) =>
         `${esc(pl.node)}: ${(pl.gpus || []).length} GPU`)).join(", ");
       return `<tr class="click" data-workload="${esc(w.metadata.namespace + "/" + w.metadata.name)}">
         <td>${esc(w.metadata.namespace)}/${esc(w.metadata.name)}</td><td>${esc(w.spec?.queueName)}</td>
         <td data-state="${esc(st.state)}">${esc(st.state)}</td><td>${esc(plainReason(w))}${place ? `<div class="muted">${place}</div>` : ""}</td></tr>`;
-    }).join("")}</table><div id="detail"></div>`;
+    }).join("")}</table>${note}<div id="detail"></div>`;
   const go = () => { location.hash = `#/workloads?q=${encodeURIComponent($("#q").value)}&state=${encodeURIComponent($("#state").value)}`; };
   $("#q").onchange = go; $("#state").onchange = go;
   main.querySelectorAll("tr[data-workload]").forEach((tr) => { tr.onclick = () => showWorkload(tr.dataset.workload); });
