@@ -272,17 +272,35 @@ async function workloadsPage(main, params) {
   const go = () => { location.hash = `#/workloads?q=${encodeURIComponent($("#q").value)}&state=${encodeURIComponent($("#state").value)}`; };
   $("#q").onchange = go; $("#state").onchange = go;
   main.querySelectorAll("tr[data-workload]").forEach((tr) => { tr.onclick = () => showWorkload(tr.dataset.workload); });
+  if (openWorkload) readTail(openWorkload);
 }
 
+// The log's tail, read again every 3 s while it is shown (a live tail).
+let tailTimer = null;
+let openWorkload = "";  // Shown again after a live re-render.
 async function showWorkload(key) {
+  clearInterval(tailTimer);
   const d = $("#detail");
   d.innerHTML = `<h2>${esc(key)}</h2><p class="muted">loading the log…</p>`;
+  await readTail(key);
+  openWorkload = key;
+  tailTimer = setInterval(() => {
+    if ($("#main").dataset.page !== "workloads" || openWorkload !== key) return clearInterval(tailTimer);
+    readTail(key);
+  }, 3000);
+}
+
+async function readTail(key) {
+  const d = $("#detail");
+  if (!d) return;
+  d.dataset.key = key;
   try {
     const r = await fetch(`/api/v1/workloads/${key}/log?limit=8192`, { headers: { Authorization: "Bearer " + token } });
     const text = r.ok ? await r.text() : (await r.json().catch(() => ({})))?.error?.message || r.status;
     let log = text;
     try { const j = JSON.parse(text); log = j.data ?? text; } catch (e) { /* plain text */ }
-    d.innerHTML = `<h2>${esc(key)}</h2><pre class="log">${esc(log)}</pre>`;
+    d.innerHTML = `<h2>${esc(key)}</h2><pre class="log" id="log">${esc(log)}</pre>`;
+    $("#log").scrollTop = $("#log").scrollHeight;
   } catch (e) { d.innerHTML = `<p class="err">${esc(e.message)}</p>`; }
 }
 

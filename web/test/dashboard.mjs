@@ -99,9 +99,14 @@ spec: {clusterQueue: shared}
   await page.goto(url + "/#/workloads");
   await page.waitForSelector("#workloads");
   execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-a", "-q", "q",
-                       "--name", "train", "--gpus", "2", "--", "sleep", "300"]);
+                       "--name", "train", "--gpus", "2", "--", "sh", "-c",
+                       "echo hello-from-train; sleep 300"]);
   await page.waitForSelector('tr[data-workload="team-a/train"] td[data-state="Running"]',
                              { timeout: 30000 });
+  // Its log, through the server from the agent.
+  await page.click('tr[data-workload="team-a/train"]');
+  await page.waitForFunction(() => document.querySelector("#log")?.textContent.includes("hello-from-train"),
+                             null, { timeout: 30000 });
   await page.screenshot({ path: join(outdir, "workloads.png") });
   execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-b", "-q", "q",
                        "--name", "eval", "--gpus", "1", "--", "sleep", "300"]);
