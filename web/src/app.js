@@ -10,7 +10,9 @@ const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) =>
   ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 const fmt = (n, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "-");
 let token = sessionStorage.getItem("allot.token") || "";
-let me = null;
+// Who the token is, kept with it so a reload does not wait for whoami
+// (checked again in the background; a revoked token signs out).
+let me = JSON.parse(sessionStorage.getItem("allot.me") || "null");
 let watchAbort = null;
 let renderTimer = null;
 // Long tables show their first kMaxRows rows (a first load stays fast on a
@@ -35,6 +37,7 @@ function setStatus(s) { $("#status").textContent = s; }
 function signOut() {
   token = ""; me = null;
   sessionStorage.removeItem("allot.token");
+  sessionStorage.removeItem("allot.me");
   if (watchAbort) watchAbort.abort();
   location.hash = "#/signin";
   route();
@@ -75,6 +78,7 @@ function signInPage(main, error) {
     try {
       me = await api("/api/v1/whoami");
       sessionStorage.setItem("allot.token", token);
+      sessionStorage.setItem("allot.me", JSON.stringify(me));
       location.hash = "#/overview";
       watch();
     } catch (err) { token = ""; signInPage(main, "that token does not sign in: " + err.message); }
@@ -315,7 +319,11 @@ async function route() {
   if (!token) { $("#nav").hidden = true; $("#signout").hidden = true; $("#who").textContent = ""; return signInPage(main); }
   if (!me) {
     try { me = await api("/api/v1/whoami"); } catch (e) { return signInPage(main, e.message); }
+    sessionStorage.setItem("allot.me", JSON.stringify(me));
+  }
+  if (!watchAbort) {
     watch();
+    api("/api/v1/whoami").catch(() => {});  // A revoked token signs out (401).
   }
   $("#nav").hidden = false; $("#signout").hidden = false;
   $("#who").textContent = `${me.user} · ${me.role}${me.tenant ? " · " + me.tenant : ""}`;
