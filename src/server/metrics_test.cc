@@ -86,7 +86,8 @@ std::string Workload(const std::string& ns, const std::string& name, int gpus) {
 
 // The node "n1" with 8 GPUs GPU-n1-0..7 and, when `util` is given, one
 // sample per GPU (GPU i at util[i] %).
-std::string Sync(const std::vector<int>& util, const std::string& extra_sample = "") {
+std::string Sync(const std::vector<int>& util, const std::string& extra_sample = "",
+                 const std::string& pods = "") {
   std::string gpus, samples;
   for (int i = 0; i < 8; ++i) {
     gpus += std::string(i ? "," : "") + R"({"uuid":"GPU-n1-)" + std::to_string(i) +
@@ -102,7 +103,8 @@ std::string Sync(const std::vector<int>& util, const std::string& extra_sample =
   if (!extra_sample.empty()) samples += (samples.empty() ? "" : ",") + extra_sample;
   return R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":"n1"},
       "status":{"capacity":{"cpu":"64","memory":"512Gi"},"gpus":[)" +
-         gpus + R"(]}},"simulated":true,"gpuSamples":[)" + samples + "]}";
+         gpus + R"(]}},"simulated":true,"gpuSamples":[)" + samples + "]" +
+         (pods.empty() ? "" : R"(,"pods":[)" + pods + "]") + "}";
 }
 
 // One sample: the value of the first line of family `name` whose labels
@@ -184,6 +186,9 @@ TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {
   EXPECT_EQ(Value(m, "kueue_pending_workloads",
                   {{"cluster_queue", "cq-a"}, {"status", "active"}}), 0);
   EXPECT_EQ(Value(m, "kueue_cluster_queue_nominal_quota", cell), 4);
+  // GPU states count without telemetry too (none was sent yet).
+  EXPECT_EQ(Value(m, "allot_gpus", {{"state", "allocated"}, {"simulated", "true"}}), 6);
+  EXPECT_EQ(Value(m, "allot_gpus", {{"state", "free"}, {"simulated", "true"}}), 2);
   EXPECT_EQ(Value(m, "kueue_cluster_queue_borrowing_limit", cell), 2);
   EXPECT_EQ(Value(m, "kueue_cluster_queue_resource_usage", cell), 6);
   EXPECT_EQ(Value(m, "kueue_cluster_queue_resource_reservation", cell), 6);
@@ -226,8 +231,24 @@ TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {
   EXPECT_EQ(Value(m, "kueue_admitted_active_workloads", {{"cluster_queue", "cq-b"}}), 1);
   EXPECT_EQ(Value(m, "kueue_cluster_queue_resource_usage", cell), 4);
 
-  // Finishing: deleting does not count; an agent's report of exit 0 does.
-  // (Counted through the API's route label too.)
+  // Finishing: an agent's report of exit 0 counts; deleting does not.
+  json::value w4 = srv_->Json("GET", "/api/v1/workloads/team-a/w4");
+  const std::string pod = "team-a/w4/a" + std::to_string(w4.at("status").at("attempt").as_int64()) +
+                          "/main/0";
+  json::value r = srv_->Json("POST", "/api/v1/agents/sync",
+                             Sync({}, "", R"({"id":")" + pod + R"(","exited":true,"exitCode":0})"),
+                             &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  ASSERT_EQ(srv_->Json("GET", "/api/v1/workloads/team-a/w4").at("status").at("state").as_string(),
+            "Succeeded");
+  ASSERT_EQ(srv_->Call(srv_->admin_token(), "DELETE", "/api/v1/workloads/team-b/b4").status, 200);
+  m = Scrape();
+  EXPECT_EQ(Value(m, "kueue_finished_workloads_total", cq), 1) << m;
+  EXPECT_EQ(Value(m, "kueue_finished_workloads", cq), 1);
+  EXPECT_TRUE(std::isnan(Value(m, "kueue_finished_workloads_total", {{"cluster_queue", "cq-b"}})));
+  EXPECT_EQ(Value(m, "kueue_local_queue_finished_workloads_total", lq), 1);
+  EXPECT_EQ(Value(m, "kueue_admitted_active_workloads", {{"cluster_queue", "cq-b"}}), 0);
+  // Requests are counted by route pattern.
   EXPECT_GE(Value(m, "allot_http_requests_total",
                   {{"method", "POST"}, {"route", "/api/v1/workloads"}, {"code", "201"}}), 4);
   EXPECT_GE(Value(m, "allot_scheduling_cycles_total", {}), 1);

@@ -203,12 +203,11 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   }
 
   // ---- DCGM: GPU telemetry, with who holds each GPU ------------------------
-  // Device (GPU or MIG slice) UUID -> holder "ns/name", over the workloads
-  // placed on nodes whose agents report samples.
+  // GPU UUID -> the workload holding it (or one of its MIG slices), over
+  // the workloads placed on agent-run nodes.
   std::unordered_map<std::string, const WorkloadRecord*> holder;
   std::unordered_map<std::string, std::string> parent;  // MIG slice -> GPU.
   for (const auto& [node, info] : agents_) {
-    if (info.gpus.empty()) continue;
     if (auto n = objs_.nodes.find(node); n != objs_.nodes.end()) {
       for (const core::Gpu& gpu : n->second.obj.gpus) {
         for (const core::MigSlice& m : gpu.mig) parent[m.uuid] = gpu.uuid;
