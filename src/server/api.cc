@@ -72,6 +72,16 @@ Result<int64_t> ParseInt(const std::string& v, const char* field) {
   return n;
 }
 
+// Query parameter `k` of `req` as a non-negative integer, or `dflt` when it
+// is absent; a malformed one sets *bad (the first error wins) and gives dflt.
+int64_t QueryInt(const net::Request& req, const char* k, int64_t dflt, Status* bad) {
+  auto it = req.query.find(k);
+  if (it == req.query.end() || !bad->ok()) return dflt;
+  Result<int64_t> v = ParseInt(it->second, k);
+  if (!v.ok()) *bad = v.status();
+  return v.ok() ? *v : dflt;
+}
+
 // metadata.resourceVersion of a request body, if any (the manifest reader
 // treats it as bookkeeping and drops it).
 Result<std::optional<int64_t>> BodyResourceVersion(const std::string& body) {
@@ -741,13 +751,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     }
     Status bad;
     store::RollupFilter f;
-    auto num = [&](const char* k, int64_t dflt) -> int64_t {
-      auto it = req.query.find(k);
-      if (it == req.query.end() || !bad.ok()) return dflt;
-      Result<int64_t> v = ParseInt(it->second, k);
-      if (!v.ok()) bad = v.status();
-      return v.ok() ? *v : dflt;
-    };
+    auto num = [&](const char* k, int64_t dflt) { return QueryInt(req, k, dflt, &bad); };
     const int64_t since = num("sinceUnixMs", -1);
     const int64_t until = num("untilUnixMs", -1);
     if (auto it = req.query.find("node"); it != req.query.end()) f.node = it->second;
@@ -823,13 +827,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     }
     const bool idle = seg.size() == 2;
     Status bad;
-    auto num = [&](const char* k, int64_t dflt) -> int64_t {
-      auto it = req.query.find(k);
-      if (it == req.query.end() || !bad.ok()) return dflt;
-      Result<int64_t> v = ParseInt(it->second, k);
-      if (!v.ok()) bad = v.status();
-      return v.ok() ? *v : dflt;
-    };
+    auto num = [&](const char* k, int64_t dflt) { return QueryInt(req, k, dflt, &bad); };
     store::UsageFilter f;
     f.since_unix_ms = num("sinceUnixMs", 0);
     const bool has_until = req.query.count("untilUnixMs") > 0;
@@ -916,16 +914,10 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
   if (!seg.empty() && seg[0] == "audit" && method == "GET") {
     store::AuditFilter f;
     Status bad;
-    auto num = [&](const char* k, auto set) {
-      auto it = req.query.find(k);
-      if (it == req.query.end() || !bad.ok()) return;
-      Result<int64_t> v = ParseInt(it->second, k);
-      if (v.ok()) set(*v); else bad = v.status();
-    };
-    num("sinceUnixMs", [&](int64_t v) { f.since_unix_ms = v; });
-    num("untilUnixMs", [&](int64_t v) { f.until_unix_ms = v; });
-    num("after", [&](int64_t v) { f.after_seq = v; });
-    num("limit", [&](int64_t v) { f.limit = v; });
+    if (req.query.count("sinceUnixMs")) f.since_unix_ms = QueryInt(req, "sinceUnixMs", 0, &bad);
+    if (req.query.count("untilUnixMs")) f.until_unix_ms = QueryInt(req, "untilUnixMs", 0, &bad);
+    f.after_seq = QueryInt(req, "after", f.after_seq, &bad);
+    f.limit = QueryInt(req, "limit", f.limit, &bad);
     if (auto it = req.query.find("principal"); it != req.query.end()) f.principal = it->second;
     if (auto it = req.query.find("tenant"); it != req.query.end()) f.tenant = it->second;
     if (auto it = req.query.find("verb"); it != req.query.end()) f.verb = it->second;

@@ -5,7 +5,6 @@
 // from memory when asked (OpenUsage), so a report always covers up to now.
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
