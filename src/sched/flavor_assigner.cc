@@ -78,6 +78,11 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   const bool one_pod_set = wl.spec.pod_sets.size() == 1;
   Placement found;
   std::vector<int32_t> found_for;
+  // The oracle's victim search behind the best option so far, if it ran
+  // and found victims: its request and its answer.
+  Assignment searched;
+  std::vector<std::pair<WlIdx, PreemptionReason>> searched_victims;
+  int32_t groups_used = 0;
 
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
     if (counts[p] == 0) continue;
@@ -119,6 +124,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
       for (const auto& [r, per] : needs.per_pod)
         used = used || cq.res_group[r] == g;
       if (!used) continue;
+      ++groups_used;
       struct Option {
         Mode mode = Mode::kNoFit;
         int32_t flavor = -1;
@@ -130,6 +136,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         Option o;
         Placement tmp;
         std::vector<int32_t> tmp_for;  // Set when `tmp` may be reused.
+        Assignment trial;  // Set when the oracle searched victims.
+        std::vector<std::pair<WlIdx, PreemptionReason>> victims;
         o.flavor = f;
         o.mode = Mode::kFit;
         if (!FlavorOk(wl, p, f)) {
@@ -189,7 +197,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         if (o.mode == Mode::kPreempt && !quota_only &&
             cq.groups[g].flavors.size() > 1 &&
             !PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p],
-                                &a.nodes_consulted)) {
+                                &a.nodes_consulted, &trial, &victims)) {
           o.mode = Mode::kNoFit;
           if (explain) o.reason += "; no workload can be preempted for it";
         }
@@ -203,6 +211,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
           best = o;
           found = std::move(tmp);
           found_for = std::move(tmp_for);
+          searched = std::move(trial);
+          searched_victims = std::move(victims);
         }
         if (o.mode == Mode::kFit && !o.borrows) break;
         if (o.mode == Mode::kFit &&
@@ -237,6 +247,14 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   }
   if (quota_only) return;
   a.requests = Requests(w, counts, a.flavors);
+  // The oracle searched this very request when the workload has one pod
+  // set in one resource group (its usage is then the trial's; the
+  // requests follow from the same counts and flavors).
+  if (a.mode == Mode::kPreempt && one_pod_set && groups_used == 1 &&
+      !searched_victims.empty() && searched.usage == a.usage) {
+    a.oracle_victims = std::move(searched_victims);
+    a.placement = std::move(searched.placement);
+  }
   if (a.mode == Mode::kFit) {
     std::string why;
     a.nodes_consulted = true;
@@ -258,10 +276,11 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
 bool Scheduler::Impl::PreemptionPossible(
     WlIdx w, size_t p, int32_t g, int32_t f, const std::vector<int32_t>& counts,
     const int64_t* acc, const std::vector<int32_t>& chosen_so_far,
-    bool* searched) const {
+    bool* searched, Assignment* out,
+    std::vector<std::pair<WlIdx, PreemptionReason>>* victims) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
-  Assignment trial;
+  Assignment& trial = *out;
   for (const auto& [r, per] : wl.needs[p].per_pod) {
     if (cq.res_group[r] == g)
       trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);
@@ -277,7 +296,8 @@ bool Scheduler::Impl::PreemptionPossible(
   one[p] = counts[p];
   trial.requests = Requests(w, one, chosen);
   // The search restores every change it makes before returning.
-  return !const_cast<Impl*>(this)->FindVictims(w, &trial).empty();
+  *victims = const_cast<Impl*>(this)->FindVictims(w, &trial);
+  return !victims->empty();
 }
 
 bool Scheduler::Impl::Fits(WlIdx w, Assignment* a, bool allow_borrowing) const {

@@ -68,7 +68,7 @@ int64_t Scheduler::Impl::DrsNode(int32_t node, const Assignment* delta,
   if (!quota->HasParent(node)) return 0;
   const int32_t parent = quota->Parent(node);
   const int32_t nres = int32_t(resources.size());
-  std::vector<int64_t> borrowed(nres, 0);
+  InlineVec<int64_t, 8> borrowed(size_t(nres), 0);
   for (int32_t fr = 0; fr < num_fr(); ++fr) {
     int64_t usage = quota->Usage(node, fr);
     if (delta != nullptr) {
@@ -87,7 +87,12 @@ int64_t Scheduler::Impl::DrsNode(int32_t node, const Assignment* delta,
       lendable += quota->Subtree(parent, Fr(f, r));
     }
     if (lendable <= 0) continue;
-    drs = std::max(drs, int64_t((__int128)borrowed[r] * 1000 / lendable));
+    // 128-bit only where x1000 could overflow (division by it is slow).
+    const int64_t share =
+        borrowed[r] <= std::numeric_limits<int64_t>::max() / 1000
+            ? borrowed[r] * 1000 / lendable
+            : int64_t((__int128)borrowed[r] * 1000 / lendable);
+    drs = std::max(drs, share);
   }
   int64_t weight = node_weight[node];
   if (weight <= 0) return drs > 0 ? std::numeric_limits<int64_t>::max() / 4 : 0;
@@ -533,6 +538,13 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       std::map<int32_t, std::vector<Candidate>> by_cq;
       for (const Candidate& c : cands) by_cq[c.cq].push_back(c);
       std::map<int32_t, size_t> next;
+      // Each candidate ClusterQueue's share: taking a victim changes only
+      // its own ClusterQueue's.
+      std::map<int32_t, int64_t> shares;
+      for (const auto& [c, list] : by_cq) shares[c] = Drs(c, nullptr, 0);
+      // The preemptor's share once admitted: changes only when a victim of
+      // its own ClusterQueue is taken.
+      int64_t preemptor_new = Drs(wl.cq, a, +1);
       Victims taken;
       bool fits = false;
       while (!fits) {
@@ -540,7 +552,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
         int64_t best = -1;
         for (const auto& [c, list] : by_cq) {
           if (next[c] >= list.size()) continue;
-          int64_t share = Drs(c, nullptr, 0);
+          int64_t share = shares[c];
           if (share > best) {
             best = share;
             target = c;
@@ -553,7 +565,6 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
             next[target] = by_cq[target].size();
             continue;
           }
-          int64_t preemptor_new = Drs(wl.cq, a, +1);
           bool ok =
               strategy ==
                       core::FairSharingStrategy::kLessThanOrEqualToFinalShare
@@ -561,9 +572,20 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
                   : preemptor_new < Drs(target, nullptr, 0);
           // Kueue skips a workload that fails the strategy and tries the
           // next one of the same ClusterQueue (smaller ones may pass).
-          if (!ok) continue;
+          // LessThanInitialShare does not depend on the workload: all of
+          // them would fail until the shares change, and they change only
+          // by taking one of them.
+          if (!ok) {
+            if (strategy ==
+                core::FairSharingStrategy::kLessThanInitialShare) {
+              next[target] = by_cq[target].size();
+            }
+            continue;
+          }
         }
         take(cand.wl);
+        shares[target] = Drs(target, nullptr, 0);
+        if (target == wl.cq) preemptor_new = Drs(wl.cq, a, +1);
         taken.emplace_back(cand.wl, cand.other
                                         ? PreemptionReason::kInCohortFairSharing
                                         : PreemptionReason::kInClusterQueue);

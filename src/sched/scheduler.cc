@@ -283,7 +283,8 @@ bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
     return true;
   }
   if (a.mode == Mode::kPreempt) {
-    auto victims = FindVictims(w, &a);
+    auto victims = a.oracle_victims.empty() ? FindVictims(w, &a)
+                                            : std::move(a.oracle_victims);
     if (!victims.empty()) {
       AdmitByPreempting(w, std::move(a), victims);
       return true;

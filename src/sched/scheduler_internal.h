@@ -229,6 +229,12 @@ struct Assignment {
   // victim search past its quota bounds): the mode then depends on more
   // than quota.
   bool nodes_consulted = false;
+  // Set by AssignInto when Kueue's preemption oracle already searched
+  // victims for exactly this request (one pod set, one resource group, the
+  // chosen flavor): the victims it found, with `placement` valid after
+  // them. The state has not changed since, so FindVictims would give the
+  // same answer; TryAdmit uses it instead of searching again.
+  std::vector<std::pair<WlIdx, PreemptionReason>> oracle_victims;
 
   // Empties it for `c` pods per pod set and `groups` resource groups,
   // keeping the buffers.
@@ -245,6 +251,7 @@ struct Assignment {
     victims_short_of_nodes = false;
     reason.clear();
     nodes_consulted = false;
+    oracle_victims.clear();
   }
 };
 
@@ -403,11 +410,14 @@ struct Scheduler::Impl {
   // Whether preempting could make room for pod set `p` in flavor `f` of
   // group `g` (Kueue's preemption oracle). Changes nothing. Sets
   // `*searched` when it went past the quota bounds to a victim search.
-  bool PreemptionPossible(WlIdx w, size_t p, int32_t g, int32_t f,
-                          const std::vector<int32_t>& counts,
-                          const int64_t* acc,
-                          const std::vector<int32_t>& chosen_so_far,
-                          bool* searched) const;
+  // `*trial` receives the request searched and, when the answer is yes,
+  // the placement valid after evicting `*victims`.
+  bool PreemptionPossible(
+      WlIdx w, size_t p, int32_t g, int32_t f,
+      const std::vector<int32_t>& counts, const int64_t* acc,
+      const std::vector<int32_t>& chosen_so_far, bool* searched,
+      Assignment* trial,
+      std::vector<std::pair<WlIdx, PreemptionReason>>* victims) const;
   std::vector<PodSetRequest> Requests(
       WlIdx w, const std::vector<int32_t>& counts,
       const std::vector<std::vector<int32_t>>& flavors) const;
