@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <ctime>
 #include <set>
 #include <optional>
 #include <utility>
@@ -424,7 +425,7 @@ std::string RouteOf(const std::string& path) {
   if (path.compare(0, prefix.size(), prefix) != 0) return "other";
   std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
   static const std::set<std::string> kTop = {"whoami", "tokens", "audit", "apply",
-                                             "agents", "usage", "telemetry"};
+                                             "agents", "usage", "telemetry", "overview"};
   static const std::set<std::string> kVerbs = {"sync", "logs",   "log",     "verify",
                                                "cordon", "uncordon", "drain"};
   if (seg.empty() || (!kTop.count(seg[0]) && !KindFromPlural(seg[0]).ok()) ||
@@ -810,6 +811,59 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
             {"columns", json::array{"t", "util", "temp", "power", "fbUsedMiB"}},
             {"items", std::move(items)},
             {"latest", std::move(latest)}}));
+      });
+    });
+    return;
+  }
+
+  // ---- GET /api/v1/overview: the dashboard's first page in one answer -------
+  if (seg.size() == 1 && seg[0] == "overview") {
+    if (method != "GET") {
+      ex->Reply(MethodNotAllowed(method, path, "GET"));
+      return;
+    }
+    Status bad;
+    const int64_t minutes = QueryInt(req, "idleMinutes", 30, &bad);
+    authed([ex, bad, minutes](Turn& t, const Principal& p) {
+      if (p.role == Role::kNode || p.role == Role::kMetrics) {
+        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
+                        std::string("a ") + ToString(p.role) + " token may not read the overview")));
+        return;
+      }
+      if (!bad.ok()) {
+        t.Reply(ex, ErrorResponse(bad));
+        return;
+      }
+      // As GET /api/v1/usage: at the end of the turn, then the cost of this
+      // calendar month (UTC) from the store plus what is still held.
+      t.After([ex, minutes, p, &t]() {
+        const int64_t now = t.txn.now_unix_ms;
+        json::object o = t.state.Overview(p, now, minutes * 60000);
+        store::UsageFilter f;
+        if (p.role != Role::kClusterAdmin) f.tenant = p.tenant;
+        const std::time_t secs = std::time_t(now / 1000);
+        std::tm tm{};
+        gmtime_r(&secs, &tm);
+        tm.tm_mday = 1;
+        tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        f.since_unix_ms = int64_t(timegm(&tm)) * 1000;
+        f.until_unix_ms = now;
+        std::vector<store::UsageRow> open = t.state.OpenUsage(f.tenant, now);
+        t.Deliver([ex, f, o = std::move(o), open = std::move(open)](store::Store& store) mutable {
+          Result<std::vector<store::UsageRow>> rows = store.ListUsage(f);
+          if (!rows.ok()) {
+            ex->Reply(ErrorResponse(rows.status()));
+            return;
+          }
+          rows->insert(rows->end(), std::make_move_iterator(open.begin()),
+                       std::make_move_iterator(open.end()));
+          json::object month = UsageReport(*rows, UsageBy::kTenant, f.since_unix_ms, f.until_unix_ms);
+          json::object cost;
+          cost["sinceUnixMs"] = f.since_unix_ms;
+          cost["total"] = std::move(month["total"]);
+          o["thisMonth"] = std::move(cost);
+          ex->Reply(JsonResponse(200, o));
+        });
       });
     });
     return;

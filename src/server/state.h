@@ -330,6 +330,19 @@ class State {
   // The gauge families of a scrape (server/state_metrics.cc): Kueue's queue
   // levels, DCGM's GPU telemetry with who holds each GPU, Allot's own.
   void CollectMetrics(metrics::Gauges* g) const;
+  // Device UUID -> the admitted, unfinished workload holding it, over every
+  // node (a MIG slice's holder also holds its GPU).
+  std::unordered_map<std::string, const WorkloadRecord*> GpuHolders() const;
+  // The same for one node: (GPU UUID, holder) per device placed there.
+  std::vector<std::pair<std::string, const WorkloadRecord*>> HeldGpus(
+      const std::string& node) const;
+  // The dashboard's overview (GET /api/v1/overview): every GPU of the fleet
+  // as free, allocated, held but idle (its holder's GPUs under the idle
+  // threshold for `idle_ms`) or unhealthy, in total and by flavor and
+  // location, how many are simulated, and the workloads `p` may see by
+  // state. GPU counts are the shared infrastructure's (as ClusterQueue
+  // usage is): no workload of another tenant is named.
+  boost::json::object Overview(const Principal& p, int64_t now, int64_t idle_ms) const;
   const WorkloadRecord* FindWorkload(const std::string& key) const;
   // Ends an owner turn: runs scheduling cycles until nothing changes,
   // records the decisions and writes every workload changed this turn

@@ -1,6 +1,7 @@
 // State: the request-facing verbs (create, replace, delete, apply, get,
 // list), the JSON the API shows, tokens and the audit log.
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "core/manifest.h"
@@ -177,6 +178,14 @@ json::object State::ConfigJson(Kind kind, const std::string& key,
     status["reservingWorkloads"] = admitted;
     status["admittedWorkloads"] = admitted;
     obj["status"] = std::move(status);
+  } else if (kind == Kind::kNode) {
+    // How many of its GPUs admitted workloads hold (a GPU with a held MIG
+    // slice counts once), without naming them: nodes are shared.
+    std::set<std::string> held;
+    for (const auto& [gpu, rec] : HeldGpus(key)) held.insert(gpu);
+    json::value& st = obj["status"];
+    if (!st.is_object()) st = json::object();
+    st.as_object()["allocatedGpus"] = int64_t(held.size());
   }
   return obj;
 }

@@ -15,6 +15,7 @@ namespace allot::server {
 namespace {
 
 using L = metrics::Gauges::Labels;
+namespace json = boost::json;
 
 double Units(int64_t milli) { return double(milli) / 1000.0; }
 
@@ -203,32 +204,7 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   }
 
   // ---- DCGM: GPU telemetry, with who holds each GPU ------------------------
-  // GPU UUID -> the workload holding it (or one of its MIG slices), over
-  // the workloads placed on agent-run nodes.
-  std::unordered_map<std::string, const WorkloadRecord*> holder;
-  std::unordered_map<std::string, std::string> parent;  // MIG slice -> GPU.
-  for (const auto& [node, info] : agents_) {
-    if (auto n = objs_.nodes.find(node); n != objs_.nodes.end()) {
-      for (const core::Gpu& gpu : n->second.obj.gpus) {
-        for (const core::MigSlice& m : gpu.mig) parent[m.uuid] = gpu.uuid;
-      }
-    }
-    auto idx = node_index_.find(node);
-    if (idx == node_index_.end()) continue;
-    for (const std::string& key : idx->second) {
-      const WorkloadRecord& rec = workloads_.at(key);
-      if (!rec.spec.admission || rec.finished()) continue;
-      for (const auto& psa : rec.spec.admission->pod_set_assignments) {
-        for (const auto& pl : psa.placements) {
-          if (pl.node != node) continue;
-          for (const std::string& u : pl.gpus) {
-            auto p = parent.find(u);
-            holder[p == parent.end() ? u : p->second] = &rec;
-          }
-        }
-      }
-    }
-  }
+  const std::unordered_map<std::string, const WorkloadRecord*> holder = GpuHolders();
   struct GpuRow {
     L labels;
     const GpuTelemetry* t;
@@ -319,6 +295,103 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   }
   g->Add({{"ready", "true"}}, double(nodes_ready));
   g->Add({{"ready", "false"}}, double(objs_.nodes.size() - nodes_ready));
+}
+
+std::vector<std::pair<std::string, const WorkloadRecord*>> State::HeldGpus(
+    const std::string& node) const {
+  std::vector<std::pair<std::string, const WorkloadRecord*>> out;
+  auto idx = node_index_.find(node);
+  if (idx == node_index_.end()) return out;
+  std::unordered_map<std::string, std::string> parent;  // MIG slice -> GPU.
+  if (auto n = objs_.nodes.find(node); n != objs_.nodes.end()) {
+    for (const core::Gpu& gpu : n->second.obj.gpus) {
+      for (const core::MigSlice& m : gpu.mig) parent[m.uuid] = gpu.uuid;
+    }
+  }
+  for (const std::string& key : idx->second) {
+    const WorkloadRecord& rec = workloads_.at(key);
+    if (!rec.spec.admission || rec.finished()) continue;
+    for (const auto& psa : rec.spec.admission->pod_set_assignments) {
+      for (const auto& pl : psa.placements) {
+        if (pl.node != node) continue;
+        for (const std::string& u : pl.gpus) {
+          auto p = parent.find(u);
+          out.emplace_back(p == parent.end() ? u : p->second, &rec);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::unordered_map<std::string, const WorkloadRecord*> State::GpuHolders() const {
+  std::unordered_map<std::string, const WorkloadRecord*> holder;
+  for (const auto& [node, keys] : node_index_) {
+    for (const auto& [gpu, rec] : HeldGpus(node)) holder[gpu] = rec;
+  }
+  return holder;
+}
+
+json::object State::Overview(const Principal& p, int64_t now, int64_t idle_ms) const {
+  const auto holder = GpuHolders();
+  struct Counts {
+    int64_t free = 0, allocated = 0, idle = 0, unhealthy = 0;
+    json::object Json() const {
+      return {{"free", free}, {"allocated", allocated}, {"idle", idle}, {"unhealthy", unhealthy}};
+    }
+  };
+  Counts total;
+  int64_t simulated = 0;
+  std::map<std::pair<std::string, std::string>, Counts> groups;  // (flavor, location)
+  for (const auto& [name, e] : objs_.nodes) {
+    const core::Node& n = e.obj;
+    // The node's flavor: the first whose nodeLabels it carries (as the
+    // scheduler matches them).
+    std::string flavor = "(no flavor)";
+    for (const auto& [fname, f] : objs_.flavors) {
+      if (core::LabelsMatch(f.obj.node_labels, n.labels)) {
+        flavor = fname;
+        break;
+      }
+    }
+    auto loc = n.labels.find("allot.dev/location");
+    Counts& g = groups[{flavor, loc == n.labels.end() ? "onprem" : loc->second}];
+    const bool sim = n.labels.count("allot.dev/simulated") > 0;
+    for (const core::Gpu& gpu : n.gpus) {
+      int64_t Counts::*state = &Counts::free;
+      if (!gpu.healthy) {
+        state = &Counts::unhealthy;
+      } else if (auto h = holder.find(gpu.uuid); h != holder.end()) {
+        const WorkloadRecord& w = *h->second;
+        const bool idle = w.idle_since_ms != 0 && now - w.idle_since_ms >= idle_ms;
+        state = idle ? &Counts::idle : &Counts::allocated;
+      }
+      ++(g.*state);
+      ++(total.*state);
+      if (sim) ++simulated;
+    }
+  }
+  json::array by_group;
+  for (const auto& [key, c] : groups) {
+    json::object o = c.Json();
+    o["flavor"] = key.first;
+    o["location"] = key.second;
+    by_group.push_back(std::move(o));
+  }
+  std::map<std::string, int64_t> states;
+  for (const auto& [key, rec] : workloads_) {
+    if (CanSee(p, Kind::kWorkload, rec.spec.ns)) ++states[ToString(rec.state)];
+  }
+  json::object wl;
+  for (const auto& [st, n] : states) wl[st] = n;
+  json::object gpus = total.Json();
+  gpus["simulated"] = simulated;
+  return {{"gpus", std::move(gpus)},
+          {"byFlavorAndLocation", std::move(by_group)},
+          {"workloads", std::move(wl)},
+          {"idleMinutes", idle_ms / 60000},
+          {"idleUtilPct", idle_util_pct_},
+          {"resourceVersion", std::to_string(rv_)}};
 }
 
 }  // namespace allot::server

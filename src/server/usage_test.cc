@@ -256,6 +256,80 @@ TEST_F(UsageTest, IdleButHeldGpusAreReportedWithWhatTheyWaste) {
   EXPECT_EQ(Get("/api/v1/usage/idle?minutes=0").at("items").as_array().size(), 0u);
 }
 
+// GET /api/v1/overview: the dashboard's summary. GPUs by state over the
+// fleet (shared, unnamed), workloads by state of what the token may see,
+// and this month's cost as the usage report gives it.
+TEST_F(UsageTest, OverviewCountsGpusByStateAndScopesWorkloads) {
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "busy", 2), &code);
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-b", "idle", 1), &code);
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "big", 8), &code);  // Waits.
+  std::map<int, int> util;
+  for (int g : Held("team-a/busy")) util[g] = 80;
+  for (int g : Held("team-b/idle")) util[g] = 2;  // Under 5 %.
+  for (int i = 0; i < 2; ++i) {
+    std::this_thread::sleep_for(100ms);
+    srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
+    ASSERT_EQ(code, 200);
+  }
+  auto gpus = [&](const json::value& o, const char* state) {
+    return Int(o.at("gpus"), state);
+  };
+  json::value o = Get("/api/v1/overview?idleMinutes=0");
+  EXPECT_EQ(gpus(o, "allocated"), 2) << json::serialize(o);
+  EXPECT_EQ(gpus(o, "idle"), 1);
+  EXPECT_EQ(gpus(o, "free"), 5);
+  EXPECT_EQ(gpus(o, "unhealthy"), 0);
+  EXPECT_EQ(gpus(o, "simulated"), 0);
+  EXPECT_EQ(Int(o, "idleMinutes"), 0);
+  EXPECT_EQ(Int(o, "idleUtilPct"), 5);
+  ASSERT_EQ(o.at("byFlavorAndLocation").as_array().size(), 1u);
+  const json::value& g = o.at("byFlavorAndLocation").at(0);
+  EXPECT_EQ(g.at("flavor").as_string(), "h100");
+  EXPECT_EQ(g.at("location").as_string(), "onprem");
+  EXPECT_EQ(Int(g, "free") + Int(g, "allocated") + Int(g, "idle"), 8);
+  EXPECT_EQ(Int(o.at("workloads"), "Pending"), 1);
+  EXPECT_EQ(Int(o.at("workloads"), "Admitted"), 2);
+  // Cost this month: what the usage report says for the same window.
+  const int64_t since = Int(o.at("thisMonth"), "sinceUnixMs");
+  EXPECT_GT(Int(o.at("thisMonth").at("total"), "costMicros"), 0);
+  EXPECT_EQ(Int(o.at("thisMonth").at("total"), "workloads"), 2);
+  EXPECT_LE(since, AdmittedAt("team-a/busy"));
+  // Not idle for the default 30 minutes yet.
+  EXPECT_EQ(gpus(Get("/api/v1/overview"), "idle"), 0);
+  EXPECT_EQ(gpus(Get("/api/v1/overview"), "allocated"), 3);
+  // The node list says how many of a node's GPUs are held.
+  EXPECT_EQ(Int(Get("/api/v1/nodes/n1").at("status"), "allocatedGpus"), 3);
+
+  // A team-b viewer: the same fleet, its own workloads and cost only.
+  json::value t = srv_->Json("POST", "/api/v1/tokens",
+                             R"({"user":"bo","role":"viewer","tenant":"team-b"})", &code);
+  ASSERT_EQ(code, 201);
+  json::value b = Get("/api/v1/overview", std::string(t.at("token").as_string()));
+  EXPECT_EQ(gpus(b, "allocated"), 3);
+  EXPECT_FALSE(b.at("workloads").as_object().contains("Pending")) << json::serialize(b);
+  EXPECT_EQ(Int(b.at("workloads"), "Admitted"), 1);
+  EXPECT_EQ(Int(b.at("thisMonth").at("total"), "workloads"), 1);
+
+  // An unhealthy GPU leaves "free".
+  std::string sick = Sync(util);
+  const std::string last = R"("uuid":"GPU-n1-7","product":"H100-80GB","memory":"80Gi")";
+  ASSERT_NE(sick.find(last), std::string::npos);
+  sick.replace(sick.find(last), last.size(), last + R"(,"health":"Unhealthy")");
+  srv_->Json("POST", "/api/v1/agents/sync", sick, &code);
+  ASSERT_EQ(code, 200);
+  json::value u = Get("/api/v1/overview");
+  EXPECT_EQ(gpus(u, "unhealthy"), 1);
+  EXPECT_EQ(gpus(u, "free") + gpus(u, "allocated") + gpus(u, "unhealthy"), 8);
+
+  // Bad queries and roles.
+  EXPECT_EQ(Get("/api/v1/overview?idleMinutes=-1", "", 400).at("error").at("field").as_string(),
+            "idleMinutes");
+  json::value m = srv_->Json("POST", "/api/v1/tokens", R"({"user":"p","role":"metrics"})", &code);
+  Get("/api/v1/overview", std::string(m.at("token").as_string()), 403);
+  EXPECT_EQ(srv_->Call(srv_->admin_token(), "POST", "/api/v1/overview").status, 405);
+}
+
 // The arithmetic on its own: clipping is proportional and exact.
 TEST(UsageClipTest, ClipsToTheWindow) {
   store::UsageRow u;

@@ -85,15 +85,6 @@ function signInPage(main, error) {
   };
 }
 
-function flavorOf(node, flavors) {
-  const labels = node.metadata.labels || {};
-  for (const f of flavors) {
-    const want = f.spec?.nodeLabels || {};
-    if (Object.keys(want).every((k) => labels[k] === want[k])) return f.metadata.name;
-  }
-  return "(no flavor)";
-}
-
 // Device UUID -> "tenant/name" of the admitted workload holding it; MIG
 // slices count for their GPU.
 function holders(workloads, nodes) {
@@ -115,38 +106,21 @@ function holders(workloads, nodes) {
 }
 
 async function overviewPage(main) {
-  const monthStart = new Date(); monthStart.setUTCDate(1); monthStart.setUTCHours(0, 0, 0, 0);
-  const [nodes, wls, flavors, idle, cost] = await Promise.all([
-    api("/api/v1/nodes"), api("/api/v1/workloads"), api("/api/v1/resourceflavors"),
-    api("/api/v1/usage/idle?minutes=30").catch(() => ({ items: [] })),
-    api("/api/v1/usage?by=tenant&sinceUnixMs=" + monthStart.getTime()).catch(() => null)]);
-  const held = holders(wls.items, nodes.items);
-  const idleSet = new Set(idle.items.map((i) => i.workload));
-  const rows = {};
-  const total = { free: 0, allocated: 0, idle: 0, unhealthy: 0, sim: 0 };
-  for (const n of nodes.items) {
-    const labels = n.metadata.labels || {};
-    const key = flavorOf(n, flavors.items) + " · " + (labels["allot.dev/location"] || "onprem");
-    const r = rows[key] ||= { free: 0, allocated: 0, idle: 0, unhealthy: 0 };
-    for (const g of n.status?.gpus || []) {
-      let s = "free";
-      if (g.health && g.health !== "Healthy") s = "unhealthy";
-      else if (held[g.uuid]) s = idleSet.has(held[g.uuid]) ? "idle" : "allocated";
-      r[s]++; total[s]++;
-      if (labels["allot.dev/simulated"] === "true") total.sim++;
-    }
-  }
-  const count = (s) => wls.items.filter((w) => s.includes(w.status?.state)).length;
+  // One summary from the server: GPU states by flavor and location, the
+  // workloads this token may see by state, and this month's cost.
+  const o = await api("/api/v1/overview");
+  const g = o.gpus, wl = o.workloads || {};
+  const count = (states) => states.reduce((n, s) => n + (wl[s] || 0), 0);
   const card = (n, l, id) => `<div class="card" data-card="${id}"><div class="n">${n}</div><div class="l">${l}</div></div>`;
   main.innerHTML = `<h2>Overview</h2><div class="cards">
-    ${card(total.free, "GPUs free", "free")}${card(total.allocated, "GPUs allocated", "allocated")}
-    ${card(total.idle, "held but idle (&lt;5 %, 30 min)", "idle")}${card(total.unhealthy, "unhealthy", "unhealthy")}
+    ${card(g.free, "GPUs free", "free")}${card(g.allocated, "GPUs allocated", "allocated")}
+    ${card(g.idle, `held but idle (&lt;${o.idleUtilPct} %, ${o.idleMinutes} min)`, "idle")}${card(g.unhealthy, "unhealthy", "unhealthy")}
     ${card(count(["Pending", "Requeued"]), "workloads pending", "pending")}
     ${card(count(["Admitted", "Running"]), "admitted or running", "admitted")}
-    ${card(cost ? fmt(cost.total.cost, 2) : "-", "cost this month", "cost")}</div>
-    ${total.sim ? `<p><span class="sim">simulated</span> ${total.sim} of these GPUs are simulated (<code>--simulate-gpus</code>).</p>` : ""}
+    ${card(o.thisMonth ? fmt(o.thisMonth.total.cost, 2) : "-", "cost this month", "cost")}</div>
+    ${g.simulated ? `<p><span class="sim">simulated</span> ${g.simulated} of these GPUs are simulated (<code>--simulate-gpus</code>).</p>` : ""}
     <table><tr><th>Flavor · location</th><th>free</th><th>allocated</th><th>held but idle</th><th>unhealthy</th></tr>
-    ${Object.entries(rows).map(([k, r]) => `<tr><td>${esc(k)}</td><td>${r.free}</td><td>${r.allocated}</td><td>${r.idle}</td><td>${r.unhealthy}</td></tr>`).join("")}</table>`;
+    ${o.byFlavorAndLocation.map((r) => `<tr><td>${esc(r.flavor + " · " + r.location)}</td><td>${r.free}</td><td>${r.allocated}</td><td>${r.idle}</td><td>${r.unhealthy}</td></tr>`).join("")}</table>`;
 }
 
 function bar(used, nominal) {
@@ -204,8 +178,7 @@ async function tenantsPage(main) {
 }
 
 async function nodesPage(main, params) {
-  const [nodes, wls] = await Promise.all([api("/api/v1/nodes"), api("/api/v1/workloads")]);
-  const held = holders(wls.items, nodes.items);
+  const nodes = await api("/api/v1/nodes");
   const { rows, note } = capped(nodes.items, params, "nodes");
   main.innerHTML = `<h2>Nodes &amp; GPUs</h2><table><tr><th>node</th><th>location</th><th>GPUs</th><th>in use</th><th>health</th><th></th></tr>
     ${rows.map((n) => {
@@ -213,7 +186,7 @@ async function nodesPage(main, params) {
       const sick = gpus.filter((g) => g.health && g.health !== "Healthy").length;
       return `<tr class="click" data-node="${esc(n.metadata.name)}"><td>${esc(n.metadata.name)}</td>
         <td>${esc(labels["allot.dev/location"] || "onprem")}</td>
-        <td>${gpus.length} × ${esc(gpus[0]?.product || "-")}</td><td>${gpus.filter((g) => held[g.uuid]).length}</td>
+        <td>${gpus.length} × ${esc(gpus[0]?.product || "-")}</td><td>${n.status?.allocatedGpus ?? 0}</td>
         <td>${sick ? `<span class="bad">${sick} unhealthy</span>` : `<span class="ok">healthy</span>`}${n.spec?.unschedulable ? " · cordoned" : ""}</td>
         <td>${labels["allot.dev/simulated"] === "true" ? '<span class="sim">simulated</span>' : ""}</td></tr>`;
     }).join("")}</table>${note}`;
