@@ -18,11 +18,21 @@ let renderTimer = null;
 // Long tables show their first kMaxRows rows (a first load stays fast on a
 // large cluster); "show all" (?all=1) or a filter shows the rest.
 const kMaxRows = 200;
+// A table shows at most kMaxRows rows unless the page's hash asks for all.
+function showAllHref() {
+  return location.hash.includes("?") ? location.hash + "&all=1" : location.hash + "?all=1";
+}
 function capped(list, params, what) {
   if (params.get("all") === "1" || list.length <= kMaxRows) return { rows: list, note: "" };
-  const all = location.hash.includes("?") ? location.hash + "&all=1" : location.hash + "?all=1";
   return { rows: list.slice(0, kMaxRows),
-           note: `<p class="muted" id="capped">Showing ${kMaxRows} of ${list.length} ${what}. <a href="${esc(all)}">Show all</a></p>` };
+           note: `<p class="muted" id="capped">Showing ${kMaxRows} of ${list.length} ${what}. <a href="${esc(showAllHref())}">Show all</a></p>` };
+}
+// The same, paged by the server: only the first kMaxRows items are fetched.
+async function listed(path, params, what) {
+  if (params.get("all") === "1") return { rows: (await api(path)).items, note: "" };
+  const r = await api(path + (path.includes("?") ? "&" : "?") + "limit=" + kMaxRows);
+  return { rows: r.items,
+           note: r.continue === undefined ? "" : `<p class="muted" id="capped">Showing the first ${kMaxRows} ${what}. <a href="${esc(showAllHref())}">Show all</a></p>` };
 }
 
 async function api(path) {
@@ -129,8 +139,7 @@ function bar(used, nominal) {
 }
 
 async function queuesPage(main, params) {
-  const cqs = await api("/api/v1/clusterqueues");
-  const { rows, note } = capped(cqs.items, params, "ClusterQueues");
+  const { rows, note } = await listed("/api/v1/clusterqueues", params, "ClusterQueues");
   const body = rows.map((cq) => {
     const st = cq.status || {};
     const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => {
@@ -178,8 +187,7 @@ async function tenantsPage(main) {
 }
 
 async function nodesPage(main, params) {
-  const nodes = await api("/api/v1/nodes");
-  const { rows, note } = capped(nodes.items, params, "nodes");
+  const { rows, note } = await listed("/api/v1/nodes", params, "nodes");
   main.innerHTML = `<h2>Nodes &amp; GPUs</h2><table><tr><th>node</th><th>location</th><th>GPUs</th><th>in use</th><th>health</th><th></th></tr>
     ${rows.map((n) => {
       const gpus = n.status?.gpus || [], labels = n.metadata.labels || {};
@@ -228,12 +236,14 @@ function plainReason(w) {
 }
 
 async function workloadsPage(main, params) {
-  const wls = await api("/api/v1/workloads");
   const q = params.get("q") || "", state = params.get("state") || "";
-  const list = wls.items.filter((w) => (!state || w.status?.state === state) &&
-    (!q || (w.metadata.namespace + "/" + w.metadata.name).includes(q)));
+  const path = "/api/v1/workloads" + (state ? "?state=" + encodeURIComponent(state) : "");
+  // The server filters by state and pages; a name filter needs every name.
+  const { rows, note } = q
+    ? capped((await api(path)).items.filter((w) => (w.metadata.namespace + "/" + w.metadata.name).includes(q)),
+             params, "workloads")
+    : await listed(path, params, "workloads");
   const states = ["Pending", "Admitted", "Running", "Succeeded", "Failed", "Evicted", "Requeued"];
-  const { rows, note } = capped(list, params, "workloads");
   main.innerHTML = `<h2>Workloads</h2><div class="filters">
     <input id="q" placeholder="filter by tenant/name" value="${esc(q)}">
     <select id="state"><option value="">any state</option>${states.map((s) =>
