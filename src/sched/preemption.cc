@@ -359,7 +359,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
           vw.spec.priority == prio &&
           vw.spec.creation_unix_ms >
               wl.spec.creation_unix_ms;  // Strictly newer, as Kueue.
-      if ((lower || newer_equal) && UsesAny(vw.adm, need))
+      if ((lower || newer_equal) && UsesAny(*vw.adm, need))
         cands.push_back({v, wl.cq, false, false, false});
     }
   }
@@ -379,7 +379,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
         if (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kAny &&
             vp >= prio)
           continue;
-        if (!UsesAny(vw.adm, need)) continue;
+        if (!UsesAny(*vw.adm, need)) continue;
         bool reclaim =
             pol.reclaim_within_cohort == core::ReclaimWithinCohort::kAny ||
             (pol.reclaim_within_cohort ==
@@ -419,7 +419,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       }
       int64_t freeable = quota->Available(cq.node, fr);
       for (const Candidate& c : cands) {
-        for (const auto& [cfr, cval] : wls[c.wl].adm.usage) {
+        for (const auto& [cfr, cval] : wls[c.wl].adm->usage) {
           if (cfr == fr) freeable += cval;
         }
       }
@@ -439,12 +439,12 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
             });
 
   auto take = [&](WlIdx v) {
-    RemoveUsage(wls[v].cq, wls[v].adm);
-    pool->Release(wls[v].adm.requests, wls[v].adm.placement);
+    RemoveUsage(wls[v].cq, *wls[v].adm);
+    pool->Release(wls[v].adm->requests, wls[v].adm->placement);
   };
   auto give_back = [&](WlIdx v) {
-    pool->Commit(wls[v].adm.requests, wls[v].adm.placement);
-    AddUsage(wls[v].cq, wls[v].adm);
+    pool->Commit(wls[v].adm->requests, wls[v].adm->placement);
+    AddUsage(wls[v].cq, *wls[v].adm);
   };
   using Victims = std::vector<std::pair<WlIdx, PreemptionReason>>;
   // Removes up to all of `taken` (already taken, in order) that are not
@@ -486,7 +486,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     for (const auto& [fr, val] : a->usage) {
       int64_t freeable = 0, own = 0;
       for (const Candidate& c : list) {
-        for (const auto& [cfr, cval] : wls[c.wl].adm.usage) {
+        for (const auto& [cfr, cval] : wls[c.wl].adm->usage) {
           if (cfr != fr) continue;
           freeable += cval;
           if (!c.other) own += cval;
@@ -504,7 +504,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     bool fits = false;
     for (const Candidate& c : list) {
       if (c.other && !borrowing(c.cq)) continue;
-      RemoveUsage(wls[c.wl].cq, wls[c.wl].adm);
+      RemoveUsage(wls[c.wl].cq, *wls[c.wl].adm);
       PreemptionReason reason =
           !c.other          ? PreemptionReason::kInClusterQueue
           : while_borrowing ? PreemptionReason::kInCohortReclaimWhileBorrowing
@@ -515,7 +515,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       if (!quota_ok) continue;
       for (; released < taken.size(); ++released) {
         const Wl& v = wls[taken[released].first];
-        pool->Release(v.adm.requests, v.adm.placement);
+        pool->Release(v.adm->requests, v.adm->placement);
       }
       if (pool->Find(a->requests, &a->placement, /*why=*/nullptr)) {
         fits = true;
@@ -525,8 +525,8 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
     if (!fits) {
       for (size_t i = taken.size(); i-- > 0;) {
         const Wl& v = wls[taken[i].first];
-        if (i < released) pool->Commit(v.adm.requests, v.adm.placement);
-        AddUsage(v.cq, v.adm);
+        if (i < released) pool->Commit(v.adm->requests, v.adm->placement);
+        AddUsage(v.cq, *v.adm);
       }
       return {};
     }
@@ -568,7 +568,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
           bool ok =
               strategy ==
                       core::FairSharingStrategy::kLessThanOrEqualToFinalShare
-                  ? preemptor_new <= Drs(target, &wls[cand.wl].adm, -1)
+                  ? preemptor_new <= Drs(target, wls[cand.wl].adm.get(), -1)
                   : preemptor_new < Drs(target, nullptr, 0);
           // Kueue skips a workload that fails the strategy and tries the
           // next one of the same ClusterQueue (smaller ones may pass).

@@ -54,7 +54,7 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   Wl& wl = wls[w];
   pool->Commit(a.requests, a.placement);
   AddUsage(wl.cq, a);
-  wl.adm = std::move(a);
+  wl.adm = std::make_unique<Assignment>(std::move(a));
   UpdateBands(w, +1);
   wl.state = Wl::State::kAdmitted;
   wl.admit_seq = next_admit_seq++;
@@ -83,15 +83,15 @@ void Scheduler::Impl::ForgetEvictions(WlIdx w) {
 
 void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
-  pool->Release(wl.adm.requests, wl.adm.placement);
-  RemoveUsage(wl.cq, wl.adm);
+  pool->Release(wl.adm->requests, wl.adm->placement);
+  RemoveUsage(wl.cq, *wl.adm);
   UpdateBands(w, -1);
   auto& list = cqs[wl.cq].admitted;
   auto it = std::find(list.begin(), list.end(), w);
   ALLOT_CHECK(it != list.end());
   *it = list.back();
   list.pop_back();
-  wl.adm = Assignment{};
+  wl.adm.reset();
   --admitted_count;
 }
 
@@ -108,7 +108,7 @@ void Scheduler::Impl::UpdateBands(WlIdx w, int sign) {
     it->usage.assign(cq.frs.size(), 0);
   }
   it->count += sign;
-  for (const auto& [fr, val] : wl.adm.usage) {
+  for (const auto& [fr, val] : wl.adm->usage) {
     int32_t pos = cq.FrPos(fr);
     ALLOT_CHECK(pos >= 0);
     it->usage[pos] += sign * val;
@@ -140,14 +140,14 @@ void Scheduler::Impl::AdmitByPreempting(
   std::map<int32_t, int64_t> left;
   Assignment freed;  // Flavors and nodes of the victims, for placement waiters.
   for (const auto& [v, reason] : victims) {
-    for (const auto& [fr, val] : wls[v].adm.usage) {
+    for (const auto& [fr, val] : wls[v].adm->usage) {
       left[fr] += val;
       freed.usage.emplace_back(fr, val);
     }
-    freed.flavors.insert(freed.flavors.end(), wls[v].adm.flavors.begin(),
-                         wls[v].adm.flavors.end());
-    freed.placement.insert(freed.placement.end(), wls[v].adm.placement.begin(),
-                           wls[v].adm.placement.end());
+    freed.flavors.insert(freed.flavors.end(), wls[v].adm->flavors.begin(),
+                         wls[v].adm->flavors.end());
+    freed.placement.insert(freed.placement.end(), wls[v].adm->placement.begin(),
+                           wls[v].adm->placement.end());
     Evict(v, w, reason);
   }
   for (const auto& [fr, val] : a.usage) left[fr] -= val;
@@ -397,7 +397,7 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
   WlIdx w = it->second;
   Wl& wl = m.wls[w];
   if (wl.state == Wl::State::kAdmitted) {
-    Assignment freed = wl.adm;
+    Assignment freed = *wl.adm;
     m.ReleaseAdmission(w);
     m.RequeueTree(m.cqs[wl.cq].root, freed);
     m.WakePlacementWaiters(freed);
@@ -537,12 +537,12 @@ core::Admission Scheduler::Impl::AdmissionOf(WlIdx w) const {
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
     core::PodSetAssignment psa;
     psa.name = wl.spec.pod_sets[p].name;
-    psa.count = wl.adm.counts[p];
+    psa.count = wl.adm->counts[p];
     for (const auto& [r, per] : wl.needs[p].per_pod) {
       int32_t g = cqs[wl.cq].res_group[r];
-      psa.flavors[resources[r]] = flavors[wl.adm.flavors[p][g]].name;
+      psa.flavors[resources[r]] = flavors[wl.adm->flavors[p][g]].name;
     }
-    for (const PodAssignment& pa : wl.adm.placement[p]) {
+    for (const PodAssignment& pa : wl.adm->placement[p]) {
       core::PodPlacement pp;
       pp.node = pool->NodeName(pa.node);
       for (int32_t d : pa.devices) pp.gpus.push_back(pool->DeviceUuid(pa.node, d));

@@ -172,6 +172,17 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
   waiting.push_back(0);
   Wl& wl = wls.back();
   wl.spec = w;
+  // What pods run and the workload's metadata are never read here, and the
+  // caller (the server) keeps the workload too: this copy is per queued
+  // workload, so it keeps only what scheduling needs.
+  wl.spec.labels = {};
+  wl.spec.annotations = {};
+  for (core::PodSet& ps : wl.spec.pod_sets) {
+    ps.command = {};
+    ps.args = {};
+    ps.env = {};
+    ps.working_dir = {};
+  }
   wl.key = w.Key();
   wl.seq = next_seq++;
   for (const auto& ps : w.pod_sets) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -278,7 +279,9 @@ struct Wl {
   // FailsLikeFloor can compare.
   bool single_need = false;
   uint64_t flavor_bits = 0;  // With single_need: flavor_ok as bits.
-  Assignment adm;                  // Valid while admitted.
+  // Set while admitted (a pointer: most workloads wait, and an empty
+  // Assignment is 200+ bytes each).
+  std::unique_ptr<Assignment> adm;
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
   bool tried = false;  // Tried and not admitted since.
