@@ -5,6 +5,7 @@
 // replay is checked against the server's own record of each workload.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,17 +156,29 @@ class HistoryE2eTest : public testing::UpFixture {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    // The environment is built here: the child of a threaded process only
+    // opens files and execs.
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string kv = *e;
+      if (kv.rfind("ALLOT_SERVER=", 0) == 0 || kv.rfind("ALLOT_TOKEN=", 0) == 0 ||
+          kv.rfind("XDG_CONFIG_HOME=", 0) == 0) {
+        continue;
+      }
+      env.push_back(kv);
+    }
+    if (!token.empty()) env.push_back("ALLOT_TOKEN=" + token);
+    env.push_back("XDG_CONFIG_HOME=" + dir_);  // No config file.
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
     const std::string out = dir_ + "/sim.out", err = dir_ + "/sim.err";
     pid_t pid = fork();
     if (pid == 0) {
-      ::unsetenv("ALLOT_SERVER");
-      ::unsetenv("ALLOT_TOKEN");
-      if (!token.empty()) ::setenv("ALLOT_TOKEN", token.c_str(), 1);
-      ::setenv("XDG_CONFIG_HOME", dir_.c_str(), 1);  // No config file.
-      if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) {
-        ::_exit(126);
-      }
-      ::execv(bin, argv.data());
+      int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
+      ::execve(bin, argv.data(), envp.data());
       ::_exit(127);
     }
     Ran r;
