@@ -383,6 +383,88 @@ TEST_F(HistoryE2eTest, ReplaysWhatTheServerRecorded) {
             secs(before - run_admitted) - secs(submit["b2"] - origin) - 1e-3);
 }
 
+// MIG slices as the server lists them (`nvidia.com/mig-1g.10gb: "2"`): a
+// notebook on a MIG node of the manifests (no agent runs it, so it stays
+// admitted: holding its slices, it is replayed as running until the read).
+constexpr char kMig[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-m}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: a100}
+spec:
+  nodeLabels: {gpu: a100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-m}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/mig-1g.10gb]
+    flavors:
+    - name: a100
+      resources: [{name: nvidia.com/mig-1g.10gb, nominalQuota: 7}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-m}
+spec: {clusterQueue: cq-m}
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata: {name: migbox, labels: {gpu: a100}}
+status:
+  capacity: {cpu: 64, memory: 512Gi}
+  gpus:
+  - uuid: GPU-A
+    mig: [{uuid: MIG-0, profile: 1g.10gb}, {uuid: MIG-1, profile: 1g.10gb}, {uuid: MIG-2, profile: 1g.10gb}]
+)";
+
+TEST_F(HistoryE2eTest, MigSlices) {
+  Start({});
+  int code = 0;
+  json::value r = Call("POST", "/api/v1/apply", kMig, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  r = Call("POST", "/api/v1/apply",
+           "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: nb, namespace: team-m}\n"
+           "spec:\n  queueName: q\n  type: notebook\n  podSets:\n  - name: main\n    count: 1\n"
+           "    template: {resources: {requests: {nvidia.com/mig-1g.10gb: 2}}, command: [sleep, '600']}\n",
+           &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value nb = WaitFor("team-m/nb", [](const json::value& w) { return State(w) == "Admitted"; });
+  EXPECT_EQ(nb.at("spec").at("podSets").at(0).at("template").at("resources").at("requests"),
+            json::parse(R"({"nvidia.com/mig-1g.10gb":"2"})"));
+
+  ClientFlags cf;
+  cf.server = url_;
+  cf.token = token_;
+  auto client = Client::Connect(cf);
+  ASSERT_TRUE(client.ok());
+  auto h = FetchHistory(**client);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ASSERT_EQ(h->jobs.size(), 1u);
+  EXPECT_EQ(h->jobs[0].mig_profile, "1g.10gb");
+  EXPECT_EQ(h->jobs[0].gpus, 2);
+  EXPECT_EQ(h->jobs[0].pods, 1);
+  EXPECT_EQ(h->jobs[0].type, "notebook");
+
+  // Replayed on the same MIG node: admitted at once, holding 2 of its 3
+  // slices (each 1/7 of a GPU, in milli-GPUs) until the read.
+  const std::string config = dir_ + "/mig.yaml";
+  std::ofstream(config) << kMig;
+  Ran out = Simulate({"--from-history", url_, "--token", token_, "-f", config});
+  ASSERT_EQ(out.code, 0) << out.err;
+  json::value s = json::parse(out.out);
+  EXPECT_EQ(s.at("jobs").at("completed").as_int64(), 1);
+  EXPECT_EQ(s.at("jobs").at("rejected").as_int64(), 0);
+  EXPECT_NEAR(s.at("cluster").at("gpus").to_number<double>(), 3.0 / 7, 5e-3);
+  EXPECT_EQ(s.at("queueingDelaySeconds").at("max").to_number<double>(), 0);
+  EXPECT_NEAR(s.at("utilization").at("overall").to_number<double>(), 2.0 / 3, 1e-3);
+}
+
 // Tokens: a tenant's token reads its tenant's history only (a note says
 // so), never another's; a metrics token is refused; a bad or missing token
 // and an unreachable server are exit code 1 with a message naming the
