@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
                        "philly:PATH, alibaba:PATH, alibaba-single:PATH, csv:PATH "
                        "or synthetic:JOBS[:SEED[:GPUS[:TENANTS]]]");
   simulate->add_option("--from-history", smf.from_history,
-                       "replay the finished workloads of this server (URL)");
+                       "replay what this server recorded: its finished and running "
+                       "workloads (URL; token as for client verbs)");
   simulate->add_option("--policy", smf.policy,
                        "as-given|fifo|strict|kueue|fair|allot")->capture_default_str();
   simulate->add_flag("--compare", smf.compare, "run several policies, print a table");

@@ -10,6 +10,7 @@
 
 #include "cli/dry_run.h"
 #include "core/manifest.h"
+#include "net/http.h"
 #include "sim/configs.h"
 #include "sim/history.h"
 #include "sim/policy.h"
@@ -29,41 +30,72 @@ int Fail(const Status& s, std::ostream& err) {
   return kExitUsage;
 }
 
-// Every workload the server lists, page by page.
-Result<sim::Trace> FetchHistory(const std::string& url, const ClientFlags& cf) {
-  ClientFlags f = cf;
-  f.server = url;
-  auto client = Client::Connect(f);
-  if (!client.ok()) return client.status();
-  json::array items;
-  std::string cont;
-  for (int page = 0; page < 100000; ++page) {
-    std::string target = "/api/v1/workloads?limit=1000";
-    if (!cont.empty()) target += "&continue=" + cont;
-    auto r = (*client)->Call("GET", target);
-    if (!r.ok()) return r.status();
-    const json::object* o = r->if_object();
-    if (!o || !o->if_contains("items") || !o->at("items").is_array()) {
-      return Status::Internal("the server's workload list has no items");
-    }
-    for (const auto& w : o->at("items").as_array()) items.push_back(w);
-    const json::value* c = o->if_contains("continue");
-    if (!c || !c->is_string() || c->as_string().empty()) break;
-    std::string next(c->as_string());
-    cont.clear();
-    for (char ch : next) {  // Percent-encode the key ("tenant/name").
-      if (isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ||
-          ch == '_' || ch == '~') {
-        cont += ch;
-      } else {
-        char buf[4];
-        std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(ch));
-        cont += buf;
-      }
-    }
-  }
-  return sim::TraceFromWorkloads(items, url);
+int64_t IntAt(const json::value& v, const char* key) {
+  const json::value* x = JsonAt(v, {key});
+  return x && x->is_int64() ? x->as_int64() : -1;
 }
+
+}  // namespace
+
+Result<sim::Trace> FetchHistory(Client& client, int64_t page_size) {
+  const std::string& url = client.server();
+  auto fail = [&](const Status& s) {
+    std::string msg = s.message();
+    if (msg.find(url) == std::string::npos) {
+      msg = "reading the history of " + url + ": " + msg;
+    }
+    if (s.message().rfind("HTTP 401", 0) == 0) {
+      msg += "; this command sends the token of --token, ALLOT_TOKEN or the config file";
+    } else if (s.message().rfind("HTTP 404", 0) == 0) {
+      msg += "; give the server's base URL, e.g. http://HOST:8470";
+    }
+    return Status::FailedPrecondition(msg);
+  };
+  // Whose workloads the token sees: all (cluster-admin), one tenant's, or
+  // none (node and metrics tokens read empty lists: refuse those).
+  auto who = client.Call("GET", "/api/v1/whoami");
+  if (!who.ok()) return fail(who.status());
+  const std::string role = JsonStr(*who, {"role"});
+  const std::string tenant = JsonStr(*who, {"tenant"});
+  sim::HistoryReader reader(url);
+  if (role == "node" || role == "metrics") {
+    return fail(Status::PermissionDenied(
+        "a " + role + " token reads no workloads: use a cluster-admin token "
+        "(every tenant) or a tenant's token (that tenant only)"));
+  }
+  if (role != "cluster-admin") {
+    reader.AddNote("only tenant " + tenant + "'s workloads (the token is a " +
+                   role + " in " + tenant + ")");
+  }
+  int64_t read_at = -1;
+  std::string cont;
+  for (int64_t page = 0;; ++page) {
+    if (page == 1000000) {
+      return fail(Status::Internal("more than a million pages: the server "
+                                   "keeps answering with `continue`"));
+    }
+    std::string target = "/api/v1/workloads?limit=" + std::to_string(page_size);
+    if (!cont.empty()) target += "&continue=" + net::UrlEncode(cont);
+    auto r = client.Call("GET", target);
+    if (!r.ok()) return fail(r.status());
+    const json::value* items = JsonAt(*r, {"items"});
+    if (items == nullptr || !items->is_array()) {
+      return fail(Status::Internal("the server's workload list has no items"));
+    }
+    for (const json::value& w : items->as_array()) reader.Add(w);
+    // The last page's time: every workload listed was admitted before it.
+    read_at = IntAt(*r, "serverTimeUnixMs");
+    const json::value* c = JsonAt(*r, {"continue"});
+    if (!c || !c->is_string() || c->as_string().empty()) break;
+    if (std::string(c->as_string()) <= cont) {
+      return fail(Status::Internal("the server's `continue` does not advance"));
+    }
+    cont = std::string(c->as_string());
+  }
+  return reader.Finish(read_at);
+}
+
+namespace {
 
 Result<int64_t> OptionalDuration(const std::string& flag, const std::string& v) {
   if (v.empty()) return int64_t(0);
@@ -126,9 +158,29 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
                 err);
   }
   const auto t0 = std::chrono::steady_clock::now();
+  // The config first: a bad one is found before a long read of a trace.
+  core::Config config;
+  if (flags.philly_config.empty()) {
+    if (flags.files.empty()) {
+      return Fail(Status::InvalidArgument("no cluster config (use -f FILE)"), err);
+    }
+    for (const std::string& f : flags.files) {
+      if (Status s = core::LoadManifestFile(f, &config); !s.ok()) return Fail(s, err);
+    }
+    if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
+    if (!config.workloads.empty()) {
+      err << "allot: note: the " << config.workloads.size()
+          << " Workloads in the config are ignored (the trace is replayed)\n";
+      config.workloads.clear();
+    }
+  }
   sim::Trace trace;
   if (!flags.from_history.empty()) {
-    auto h = FetchHistory(flags.from_history, client);
+    ClientFlags cf = client;
+    cf.server = flags.from_history;
+    auto c = Client::Connect(cf);
+    if (!c.ok()) return Fail(c.status(), err);  // A bad URL.
+    auto h = FetchHistory(**c);
     if (!h.ok()) {
       err << "allot: " << h.status().message() << "\n";
       return kExitServer;
@@ -163,20 +215,6 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
   if (flags.strict && !trace.issues.empty()) {
     err << "allot: --strict: malformed rows are fatal\n";
     return kExitUsage;
-  }
-
-  if (flags.files.empty()) {
-    return Fail(Status::InvalidArgument("no cluster config (use -f FILE)"), err);
-  }
-  core::Config config;
-  for (const std::string& f : flags.files) {
-    if (Status s = core::LoadManifestFile(f, &config); !s.ok()) return Fail(s, err);
-  }
-  if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
-  if (!config.workloads.empty()) {
-    err << "allot: note: the " << config.workloads.size()
-        << " Workloads in the config are ignored (the trace is replayed)\n";
-    config.workloads.clear();
   }
 
   sim::SimOptions opt;

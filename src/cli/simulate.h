@@ -9,9 +9,11 @@
 // of the JSON, which is deterministic).
 //
 // Exit codes: 0; 1 the server (--from-history) refused or could not be
-// reached; 2 bad flags or input: unreadable files, an invalid config, a
-// trace without a header, and with --strict any malformed row or rejected
-// job (each listed with its line).
+// reached, or its token reads no workloads (a node or metrics token); 2
+// bad flags or input: a malformed URL, unreadable files, an invalid config,
+// a trace without a header, and with --strict any malformed row or
+// rejected job (each listed with its line). The config is read first, so
+// a bad one fails before a long read of a trace or a history.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,8 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "core/status.h"
+#include "sim/trace.h"
 
 namespace allot::cli {
 
@@ -43,6 +47,14 @@ struct SimulateFlags {
   double philly_scale = 1.0;     // Nodes per VC x this.
   std::string synthetic_config;  // GPUS:TENANTS.
 };
+
+// The workload history of the server `client` talks to, as a trace
+// (sim/history.h): GET /api/v1/whoami, then every page of GET
+// /api/v1/workloads, `page_size` items at a time. A cluster-admin token
+// reads every tenant's workloads, a tenant's token only its tenant's (a
+// note in the trace says so); a node or metrics token is refused here (the
+// server would list nothing). Errors name the server and what to fix.
+Result<sim::Trace> FetchHistory(Client& client, int64_t page_size = 1000);
 
 int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
                 std::ostream& out, std::ostream& err);

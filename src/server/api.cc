@@ -1286,7 +1286,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         return;
       }
       if (!watch) {
-        Result<std::string> body = t.state.List(p, kind, o);
+        Result<std::string> body = t.state.List(p, kind, o, t.txn.now_unix_ms);
         if (!body.ok()) {
           reply_after(t, ex, ErrorResponse(body.status()));
           return;

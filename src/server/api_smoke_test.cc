@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 
+#include <chrono>
+
 #include "server/test_server.h"
 
 namespace allot::server {
@@ -79,6 +81,41 @@ TEST(ApiSmoke, ApplySubmitAdmitRestart) {
   EXPECT_EQ(r.at("status").at("state").as_string(), "Admitted");
   r = srv->Json("GET", "/api/v1/clusterqueues/cq-a", "", &code);
   EXPECT_EQ(r.at("status").at("flavorsUsage").at(0).at("resources").at(0).at("total").as_string(), "4");
+}
+
+// A list says when the server read it, so a client can tell how long a
+// workload listed as running has run (allot simulate --from-history): at or
+// after every condition in it, and within the caller's own clock here.
+TEST(ApiSmoke, ListsCarryTheServerTime) {
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  int code = 0;
+  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  r = srv->Json("POST", "/api/v1/workloads", Workload("a", 2), &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  auto now = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  for (const char* target : {"/api/v1/workloads", "/api/v1/workloads?limit=1",
+                             "/api/v1/nodes"}) {
+    SCOPED_TRACE(target);
+    const int64_t before = now();
+    r = srv->Json("GET", target, "", &code);
+    const int64_t after = now();
+    ASSERT_EQ(code, 200);
+    const int64_t at = r.at("serverTimeUnixMs").as_int64();
+    EXPECT_GE(at, before);
+    EXPECT_LE(at, after);
+    for (const json::value& w : r.at("items").as_array()) {
+      if (!w.at("status").as_object().contains("conditions")) continue;
+      for (const json::value& c : w.at("status").at("conditions").as_array()) {
+        EXPECT_LE(c.at("lastTransitionUnixMs").as_int64(), at);
+      }
+    }
+  }
 }
 
 // A SchedulerConfig document that sets the defaults (fair sharing off) is

@@ -232,9 +232,11 @@ class State {
                                   const std::string& key,
                                   bool explain = true) const;
   // The serialized list: {"items":[...], "resourceVersion":"N",
-  // "continue":"key"?} ("continue" when `limit` cut it short).
+  // "serverTimeUnixMs":now, "continue":"key"?} ("continue" when `limit`
+  // cut it short). `now_unix_ms` is the turn's time: every condition in
+  // the list is at or before it.
   Result<std::string> List(const Principal& p, Kind kind,
-                           const ListOptions& opts) const;
+                           const ListOptions& opts, int64_t now_unix_ms) const;
   // The JSON of every object `p` may see of `kind` in `tenant` (all
   // tenants when empty), as ADDED events, for a watch that starts now.
   std::vector<std::string> Snapshot(const Principal& p, Kind kind,

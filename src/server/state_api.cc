@@ -425,7 +425,8 @@ Result<json::object> State::Get(const Principal& p, Kind kind,
 }
 
 Result<std::string> State::List(const Principal& p, Kind kind,
-                                const ListOptions& opts) const {
+                                const ListOptions& opts,
+                                int64_t now_unix_ms) const {
   std::string tenant = opts.tenant;
   if (p.role != Role::kClusterAdmin && IsNamespaced(kind)) {
     if (!tenant.empty() && tenant != p.tenant) tenant = "\x01";  // Nothing.
@@ -478,6 +479,7 @@ Result<std::string> State::List(const Principal& p, Kind kind,
     });
   }
   out += "],\"resourceVersion\":\"" + std::to_string(rv_) + "\"";
+  out += ",\"serverTimeUnixMs\":" + std::to_string(now_unix_ms);
   if (more) out += ",\"continue\":" + json::serialize(json::value(last));
   out += "}";
   return out;

@@ -98,80 +98,107 @@ bool ParseRfc3339Ms(const std::string& s, int64_t* out) {
   return true;
 }
 
-Trace TraceFromWorkloads(const json::array& items, const std::string& source) {
-  Trace t;
-  t.format = "history";
-  t.source = source;
-  int64_t unfinished = 0, multi = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const json::value& w = items[i];
-    const int64_t line = int64_t(i) + 1;
-    ++t.rows;
-    const std::string key =
-        Str(w, {"metadata", "namespace"}) + "/" + Str(w, {"metadata", "name"});
-    int64_t finished = ConditionMs(w, "Finished");
-    if (finished < 0) {
-      ++unfinished;
-      continue;
-    }
-    TraceJob j;
-    j.line = line;
-    j.name = Str(w, {"metadata", "name"});
-    j.tenant = Str(w, {"metadata", "namespace"});
-    j.queue = Str(w, {"spec", "queueName"});
-    std::string type = Str(w, {"spec", "type"});
-    if (!type.empty()) j.type = type;
-    if (const json::value* p = Find(w, {"status", "priority"}); p && p->is_int64()) {
-      j.priority = std::to_string(p->as_int64());
-    }
-    if (!ParseRfc3339Ms(Str(w, {"metadata", "creationTimestamp"}), &j.submit_ms)) {
-      t.issues.push_back({line, key + ": no parsable metadata.creationTimestamp"});
-      continue;
-    }
-    int64_t admitted = ConditionMs(w, "Admitted");
-    if (admitted < 0) admitted = ConditionMs(w, "QuotaReserved");
-    if (admitted < 0 || finished < admitted) {
-      t.issues.push_back({line, key + ": finished without an Admitted condition before it"});
-      continue;
-    }
-    j.duration_ms = finished - admitted;
-    const json::value* sets = Find(w, {"spec", "podSets"});
-    int gpu_sets = 0;
-    if (sets && sets->is_array()) {
-      for (const json::value& ps : sets->as_array()) {
-        const json::value* req = Find(ps, {"template", "resources", "requests"});
-        if (!req || !req->is_object()) continue;
-        for (const auto& kv : req->as_object()) {
-          std::string res(kv.key());
-          if (res != "nvidia.com/gpu" && res.rfind("nvidia.com/mig-", 0) != 0) continue;
-          std::string q = kv.value().is_string() ? std::string(kv.value().as_string())
-                                                 : json::serialize(kv.value());
-          int64_t n = 0;
-          if (!Num(q, &n) || n < 0) continue;
-          if (gpu_sets++ > 0) continue;
-          const json::value* c = Find(ps, {"count"});
-          j.pods = c && c->is_int64() ? int32_t(c->as_int64()) : 1;
-          j.gpus = int32_t(n);
-          if (res != "nvidia.com/gpu") j.mig_profile = res.substr(15);
-        }
+HistoryReader::HistoryReader(std::string source) {
+  t_.format = "history";
+  t_.source = std::move(source);
+}
+
+void HistoryReader::Add(const json::value& w) {
+  const int64_t line = ++t_.rows;
+  const std::string key =
+      Str(w, {"metadata", "namespace"}) + "/" + Str(w, {"metadata", "name"});
+  TraceJob j;
+  j.line = line;
+  j.name = Str(w, {"metadata", "name"});
+  j.tenant = Str(w, {"metadata", "namespace"});
+  j.queue = Str(w, {"spec", "queueName"});
+  std::string type = Str(w, {"spec", "type"});
+  if (!type.empty()) j.type = type;
+  if (const json::value* p = Find(w, {"status", "priority"}); p && p->is_int64()) {
+    j.priority = std::to_string(p->as_int64());
+  }
+  const json::value* sets = Find(w, {"spec", "podSets"});
+  int gpu_sets = 0;
+  if (sets && sets->is_array()) {
+    for (const json::value& ps : sets->as_array()) {
+      const json::value* req = Find(ps, {"template", "resources", "requests"});
+      if (!req || !req->is_object()) continue;
+      for (const auto& kv : req->as_object()) {
+        std::string res(kv.key());
+        if (res != "nvidia.com/gpu" && res.rfind("nvidia.com/mig-", 0) != 0) continue;
+        std::string q = kv.value().is_string() ? std::string(kv.value().as_string())
+                                               : json::serialize(kv.value());
+        int64_t n = 0;
+        if (!Num(q, &n) || n <= 0) continue;
+        if (gpu_sets++ > 0) continue;
+        const json::value* c = Find(ps, {"count"});
+        j.pods = c && c->is_int64() ? int32_t(c->as_int64()) : 1;
+        j.gpus = int32_t(n);
+        if (res != "nvidia.com/gpu") j.mig_profile = res.substr(15);
       }
     }
-    if (gpu_sets == 0) {
-      t.issues.push_back({line, key + ": requests no GPUs"});
-      continue;
+  }
+  if (gpu_sets == 0) {
+    ++no_gpus_;
+    return;
+  }
+  const int64_t finished = ConditionMs(w, "Finished");
+  int64_t admitted = ConditionMs(w, "Admitted");
+  if (admitted < 0) admitted = ConditionMs(w, "QuotaReserved");
+  if (finished < 0 && admitted < 0) {
+    ++pending_;
+    return;
+  }
+  if (!ParseRfc3339Ms(Str(w, {"metadata", "creationTimestamp"}), &j.submit_ms)) {
+    t_.issues.push_back({line, key + ": no parsable metadata.creationTimestamp"});
+    return;
+  }
+  if (finished >= 0) {
+    if (admitted < 0 || finished < admitted) {
+      t_.issues.push_back(
+          {line, key + ": finished without an Admitted condition before it"});
+      return;
     }
-    if (gpu_sets > 1) ++multi;
-    t.jobs.push_back(std::move(j));
+    j.duration_ms = finished - admitted;
+  } else {
+    running_.push_back({t_.jobs.size(), admitted});
   }
-  if (unfinished) {
-    t.notes.push_back(std::to_string(unfinished) +
-                      " workloads not finished (no Finished condition) left out");
+  if (gpu_sets > 1) ++multi_;
+  t_.jobs.push_back(std::move(j));
+}
+
+Trace HistoryReader::Finish(int64_t read_at_ms) {
+  Trace t = std::move(t_);
+  int64_t running = int64_t(running_.size());
+  if (read_at_ms >= 0) {
+    for (const auto& [i, admitted] : running_) {
+      t.jobs[i].duration_ms = std::max<int64_t>(0, read_at_ms - admitted);
+    }
+  } else if (running > 0) {
+    // Left out: no end to give them.
+    std::vector<bool> drop(t.jobs.size(), false);
+    for (const auto& r : running_) drop[r.first] = true;
+    std::vector<TraceJob> kept;
+    for (size_t i = 0; i < t.jobs.size(); ++i) {
+      if (!drop[i]) kept.push_back(std::move(t.jobs[i]));
+    }
+    t.jobs = std::move(kept);
   }
-  if (multi) {
-    t.notes.push_back(std::to_string(multi) +
-                      " workloads with several GPU requests replayed with the "
-                      "first only");
+  running_.clear();
+  t.notes = std::move(notes_);
+  auto note = [&](int64_t n, const std::string& what) {
+    if (n > 0) t.notes.push_back(std::to_string(n) + " workloads " + what);
+  };
+  if (read_at_ms >= 0) {
+    note(running, "still running when the history was read: replayed with "
+                  "their run time so far");
+  } else {
+    note(running, "still running left out (the server did not say its time)");
   }
+  note(pending_, "not admitted when the history was read (pending, or "
+                 "requeued after an eviction) left out");
+  note(no_gpus_, "requesting no GPUs left out");
+  note(multi_, "with several GPU requests replayed with the first only");
   std::stable_sort(t.jobs.begin(), t.jobs.end(), [](const TraceJob& a, const TraceJob& b) {
     return a.submit_ms != b.submit_ms ? a.submit_ms < b.submit_ms : a.line < b.line;
   });
@@ -180,6 +207,13 @@ Trace TraceFromWorkloads(const json::array& items, const std::string& source) {
     for (TraceJob& j : t.jobs) j.submit_ms -= origin;
   }
   return t;
+}
+
+Trace TraceFromWorkloads(const json::array& items, const std::string& source,
+                         int64_t read_at_ms) {
+  HistoryReader r(source);
+  for (const json::value& w : items) r.Add(w);
+  return r.Finish(read_at_ms);
 }
 
 }  // namespace allot::sim

@@ -1,4 +1,5 @@
 // Traces from a server's workload list (the items of GET /api/v1/workloads).
+// The live end of it (a real `allot up`) is src/cli/history_e2e_test.cc.
 #include "sim/history.h"
 
 #include <gtest/gtest.h>
@@ -10,8 +11,9 @@ namespace {
 
 TEST(HistoryTest, FinishedWorkloadsBecomeJobs) {
   // w1: admitted at +1 s, finished at +61 s: a 60 s job of 2x4 GPUs,
-  // submitted first. w2: a MIG notebook submitted 0.5 s later. w3: not
-  // finished (left out, a note). w4: finished, no GPUs (an issue, item 4).
+  // submitted first. w2: a MIG notebook submitted 0.5 s later. w3: no GPUs
+  // (left out, a note). w4: finished, no creationTimestamp (an issue,
+  // item 4).
   auto items = boost::json::parse(R"([
     {"metadata":{"name":"w1","namespace":"a","creationTimestamp":"2024-05-01T10:00:00.000Z"},
      "spec":{"queueName":"qa","type":"training","podSets":[{"name":"main","count":2,
@@ -27,13 +29,15 @@ TEST(HistoryTest, FinishedWorkloadsBecomeJobs) {
        {"type":"Finished","status":"True","lastTransitionUnixMs":1714557610500}]}},
     {"metadata":{"name":"w3","namespace":"a","creationTimestamp":"2024-05-01T10:00:00Z"},
      "spec":{"queueName":"qa","podSets":[]},"status":{"conditions":[]}},
-    {"metadata":{"name":"w4","namespace":"a","creationTimestamp":"2024-05-01T10:00:00Z"},
-     "spec":{"queueName":"qa","podSets":[{"name":"m","count":1,"template":{}}]},
+    {"metadata":{"name":"w4","namespace":"a"},
+     "spec":{"queueName":"qa","podSets":[{"name":"m","count":1,
+       "template":{"resources":{"requests":{"nvidia.com/gpu":"1"}}}}]},
      "status":{"conditions":[
        {"type":"Admitted","status":"True","lastTransitionUnixMs":1714557601000},
        {"type":"Finished","status":"True","lastTransitionUnixMs":1714557661000}]}}
   ])").as_array();
   Trace t = TraceFromWorkloads(items, "http://x");
+  EXPECT_EQ(t.rows, 4);
   ASSERT_EQ(t.jobs.size(), 2u);
   EXPECT_EQ(t.jobs[0].name, "w1");
   EXPECT_EQ(t.jobs[0].submit_ms, 0);
@@ -51,7 +55,86 @@ TEST(HistoryTest, FinishedWorkloadsBecomeJobs) {
   ASSERT_EQ(t.issues.size(), 1u);
   EXPECT_EQ(t.issues[0].line, 4);
   ASSERT_EQ(t.notes.size(), 1u);
-  EXPECT_NE(t.notes[0].find("1 workloads not finished"), std::string::npos);
+  EXPECT_EQ(t.notes[0], "1 workloads requesting no GPUs left out");
+}
+
+// What the server lists besides finished workloads, as its JSON shows it
+// (src/server/state_api.cc WorkloadJson): r is running (admitted at
+// t0 + 2 s); p is pending; e was evicted and waits again (Admitted False);
+// x was preempted once and then finished: its run is the last admission's.
+constexpr char kLiveList[] = R"([
+  {"metadata":{"name":"r","namespace":"a","creationTimestamp":"2024-05-01T10:00:00.000Z"},
+   "spec":{"queueName":"q","podSets":[{"name":"main","count":1,
+     "template":{"resources":{"requests":{"nvidia.com/gpu":"1"}}}}]},
+   "status":{"state":"Running","priority":0,"conditions":[
+     {"type":"QuotaReserved","status":"True","lastTransitionUnixMs":1714557602000},
+     {"type":"Admitted","status":"True","lastTransitionUnixMs":1714557602000},
+     {"type":"PodsReady","status":"True","lastTransitionUnixMs":1714557602100}]}},
+  {"metadata":{"name":"p","namespace":"a","creationTimestamp":"2024-05-01T10:00:01.000Z"},
+   "spec":{"queueName":"q","podSets":[{"name":"main","count":1,
+     "template":{"resources":{"requests":{"nvidia.com/gpu":"8"}}}}]},
+   "status":{"state":"Pending","priority":0,"conditions":[
+     {"type":"QuotaReserved","status":"False","lastTransitionUnixMs":1714557601000}]}},
+  {"metadata":{"name":"e","namespace":"b","creationTimestamp":"2024-05-01T10:00:01.000Z"},
+   "spec":{"queueName":"q","podSets":[{"name":"main","count":1,
+     "template":{"resources":{"requests":{"nvidia.com/gpu":"1"}}}}]},
+   "status":{"state":"Requeued","priority":0,"conditions":[
+     {"type":"QuotaReserved","status":"False","lastTransitionUnixMs":1714557605000},
+     {"type":"Admitted","status":"False","lastTransitionUnixMs":1714557605000},
+     {"type":"Evicted","status":"True","lastTransitionUnixMs":1714557605000}]}},
+  {"metadata":{"name":"x","namespace":"b","creationTimestamp":"2024-05-01T10:00:00.000Z"},
+   "spec":{"queueName":"q","podSets":[{"name":"main","count":3,
+     "template":{"resources":{"requests":{"nvidia.com/gpu":"2"}}}}]},
+   "status":{"state":"Succeeded","priority":0,"conditions":[
+     {"type":"QuotaReserved","status":"False","lastTransitionUnixMs":1714557630000},
+     {"type":"Admitted","status":"True","lastTransitionUnixMs":1714557610000},
+     {"type":"Evicted","status":"False","lastTransitionUnixMs":1714557610000},
+     {"type":"Preempted","status":"True","lastTransitionUnixMs":1714557605000},
+     {"type":"Finished","status":"True","lastTransitionUnixMs":1714557630000}]}}
+])";
+
+TEST(HistoryTest, RunningWorkloadsEndWhenTheListWasRead) {
+  auto items = boost::json::parse(kLiveList).as_array();
+  // Read at t0 + 12 s: r has run 10 s.
+  Trace t = TraceFromWorkloads(items, "http://x", 1714557612000);
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].name, "r");
+  EXPECT_EQ(t.jobs[0].duration_ms, 10000);
+  EXPECT_EQ(t.jobs[1].name, "x");
+  EXPECT_EQ(t.jobs[1].submit_ms, 0);
+  EXPECT_EQ(t.jobs[1].duration_ms, 20000);
+  EXPECT_EQ(t.jobs[1].pods, 3);
+  EXPECT_EQ(t.jobs[1].gpus, 2);
+  EXPECT_TRUE(t.issues.empty());
+  ASSERT_EQ(t.notes.size(), 2u);
+  EXPECT_EQ(t.notes[0],
+            "1 workloads still running when the history was read: replayed "
+            "with their run time so far");
+  EXPECT_EQ(t.notes[1],
+            "2 workloads not admitted when the history was read (pending, or "
+            "requeued after an eviction) left out");
+
+  // Without the server's time, a running workload has no end: left out.
+  t = TraceFromWorkloads(items, "http://x");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].name, "x");
+  EXPECT_EQ(t.notes[0], "1 workloads still running left out (the server did not say its time)");
+}
+
+TEST(HistoryTest, PagesReadOneByOneMatchOneArray) {
+  auto items = boost::json::parse(kLiveList).as_array();
+  HistoryReader r("http://x");
+  r.AddNote("only tenant a's workloads");
+  for (const auto& w : items) r.Add(w);
+  Trace paged = r.Finish(1714557612000);
+  Trace whole = TraceFromWorkloads(items, "http://x", 1714557612000);
+  ASSERT_EQ(paged.jobs.size(), whole.jobs.size());
+  for (size_t i = 0; i < paged.jobs.size(); ++i) {
+    EXPECT_EQ(paged.jobs[i].name, whole.jobs[i].name);
+    EXPECT_EQ(paged.jobs[i].line, whole.jobs[i].line);
+  }
+  EXPECT_EQ(paged.notes.size(), whole.notes.size() + 1);
+  EXPECT_EQ(paged.notes[0], "only tenant a's workloads");
 }
 
 TEST(HistoryTest, Rfc3339) {

@@ -257,7 +257,7 @@ std::vector<std::pair<Kind, std::string>> Keys(const core::Config& c) {
 std::string ListAll(const State& st, const Principal& p) {
   std::string all;
   for (int k = 0; k < allot::server::kNumKinds; ++k) {
-    Result<std::string> l = st.List(p, Kind(k), {});
+    Result<std::string> l = st.List(p, Kind(k), {}, kNow);
     if (!l.ok()) Fail("List failed: " + l.status().ToString());
     all += *l;
     all += '\n';
@@ -279,7 +279,7 @@ void ReadEverything(const State& st, const Principal& p,
     o.limit = 1;
     o.tenant = "team-a";
     o.labels["team"] = "a";
-    Result<std::string> l = st.List(p, Kind(k), o);
+    Result<std::string> l = st.List(p, Kind(k), o, kNow);
     if (!l.ok()) Fail("List failed: " + l.status().ToString());
   }
 }
