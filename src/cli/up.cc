@@ -240,7 +240,9 @@ int RunUp(const UpFlags& f, const std::atomic<bool>* stop, std::ostream& out) {
   af.simulate_gpus_if_none = "8xH100-80GB";
   af.nvml_library = f.nvml_library;
   af.log_dir = dir + "/pods";
-  af.poll_seconds = 5;
+  // Short polls: the one local agent costs a sync a second, and Ctrl-C
+  // waits for its poll to end (5 s polls made stopping take 5.6 s).
+  af.poll_seconds = 1;
   std::atomic<bool> agent_stop{false};
   std::thread agent([&] { RunAgent(cf, af, &agent_stop, out); });
 
