@@ -569,12 +569,12 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
               strategy ==
                       core::FairSharingStrategy::kLessThanOrEqualToFinalShare
                   ? preemptor_new <= Drs(target, wls[cand.wl].adm.get(), -1)
-                  : preemptor_new < Drs(target, nullptr, 0);
+                  : preemptor_new < shares[target];
           // Kueue skips a workload that fails the strategy and tries the
           // next one of the same ClusterQueue (smaller ones may pass).
-          // LessThanInitialShare does not depend on the workload: all of
-          // them would fail until the shares change, and they change only
-          // by taking one of them.
+          // LessThanInitialShare does not depend on the workload, and the
+          // next rounds would pick this ClusterQueue again (nothing taken,
+          // no share changed) until its list ends: pass over it whole.
           if (!ok) {
             if (strategy ==
                 core::FairSharingStrategy::kLessThanInitialShare) {
