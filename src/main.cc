@@ -118,6 +118,14 @@ int main(int argc, char** argv) {
                     "run N simulated nodes NAME-00000.. in this process (load tests; "
                     "needs --simulate-gpus and --simulate-exec)")
       ->check(CLI::Range(1, 100000));
+  agent->add_option("--cgroups", af.cgroups,
+                    "auto|off: run each pod in a cgroup (v2, else v1) with its cpu request as "
+                    "quota and its memory request as limit, where the host allows")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "off"}));
+  agent->add_option("--cgroup-parent", af.cgroup_parent,
+                    "where pods' cgroups go, a path inside the cgroup hierarchy like /allot "
+                    "(default: the agent's own cgroup)");
   agent->add_option("--log-dir", af.log_dir, "pod logs (default $XDG_STATE_HOME/allot/pods or /var/log/allot/pods)");
   agent->add_option("--address", af.address, "address of this node for MASTER_ADDR (default: its name)");
   agent->add_option("--sample-seconds", af.sample_seconds,

@@ -253,7 +253,7 @@ int KeyCount(const std::string& body, const std::string& key) {
 // The body of POST /api/v1/agents/sync:
 //   {"node": <an allot.dev/v1 Node manifest>, "address": "10.0.0.5",
 //    "simulated": true, "pods": [{"id","exited","exitCode","signal",
-//    "stopped","lastLines"}]}
+//    "stopped","lastLines","reason"}]}
 Result<AgentReport> ParseAgentReport(const std::string& body) {
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
@@ -322,6 +322,9 @@ Result<AgentReport> ParseAgentReport(const std::string& body) {
       integer("signal", &pr.signal);
       if (const json::value* x = po->if_contains("lastLines"); x && x->is_string()) {
         pr.last_lines = std::string(x->as_string()).substr(0, 4096);
+      }
+      if (const json::value* x = po->if_contains("reason"); x && x->is_string()) {
+        pr.reason = std::string(x->as_string()).substr(0, 512);
       }
       r.pods.push_back(std::move(pr));
     }
@@ -455,6 +458,8 @@ json::object DesiredPodJson(const DesiredPod& d) {
   o["gpus"] = std::move(gpus);
   o["gracePeriodMs"] = d.grace_ms;
   o["simulatedRuntimeMs"] = d.simulated_runtime_ms;
+  if (d.cpu_milli > 0) o["cpuMilli"] = d.cpu_milli;
+  if (d.memory_bytes > 0) o["memoryBytes"] = d.memory_bytes;
   return o;
 }
 
