@@ -245,13 +245,16 @@ int main(int argc, char** argv) {
   // token
   auto* token = app.add_subcommand("token", "API tokens");
   token->require_subcommand(1);
-  std::string t_user, t_role, t_tenant, t_id;
+  std::string t_user, t_role, t_tenant, t_node, t_id;
   auto* tcreate = token->add_subcommand("create", "create a token (printed once)");
   tcreate->add_option("--user", t_user)->required();
   tcreate->add_option("--role", t_role, "cluster-admin|tenant-admin|member|viewer|node")->required();
   tcreate->add_option("--tenant", t_tenant);
+  tcreate->add_option("--node", t_node,
+                      "a node token only for this node name, or names with a prefix: 'sim-*' "
+                      "(default: any node)");
   client_flags(tcreate);
-  tcreate->callback([&] { rc = CmdTokenCreate(cf, t_user, t_role, t_tenant); });
+  tcreate->callback([&] { rc = CmdTokenCreate(cf, t_user, t_role, t_tenant, t_node); });
   auto* trevoke = token->add_subcommand("revoke", "revoke a token by id");
   trevoke->add_option("id", t_id)->required();
   client_flags(trevoke);

@@ -310,9 +310,11 @@ class State {
     return tokens_by_hash_;
   }
   // Returns (id, secret); the secret is shown once and stored only hashed.
+  // `node`: a node token's binding (IsNodeBinding), empty for none; other
+  // roles take none (InvalidArgument).
   Result<std::pair<std::string, std::string>> CreateToken(const Principal& p, const std::string& user,
                                   Role role, const std::string& tenant,
-                                  Txn* txn);
+                                  const std::string& node, Txn* txn);
   Status RevokeToken(const Principal& p, const std::string& id, Txn* txn);
   boost::json::array ListTokens(const Principal& p) const;
   bool HasTokens() const { return !tokens_.empty(); }

@@ -200,6 +200,10 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
         "only a node token (allot token create --role node) may act as an "
         "agent");
   }
+  if (!MayActAsNode(p, r.node.name)) {
+    return Status::PermissionDenied("this node token is bound to node " + p.node +
+                                    "; it may not act as node " + r.node.name);
+  }
   const int64_t now = txn->now_unix_ms;
   core::Node& n = r.node;
   n.labels[kAgentLabel] = "true";
@@ -295,7 +299,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
     std::vector<Change> changes;
     changes.push_back(std::move(ch));
     // The agent knows its hardware: what no longer fits is evicted.
-    Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id};
+    Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id, ""};
     // Workloads that still fit keep running; only if the change leaves one
     // without what it was given (less CPU or memory, say) is the node drained.
     Status s = ChangeConfig(agent, changes, /*drain=*/false, txn, nullptr);
