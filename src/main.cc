@@ -119,6 +119,14 @@ int main(int argc, char** argv) {
                     "run N simulated nodes NAME-00000.. in this process (load tests; "
                     "needs --simulate-gpus and --simulate-exec)")
       ->check(CLI::Range(1, 100000));
+  agent->add_option("--cgroups", af.cgroups,
+                    "auto|off: run each pod in a cgroup (v2, else v1) with its cpu request as "
+                    "quota and its memory request as limit, where the host allows")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "off"}));
+  agent->add_option("--cgroup-parent", af.cgroup_parent,
+                    "where pods' cgroups go, a path inside the cgroup hierarchy like /allot "
+                    "(default: the agent's own cgroup)");
   agent->add_option("--log-dir", af.log_dir, "pod logs (default $XDG_STATE_HOME/allot/pods or /var/log/allot/pods)");
   agent->add_option("--address", af.address, "address of this node for MASTER_ADDR (default: its name)");
   agent->add_option("--sample-seconds", af.sample_seconds,
@@ -238,13 +246,16 @@ int main(int argc, char** argv) {
   // token
   auto* token = app.add_subcommand("token", "API tokens");
   token->require_subcommand(1);
-  std::string t_user, t_role, t_tenant, t_id;
+  std::string t_user, t_role, t_tenant, t_node, t_id;
   auto* tcreate = token->add_subcommand("create", "create a token (printed once)");
   tcreate->add_option("--user", t_user)->required();
   tcreate->add_option("--role", t_role, "cluster-admin|tenant-admin|member|viewer|node")->required();
   tcreate->add_option("--tenant", t_tenant);
+  tcreate->add_option("--node", t_node,
+                      "a node token only for this node name, or names with a prefix: 'sim-*' "
+                      "(default: any node)");
   client_flags(tcreate);
-  tcreate->callback([&] { rc = CmdTokenCreate(cf, t_user, t_role, t_tenant); });
+  tcreate->callback([&] { rc = CmdTokenCreate(cf, t_user, t_role, t_tenant, t_node); });
   auto* trevoke = token->add_subcommand("revoke", "revoke a token by id");
   trevoke->add_option("id", t_id)->required();
   client_flags(trevoke);

@@ -2,13 +2,15 @@
 //
 // ProcessExecutor, how a pod runs:
 // - Start() checks the spec, opens the log (creating parent directories),
-//   resolves command[0] in the pod's own PATH (not the agent's), and starts
-//   it with posix_spawn: POSIX_SPAWN_SETSID (the pod leads a new session and
-//   process group, pgid = pid), chdir to the working directory, stdin from
-//   /dev/null, stdout and stderr to one pipe, every other descriptor closed
-//   (closefrom 3), signal mask empty and all signals default. glibc's
-//   posix_spawn reports a failed exec (ENOENT, EACCES, ENOEXEC) as its
-//   return value, so Start() answers FailedPrecondition and nothing runs.
+//   resolves command[0] in the pod's own PATH (not the agent's), creates
+//   the pod's cgroup when the executor has cgroups (cgroup.h; if that
+//   fails the pod runs without one, and its log's first line says why),
+//   and starts it with Spawn (spawn.h: fork and exec; the child leads a
+//   new session and process group, pgid = pid, joins the cgroup before its
+//   command runs, reads /dev/null and writes stdout and stderr to one
+//   pipe). A failed exec (ENOENT, EACCES, ENOEXEC) or working directory
+//   comes back from Spawn, so Start() answers FailedPrecondition and
+//   nothing runs; a failed cgroup join starts the pod again without one.
 //   Environment: PATH, HOME and LANG taken from the agent (defaults when
 //   unset), then spec.env; nothing else of the agent's leaks in.
 // - One reader thread serves every pod: poll() on the pipes, a pidfd per
@@ -22,14 +24,19 @@
 //   signalled. The pod ends when its leader has exited and its pipe is at
 //   EOF, or 1 s after the leader exited (a background child holding the
 //   pipe), or, for a stopped pod, at the end of its grace if that is later.
-//   Then SIGKILL goes to the group (whatever the pod left behind in its
-//   group dies with it), the pipe is drained without blocking and closed,
-//   the leader is reaped, and a PodExit is queued. Only the executor's own
+//   Then SIGKILL goes to the group and to everything in the pod's cgroup
+//   (whatever the pod left behind dies with it, even what left the group),
+//   the pipe is drained without blocking and closed, the leader is reaped,
+//   an OOM kill in the cgroup is named in PodExit::reason, and a PodExit
+//   is queued. The cgroup is removed then, or, while killed processes are
+//   still exiting, by the reader thread a moment later (every 20 ms, with
+//   another SIGKILL each time). Only the executor's own
 //   pids are ever waited for (never waitpid(-1)), so other code in the
 //   process may run children too.
-// - Stop(): SIGTERM to the group at once; SIGKILL to the group at the end
-//   of the grace if the leader still runs. A process that left the group
-//   (setsid) is out of reach; a pod that does so on purpose escapes.
+// - Stop(): SIGTERM to the group at once; SIGKILL to the group and its
+//   cgroup at the end of the grace if the leader still runs. Without a
+//   cgroup, a process that left the group (setsid) is out of reach; a pod
+//   that does so on purpose escapes.
 // - Exit codes: the leader's exit status, or 128 + signal.
 //
 // Locking: mu_ guards the pod map, the stop fields and the exit queue;
@@ -47,7 +54,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -63,6 +69,9 @@
 #include <set>
 #include <thread>
 
+#include "agent/spawn.h"
+#include "core/quantity.h"
+
 namespace allot::agent {
 namespace {
 
@@ -71,6 +80,7 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kLinger{1000};     // Leader gone, pipe still open.
 constexpr milliseconds kNoPidfdPoll{50};  // Exit polling without pidfds.
+constexpr milliseconds kDyingRetry{20};   // Removing an ended pod's cgroup.
 constexpr size_t kReadChunk = 64 << 10;
 constexpr size_t kReadPerTurn = 1 << 20;  // Fairness between pods.
 
@@ -201,11 +211,31 @@ struct Pod {
   bool killed = false;  // SIGKILL sent at the end of the grace.
   Clock::time_point kill_at;
   bool done = false;  // Reaped; its PodExit is queued.
+  // Set by Start(); then the reader thread's (with mu_ held). Null: none.
+  std::unique_ptr<PodCgroup> cgroup;
 };
+
+// Why a pod with a memory limit died, when the limit did it; else "".
+std::string OomReason(const PodCgroup& cg, int signal) {
+  const int64_t limit = cg.limits().memory_bytes;
+  if (limit <= 0) return "";
+  const std::string what = "its memory limit of " +
+                           Quantity::FromUnits(limit).ToString() +
+                           " (its memory request)";
+  if (int64_t n = cg.OomKills(); n > 0) {
+    return "OOMKilled: the pod reached " + what + " and the kernel killed " +
+           std::to_string(n) + " of its processes";
+  }
+  if (signal == SIGKILL && cg.MemoryLimitHit()) {
+    return "OOMKilled: killed by SIGKILL after reaching " + what;
+  }
+  return "";
+}
 
 class ProcessExecutor : public Executor {
  public:
-  ProcessExecutor() {
+  explicit ProcessExecutor(std::unique_ptr<CgroupManager> cgroups)
+      : cgroups_(std::move(cgroups)) {
     wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     ALLOT_CHECK(wake_fd_ >= 0);
     thread_ = std::thread([this] { Loop(); });
@@ -219,6 +249,11 @@ class ProcessExecutor : public Executor {
     Wake();
     thread_.join();
     close(wake_fd_);
+    // Cgroups whose last processes were still exiting: a last chance.
+    for (int i = 0; i < 200 && !dying_.empty(); ++i) {
+      if (i > 0) std::this_thread::sleep_for(milliseconds(10));
+      RemoveDyingLocked();
+    }
   }
   ProcessExecutor(const ProcessExecutor&) = delete;
   ProcessExecutor& operator=(const ProcessExecutor&) = delete;
@@ -282,6 +317,14 @@ class ProcessExecutor : public Executor {
     (void)n;  // EAGAIN: the counter is already non-zero, the thread wakes.
   }
   void Loop();
+  // Kills and removes what it can of dying_ (mu_ held, or no thread left).
+  void RemoveDyingLocked() {
+    std::erase_if(dying_, [](const std::unique_ptr<PodCgroup>& cg) {
+      if (cg->Remove()) return true;
+      cg->KillAll();
+      return false;
+    });
+  }
   void ReadOutput(Pod* pod, bool drain);
   void WriteLog(Pod* pod, const char* data, size_t n);
   void Rotate(Pod* pod);
@@ -295,6 +338,9 @@ class ProcessExecutor : public Executor {
   std::set<std::string> starting_;  // Ids reserved by Start(). Guarded by mu_.
   std::vector<PodExit> exits_;      // Guarded by mu_.
   bool shutdown_ = false;           // Guarded by mu_.
+  // Cgroups of ended pods not removed yet. Guarded by mu_.
+  std::vector<std::unique_ptr<PodCgroup>> dying_;
+  const std::unique_ptr<CgroupManager> cgroups_;  // Null: none.
 };
 
 Result<int> ProcessExecutor::Start(const PodSpec& spec) {
@@ -366,31 +412,54 @@ Result<int> ProcessExecutor::Start(const PodSpec& spec) {
   }
   fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], 2);
-  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc =
-      posix_spawn(&pid, exe->c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return fail(Status::FailedPrecondition(
-        "cannot execute " + *exe + " for pod " + spec.id + ": " + Errno(rc)));
+  // A note for the pod's log, before anything of the pod's own.
+  auto note = [&](const std::string& text) {
+    std::string line = "allot agent: " + text + "\n";
+    if (write(pod->log_fd, line.data(), line.size()) > 0) {
+      pod->log_size += static_cast<int64_t>(line.size());
+    }
+  };
+  if (cgroups_ && cgroups_->mode() != CgroupMode::kNone) {
+    Result<std::unique_ptr<PodCgroup>> cg =
+        cgroups_->Create(spec.id, CgroupLimits{spec.cpu_milli, spec.memory_bytes});
+    if (cg.ok()) {
+      pod->cgroup = std::move(*cg);
+    } else {
+      note("no cgroup for this pod, so no cpu and memory limits: " + cg.status().message());
+    }
   }
+  static const std::vector<int> kNoCgroup;
+  ChildPlan plan;
+  plan.exe = exe->c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.dir = dir.c_str();
+  plan.out_fd = pipe_fds[1];
+  plan.join_fds = pod->cgroup ? &pod->cgroup->join_fds() : &kNoCgroup;
+  int stage = 0, err = 0;
+  Result<pid_t> spawned = Spawn(plan, &stage, &err);
+  if (!spawned.ok() && stage == kSpawnCgroup) {
+    note("cannot join the pod's cgroup (" + Errno(err) +
+         "), so no cpu and memory limits");
+    (void)pod->cgroup->Remove();
+    pod->cgroup.reset();
+    plan.join_fds = &kNoCgroup;
+    spawned = Spawn(plan, &stage, &err);
+  }
+  if (pod->cgroup) pod->cgroup->CloseJoinFds();
+  if (!spawned.ok()) {
+    if (pod->cgroup) (void)pod->cgroup->Remove();
+    if (stage == kSpawnChdir) {
+      return fail(Status::FailedPrecondition(
+          "cannot enter the working directory " + dir + " of pod " + spec.id +
+              ": " + Errno(err),
+          "working_dir"));
+    }
+    return fail(Status::FailedPrecondition(
+        (stage == kSpawnExec ? "cannot execute " + *exe : "cannot start") +
+        " for pod " + spec.id + ": " + spawned.status().message()));
+  }
+  const pid_t pid = *spawned;
   close(pipe_fds[1]);
   pipe_fds[1] = -1;
   pod->pid = pid;
@@ -421,6 +490,7 @@ void ProcessExecutor::Loop() {
       }
       if (shutdown_ && active.empty()) return;
       Clock::time_point now = Clock::now();
+      if (!dying_.empty()) timeout_ms = static_cast<int>(kDyingRetry.count());
       auto until = [&](Clock::time_point t) {
         auto ms = std::chrono::ceil<milliseconds>(t - now).count();
         int v = static_cast<int>(std::clamp<int64_t>(ms, 0, 1000));
@@ -471,6 +541,7 @@ void ProcessExecutor::Loop() {
     for (Pod* p : active) {
       if (p->stopped && !p->killed && !p->leader_exited && now >= p->kill_at) {
         kill(-p->pid, SIGKILL);
+        if (p->cgroup) p->cgroup->KillAll();
         p->killed = true;
       }
       if (!p->leader_exited) continue;
@@ -482,6 +553,7 @@ void ProcessExecutor::Loop() {
       }
     }
     if (finished) done_cv_.notify_all();
+    RemoveDyingLocked();
   }
 }
 
@@ -548,6 +620,7 @@ void ProcessExecutor::FinishLocked(Pod* pod) {
   // The leader is a zombie (not reaped yet), so its pid still names this
   // group: whatever the pod left behind goes now.
   kill(-pod->pid, SIGKILL);
+  if (pod->cgroup) pod->cgroup->KillAll();
   if (pod->out_fd >= 0) {
     ReadOutput(pod, /*drain=*/true);
     if (pod->out_fd >= 0) close(pod->out_fd);
@@ -570,6 +643,11 @@ void ProcessExecutor::FinishLocked(Pod* pod) {
   }
   e.stopped = pod->stopped;
   e.last_lines = TailFile(pod->log_path);
+  if (pod->cgroup) {
+    e.reason = OomReason(*pod->cgroup, e.signal);
+    if (!pod->cgroup->Remove()) dying_.push_back(std::move(pod->cgroup));
+    pod->cgroup.reset();
+  }
   pod->done = true;
   exits_.push_back(std::move(e));
 }
@@ -643,8 +721,9 @@ class SimulatedExecutor : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> NewProcessExecutor() {
-  return std::make_unique<ProcessExecutor>();
+std::unique_ptr<Executor> NewProcessExecutor(
+    std::unique_ptr<CgroupManager> cgroups) {
+  return std::make_unique<ProcessExecutor>(std::move(cgroups));
 }
 std::unique_ptr<Executor> NewSimulatedExecutor() {
   return std::make_unique<SimulatedExecutor>();

@@ -2,10 +2,13 @@
 //
 // ProcessExecutor runs each pod as the leader of its own process group
 // (setsid): command + args, env, working directory; stdout and stderr go
-// through a pipe to a per-pod log file, rotated at a size limit. Stop sends
-// SIGTERM to the whole group and SIGKILL after the grace period, so nothing
-// the pod started survives it. SimulatedExecutor runs nothing: a pod
-// "exits" 0 after its simulated duration (load tests, --simulate-exec).
+// through a pipe to a per-pod log file, rotated at a size limit. Given a
+// CgroupManager (cgroup.h) with a mode other than none, each pod also runs
+// in a cgroup of its own with its cpu and memory limits, joined before its
+// command runs and removed when it ends. Stop sends SIGTERM to the whole
+// group and SIGKILL after the grace period to the group and the cgroup, so
+// nothing the pod started survives it. SimulatedExecutor runs nothing: a
+// pod "exits" 0 after its simulated duration (load tests, --simulate-exec).
 //
 // Both are thread-safe; Poll() hands out what finished since the last call.
 #pragma once
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cgroup.h"
 #include "core/status.h"
 
 namespace allot::agent {
@@ -31,6 +35,10 @@ struct PodSpec {
   std::string log_path;     // Created (with parents); rotated to .1, .2 ...
   int64_t log_max_bytes = 10 << 20;
   int log_keep = 3;         // Rotated files kept.
+  // Limits, applied through the pod's cgroup when the executor has cgroups
+  // (the agent passes the pod's cpu and memory requests); 0: none.
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
   // Simulated executor only: how long the pod "runs".
   std::chrono::milliseconds simulated_runtime{0};
 };
@@ -41,6 +49,9 @@ struct PodExit {
   int signal = 0;      // The terminating signal, 0 if it exited.
   bool stopped = false;  // Ended by Stop().
   std::string last_lines;  // Up to the last 20 lines / 4 KiB of its log.
+  // Why it ended, when more is known than the code: "OOMKilled: ..." when
+  // the kernel killed processes of it at its memory limit. Empty otherwise.
+  std::string reason;
 };
 
 class Executor {
@@ -62,7 +73,9 @@ class Executor {
   virtual void StopAll(std::chrono::milliseconds grace) = 0;
 };
 
-std::unique_ptr<Executor> NewProcessExecutor();
+// `cgroups`: null or mode none runs pods without cgroups.
+std::unique_ptr<Executor> NewProcessExecutor(
+    std::unique_ptr<CgroupManager> cgroups = nullptr);
 std::unique_ptr<Executor> NewSimulatedExecutor();
 
 // The last `max_lines` lines (at most `max_bytes`) of the file at `path`,

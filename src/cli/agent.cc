@@ -322,12 +322,14 @@ class Agent {
       pods.push_back(json::object{{"id", id}, {"exited", false}});
     }
     for (const auto& [id, e] : exited_) {
-      pods.push_back(json::object{{"id", id},
-                                  {"exited", true},
-                                  {"exitCode", e.exit_code},
-                                  {"signal", e.signal},
-                                  {"stopped", e.stopped},
-                                  {"lastLines", e.last_lines}});
+      json::object p{{"id", id},
+                     {"exited", true},
+                     {"exitCode", e.exit_code},
+                     {"signal", e.signal},
+                     {"stopped", e.stopped},
+                     {"lastLines", e.last_lines}};
+      if (!e.reason.empty()) p["reason"] = e.reason;
+      pods.push_back(std::move(p));
     }
     o["pods"] = std::move(pods);
     return json::serialize(o);
@@ -436,10 +438,17 @@ class Agent {
       sim_ms = g->as_int64();
     }
     spec.simulated_runtime = std::chrono::milliseconds(sim_ms);
+    // The pod's requests, its limits in its cgroup (when there is one).
+    for (const auto& [key, field] : {std::pair{"cpuMilli", &spec.cpu_milli},
+                                     std::pair{"memoryBytes", &spec.memory_bytes}}) {
+      if (const json::value* x = po.if_contains(key); x && x->is_int64() && x->as_int64() > 0) {
+        *field = x->as_int64();
+      }
+    }
     if (spec.command.empty() && !f_.simulate_exec) {
       exited_[id] = agent::PodExit{id, 127, 0, false,
                                    "the pod has no command (allot runs "
-                                   "processes, not images: set command)"};
+                                   "processes, not images: set command)", ""};
       report_now_ = true;
       return;
     }
@@ -462,7 +471,7 @@ class Agent {
     }
     Result<int> pid = exec_->Start(spec);
     if (!pid.ok()) {
-      exited_[id] = agent::PodExit{id, 127, 0, false, pid.status().message()};
+      exited_[id] = agent::PodExit{id, 127, 0, false, pid.status().message(), ""};
       report_now_ = true;
       return;
     }
@@ -634,6 +643,17 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
     }
     run_as[kv.substr(0, eq)] = RunAsUser{user, pw.pw_uid, pw.pw_gid, pw.pw_dir};
   }
+  if (f.cgroups != "auto" && f.cgroups != "off") {
+    out << "allot agent: --cgroups wants auto or off, got '" << f.cgroups << "'\n";
+    return 2;
+  }
+  if (!f.cgroup_parent.empty() &&
+      (f.cgroup_parent[0] != '/' || f.cgroup_parent.find("..") != std::string::npos)) {
+    out << "allot agent: --cgroup-parent wants an absolute path inside the cgroup "
+           "hierarchy, like /allot, got '"
+        << f.cgroup_parent << "'\n";
+    return 2;
+  }
   if (!run_as.empty() && geteuid() != 0) {
     out << "allot agent: --run-as needs the agent to run as root (to switch users)\n";
     return 2;
@@ -695,9 +715,29 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
     out << "allot agent: stopped " << n
         << " process(es) left by an earlier run of this agent\n";
   }
-  std::unique_ptr<agent::Executor> exec = f.simulate_exec
-                                              ? agent::NewSimulatedExecutor()
-                                              : agent::NewProcessExecutor();
+  std::unique_ptr<agent::Executor> exec;
+  if (f.simulate_exec) {
+    exec = agent::NewSimulatedExecutor();
+  } else {
+    // One cgroup directory per agent: the node name and a hash of the tag,
+    // stable across restarts (leftovers are found) and apart from other
+    // agents on this machine.
+    uint32_t h = 2166136261u;
+    for (char ch : tag) h = (h ^ uint8_t(ch)) * 16777619u;
+    char hash[9];
+    std::snprintf(hash, sizeof hash, "%08x", h);
+    agent::CgroupOptions co;
+    co.enabled = f.cgroups != "off";
+    co.parent = f.cgroup_parent;
+    co.name = "allot-" + node.name + "-" + hash;
+    std::unique_ptr<agent::CgroupManager> cg = agent::CgroupManager::Detect(co);
+    out << "allot agent: " << cg->description() << "\n";
+    if (cg->leftovers_removed() > 0) {
+      out << "allot agent: removed " << cg->leftovers_removed()
+          << " pod cgroup(s) left by an earlier run of this agent\n";
+    }
+    exec = agent::NewProcessExecutor(std::move(cg));
+  }
   out << "allot agent: node " << node.name << ", pod logs in " << log_dir
       << (f.simulate_exec ? " (simulated execution: no processes run)" : "")
       << "\n";

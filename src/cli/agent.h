@@ -36,6 +36,13 @@ struct AgentFlags {
   std::string run_as;
   std::string cpus;    // Given: the node's CPUs ("96"), else the host's.
   std::string memory;  // Given: its memory ("512Gi"), else the host's.
+  // "auto": each pod (not simulated) runs in a cgroup with its cpu request
+  // as quota and its memory request as limit, where the host allows
+  // (agent::CgroupManager); "off": no cgroups.
+  std::string cgroups = "auto";
+  // Where the pods' cgroups go, a path inside the cgroup hierarchy
+  // ("/allot"); empty: under the agent's own cgroup.
+  std::string cgroup_parent;
   std::string log_dir;        // Default: $XDG_STATE_HOME/allot/pods, ...
   std::string address;        // MASTER_ADDR for pods here; default: name.
   int poll_seconds = 5;

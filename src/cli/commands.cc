@@ -544,14 +544,17 @@ int CmdNode(const ClientFlags& c, const std::string& action,
 }
 
 int CmdTokenCreate(const ClientFlags& c, const std::string& user,
-                   const std::string& role, const std::string& tenant) {
+                   const std::string& role, const std::string& tenant,
+                   const std::string& node) {
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
   json::object body{{"user", user}, {"role", role}, {"tenant", tenant}};
+  if (!node.empty()) body["node"] = node;
   auto r = (*cl)->Call("POST", "/api/v1/tokens", json::serialize(body));
   if (!r.ok()) return Fail(r.status());
   std::cerr << "token " << JsonStr(*r, {"id"}) << " for " << user << " (" << role
             << (tenant.empty() ? "" : " in " + tenant)
+            << (node.empty() ? "" : ", bound to node " + node)
             << "); it is shown only now:\n";
   std::cout << JsonStr(*r, {"token"}) << "\n";
   return kExitOk;
@@ -572,10 +575,11 @@ int CmdTokenList(const ClientFlags& c) {
   auto r = (*cl)->Call("GET", "/api/v1/tokens");
   if (!r.ok()) return Fail(r.status());
   std::vector<std::vector<std::string>> rows = {
-      {"ID", "USER", "ROLE", "TENANT", "CREATED", "REVOKED"}};
+      {"ID", "USER", "ROLE", "TENANT", "NODE", "CREATED", "REVOKED"}};
   for (const json::value& t : r->as_object().at("items").as_array()) {
     rows.push_back({JsonStr(t, {"id"}), JsonStr(t, {"user"}), JsonStr(t, {"role"}),
-                    JsonStr(t, {"tenant"}), JsonStr(t, {"created"}), JsonStr(t, {"revoked"})});
+                    JsonStr(t, {"tenant"}), JsonStr(t, {"node"}), JsonStr(t, {"created"}),
+                    JsonStr(t, {"revoked"})});
   }
   PrintTable(rows);
   return kExitOk;

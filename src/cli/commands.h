@@ -81,8 +81,10 @@ int CmdDelete(const ClientFlags& c, const std::string& kind,
 // action: cordon | uncordon | drain
 int CmdNode(const ClientFlags& c, const std::string& action,
             const std::string& node);
+// `node`: bind a node token to this node name or prefix ("sim-*").
 int CmdTokenCreate(const ClientFlags& c, const std::string& user,
-                   const std::string& role, const std::string& tenant);
+                   const std::string& role, const std::string& tenant,
+                   const std::string& node);
 int CmdTokenRevoke(const ClientFlags& c, const std::string& id);
 int CmdTokenList(const ClientFlags& c);
 int CmdAuditList(const ClientFlags& c, const std::map<std::string, std::string>& q);

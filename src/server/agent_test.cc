@@ -725,5 +725,251 @@ TEST_F(AgentTest, ServerRestartAdoptsRunningPods) {
   EXPECT_TRUE(WaitDead(child));
 }
 
+// ---- cgroups: the pod's cpu and memory requests as its limits ------------
+
+// A ClusterQueue that covers cpu and memory too, and its LocalQueue "qr".
+constexpr char kCpuMemoryQueue[] = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-r}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu, memory]
+    flavors:
+    - name: sim
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 256Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: qr, namespace: team-a}
+spec: {clusterQueue: cq-r}
+)";
+
+// A one-pod workload in "qr" requesting cpu and memory.
+std::string Limited(const std::string& name, const std::string& cpu, const std::string& memory,
+                    const std::string& script) {
+  json::object w = json::parse(Workload(name, 1, 1, script)).as_object();
+  json::object& spec = w["spec"].as_object();
+  spec["queueName"] = "qr";
+  json::object& req = spec["podSets"].as_array()[0].at("template").as_object()["resources"]
+                          .as_object()["requests"].as_object();
+  req["cpu"] = cpu;
+  req["memory"] = memory;
+  return json::serialize(w);
+}
+
+std::string FinishedMessage(const json::value& w) {
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Finished") return std::string(c.at("message").as_string());
+  }
+  return "";
+}
+
+class AgentCgroupTest : public AgentTest {
+ protected:
+  // Starts agent n1 and returns its "cgroups: ..." line; empty (and the
+  // test should skip) when the host gives it none.
+  std::string StartWithCgroups() {
+    n1_ = StartAgent("n1", "2xH100-80GB");
+    WaitForNode("n1");
+    int code = 0;
+    json::value r = srv_->Json("POST", "/api/v1/apply", kCpuMemoryQueue, &code);
+    EXPECT_EQ(code, 200) << json::serialize(r);
+    std::smatch m;
+    const std::regex re("allot agent: (cgroups: [^\n]*)");
+    std::string out = n1_->Output();
+    if (!std::regex_search(out, m, re)) {
+      ADD_FAILURE() << "no cgroups line: " << out;
+      return "";
+    }
+    line_ = m[1];
+    return line_.rfind("cgroups: none", 0) == 0 ? "" : line_;
+  }
+  // The agent's directories for its pods' cgroups, from its line.
+  std::vector<std::string> AgentDirs() const {
+    std::vector<std::string> dirs;
+    std::istringstream in(line_);
+    for (std::string w; in >> w;) {
+      if (w[0] == '/' && w.find("/allot-n1-") != std::string::npos) {
+        while (!w.empty() && (w.back() == ':' || w.back() == ',')) w.pop_back();
+        dirs.push_back(w);
+      }
+    }
+    return dirs;
+  }
+  std::unique_ptr<AgentProcess> n1_;
+  std::string line_;
+};
+
+TEST_F(AgentCgroupTest, ThePodsRequestsAreItsLimits) {
+  // 500m: 50 ms of CPU per 100 ms period; 64Mi: 67108864 bytes. The pod
+  // prints the limit files of its own cgroups (v2 or v1 names).
+  if (StartWithCgroups().empty()) GTEST_SKIP() << "the agent has no cgroups here: " << line_;
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Limited("lim", "500m", "64Mi",
+                     "dir=$(echo $ALLOT_POD_ID | tr / _); cat /proc/self/cgroup; "
+                     "while IFS=: read -r id ctl path; do case $path in */$dir) "
+                     "for f in cpu.max memory.max cpu.cfs_quota_us memory.limit_in_bytes; do "
+                     "for m in /sys/fs/cgroup /sys/fs/cgroup/*; do "
+                     "[ -f \"$m$path/$f\" ] && echo \"$f=$(cat \"$m$path/$f\")\"; "
+                     "done; done;; esac; done < /proc/self/cgroup"),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("lim", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+  const std::string pod = PodId(w, 0);
+  const std::string log = n1_->PodLog(pod);
+  const bool v2 = line_.rfind("cgroups: v2", 0) == 0;
+  EXPECT_NE(log.find(v2 ? "cpu.max=50000 100000" : "cpu.cfs_quota_us=50000"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find(v2 ? "memory.max=67108864" : "memory.limit_in_bytes=67108864"),
+            std::string::npos)
+      << log;
+  // Gone with the pod.
+  std::string dir = pod;
+  std::replace(dir.begin(), dir.end(), '/', '_');
+  const std::vector<std::string> agent_dirs = AgentDirs();
+  ASSERT_FALSE(agent_dirs.empty()) << line_;
+  for (const std::string& a : agent_dirs) {
+    EXPECT_NE(log.find(a.substr(a.find("/allot-n1-")) + "/" + dir), std::string::npos) << log;
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+      gone = !fs::exists(a + "/" + dir);
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(gone) << a << "/" << dir;
+  }
+  // The agent removes its own directories when it stops.
+  n1_->Stop();
+  for (const std::string& a : agent_dirs) EXPECT_FALSE(fs::exists(a)) << a;
+}
+
+TEST_F(AgentCgroupTest, APodKilledAtItsMemoryLimitFailsSayingSo) {
+  // The shell holds 100 MB, more than the 64Mi it asked for.
+  if (StartWithCgroups().empty()) GTEST_SKIP() << "the agent has no cgroups here: " << line_;
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Limited("hog", "1", "64Mi",
+                     "echo start; x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo ${#x}"),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("hog", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Failed") << json::serialize(w);
+  const std::string message = FinishedMessage(w);
+  EXPECT_NE(message.find("OOMKilled"), std::string::npos) << message;
+  EXPECT_NE(message.find("memory limit of 64Mi (its memory request)"), std::string::npos)
+      << message;
+}
+
+// ---- node tokens bound to a node name -----------------------------------
+
+// A sync body for a node without GPUs.
+std::string NodeSync(const std::string& name) {
+  return R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":")" + name +
+         R"("},"status":{"capacity":{"cpu":"8","memory":"8Gi"}}}})";
+}
+
+TEST_F(AgentTest, ABoundNodeTokenActsOnlyAsItsNode) {
+  int code = 0;
+  json::value r = srv_->Json("POST", "/api/v1/tokens",
+                             R"({"user":"gpu-07","role":"node","node":"gpu-07"})", &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  EXPECT_EQ(r.at("node").as_string(), "gpu-07");
+  const std::string bound(r.at("token").as_string());
+  auto check = [&] {
+    net::Response ok = srv_->Call(bound, "POST", "/api/v1/agents/sync", NodeSync("gpu-07"));
+    EXPECT_EQ(ok.status, 200) << ok.body;
+    // Another node: 403 naming both, and nothing changes.
+    net::Response no = srv_->Call(bound, "POST", "/api/v1/agents/sync", NodeSync("gpu-08"));
+    EXPECT_EQ(no.status, 403) << no.body;
+    EXPECT_NE(no.body.find("bound to node gpu-07; it may not act as node gpu-08"),
+              std::string::npos)
+        << no.body;
+    int c = 0;
+    srv_->Json("GET", "/api/v1/nodes/gpu-08", "", &c);
+    EXPECT_EQ(c, 404);
+    // Nor may it answer another node's log reads.
+    no = srv_->Call(bound, "POST", "/api/v1/agents/logs", R"({"node":"gpu-08","logs":[]})");
+    EXPECT_EQ(no.status, 403) << no.body;
+  };
+  check();
+  // Audited as failures.
+  json::value audit = srv_->Json("GET", "/api/v1/audit?principal=gpu-07", "", &code);
+  ASSERT_EQ(code, 200);
+  std::vector<std::string> seen;
+  for (const json::value& a : audit.at("items").as_array()) {
+    seen.push_back(std::string(a.at("verb").as_string()) + " " +
+                   std::string(a.at("object").as_string()) + " " +
+                   std::string(a.at("outcome").as_string()).substr(0, 3));
+  }
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "sync Node gpu-08 403"), seen.end())
+      << json::serialize(audit);
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "logs Node gpu-08 403"), seen.end())
+      << json::serialize(audit);
+  // The binding is stored with the token: the same after a restart.
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  check();
+  // Listed with it; the unbound join token has none.
+  json::value list = srv_->Json("GET", "/api/v1/tokens", "", &code);
+  std::map<std::string, std::string> node_of;
+  for (const json::value& t : list.at("items").as_array()) {
+    node_of[std::string(t.at("user").as_string())] = std::string(t.at("node").as_string());
+  }
+  EXPECT_EQ(node_of["gpu-07"], "gpu-07");
+  EXPECT_EQ(node_of["agents"], "");
+}
+
+TEST_F(AgentTest, NodeBindingsAreValidated) {
+  // Only node tokens are bound; a binding is a node name, or a prefix with
+  // one '*' at its end.
+  for (const char* body : {R"({"user":"x","role":"member","tenant":"team-a","node":"n1"})",
+                           R"({"user":"x","role":"cluster-admin","node":"n1"})",
+                           R"({"user":"x","role":"node","node":"Bad_Name"})",
+                           R"({"user":"x","role":"node","node":"a*b"})",
+                           R"({"user":"x","role":"node","node":"*"})",
+                           R"({"user":"x","role":"node","node":"sim-**"})",
+                           R"({"user":"x","role":"node","node":"-n1"})",
+                           R"({"user":"x","role":"node","node":"n1","node":"n2"})",
+                           R"({"user":"x","role":"node","node":7})"}) {
+    SCOPED_TRACE(body);
+    int code = 0;
+    json::value r = srv_->Json("POST", "/api/v1/tokens", body, &code);
+    EXPECT_EQ(code, 400) << json::serialize(r);
+    EXPECT_EQ(r.at("error").at("field").as_string(), "node") << json::serialize(r);
+  }
+  int code = 0;
+  json::value list = srv_->Json("GET", "/api/v1/tokens", "", &code);
+  EXPECT_EQ(list.at("items").as_array().size(), 2u) << json::serialize(list);  // Admin, agents.
+}
+
+TEST_F(AgentTest, APrefixBoundTokenServesSimulatedNodes) {
+  // --simulate-nodes 3 runs sim-00000 .. sim-00002 with one token: 'sim-*'.
+  int rc = -1;
+  std::string out = RunCli(*srv_, srv_->admin_token(),
+                           "token create --user sims --role node --node 'sim-*'", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::string token = out.substr(out.rfind("allot_"));
+  token = token.substr(0, token.find_first_of(" \n"));
+  EXPECT_NE(out.find("(node, bound to node sim-*)"), std::string::npos) << out;
+  auto sims = std::make_unique<AgentProcess>(
+      *srv_, token, "sim", "1xH100-80GB", dir_ + "/agent-sim",
+      std::vector<std::string>{"--simulate-nodes", "3", "--simulate-exec"});
+  for (const char* n : {"sim-00000", "sim-00001", "sim-00002"}) WaitForNode(n);
+  net::Response no = srv_->Call(token, "POST", "/api/v1/agents/sync", NodeSync("gpu-01"));
+  EXPECT_EQ(no.status, 403) << no.body;
+  EXPECT_NE(no.body.find("bound to node sim-*"), std::string::npos) << no.body;
+  out = RunCli(*srv_, srv_->admin_token(), "token list", &rc);
+  EXPECT_NE(out.find("sim-*"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace allot::server

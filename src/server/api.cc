@@ -254,7 +254,7 @@ int KeyCount(const std::string& body, const std::string& key) {
 // The body of POST /api/v1/agents/sync:
 //   {"node": <an allot.dev/v1 Node manifest>, "address": "10.0.0.5",
 //    "simulated": true, "pods": [{"id","exited","exitCode","signal",
-//    "stopped","lastLines"}]}
+//    "stopped","lastLines","reason"}]}
 Result<AgentReport> ParseAgentReport(const std::string& body) {
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
@@ -323,6 +323,9 @@ Result<AgentReport> ParseAgentReport(const std::string& body) {
       integer("signal", &pr.signal);
       if (const json::value* x = po->if_contains("lastLines"); x && x->is_string()) {
         pr.last_lines = std::string(x->as_string()).substr(0, 4096);
+      }
+      if (const json::value* x = po->if_contains("reason"); x && x->is_string()) {
+        pr.reason = std::string(x->as_string()).substr(0, 512);
       }
       r.pods.push_back(std::move(pr));
     }
@@ -456,6 +459,8 @@ json::object DesiredPodJson(const DesiredPod& d) {
   o["gpus"] = std::move(gpus);
   o["gracePeriodMs"] = d.grace_ms;
   o["simulatedRuntimeMs"] = d.simulated_runtime_ms;
+  if (d.cpu_milli > 0) o["cpuMilli"] = d.cpu_milli;
+  if (d.memory_bytes > 0) o["memoryBytes"] = d.memory_bytes;
   return o;
 }
 
@@ -654,6 +659,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       o["role"] = ToString(p.role);
       o["tenant"] = p.tenant;
       o["tokenId"] = p.token_id;
+      if (!p.node.empty()) o["node"] = p.node;
       reply_after(t, ex, JsonResponse(200, o));
     });
     return;
@@ -668,19 +674,20 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       return;
     }
     if (seg.size() == 1 && method == "POST") {
-      // {"user":U,"role":R,"tenant":T}
+      // {"user":U,"role":R,"tenant":T,"node":N}
       Status bad;
-      std::string user, role_s, tenant;
+      std::string user, role_s, tenant, node;
       boost::system::error_code ec;
       json::value v = json::parse(req.body, ec);
       if (ec || !v.is_object()) {
         bad = Status::InvalidArgument(
-            "the body must be a JSON object {\"user\",\"role\",\"tenant\"}", "body");
+            "the body must be a JSON object {\"user\",\"role\",\"tenant\",\"node\"}", "body");
       } else if (int dup = KeyCount(req.body, "user") > 1     ? 1
                            : KeyCount(req.body, "role") > 1   ? 2
                            : KeyCount(req.body, "tenant") > 1 ? 3
+                           : KeyCount(req.body, "node") > 1   ? 4
                                                               : 0) {
-        const char* f = dup == 1 ? "user" : dup == 2 ? "role" : "tenant";
+        const char* f = dup == 1 ? "user" : dup == 2 ? "role" : dup == 3 ? "tenant" : "node";
         bad = Status::InvalidArgument("field given twice", f);
       } else {
         for (const auto& [k, val] : v.as_object()) {
@@ -692,24 +699,27 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
           if (k == "user") user = sv;
           else if (k == "role") role_s = sv;
           else if (k == "tenant") tenant = sv;
+          else if (k == "node") node = sv;
           else {
             bad = Status::InvalidArgument("unknown field " + std::string(k), std::string(k));
             break;
           }
         }
       }
-      authed([ex, reply_after, bad, user, role_s, tenant](Turn& t, const Principal& p) {
+      authed([ex, reply_after, bad, user, role_s, tenant, node](Turn& t, const Principal& p) {
         Status s = bad;
         Result<std::pair<std::string, std::string>> secret =
             Status::InvalidArgument("unset");
         Result<Role> role = ParseRole(role_s);
         if (s.ok() && !role.ok()) s = role.status();
         if (s.ok()) {
-          secret = t.state.CreateToken(p, user, *role, tenant, &t.txn);
+          secret = t.state.CreateToken(p, user, *role, tenant, node, &t.txn);
           s = secret.status();
         }
         t.state.Audit(p.user, p.tenant, "create",
-                      "Token for " + user + " (" + role_s + " " + tenant + ")",
+                      "Token for " + user + " (" + role_s +
+                          (tenant.empty() ? "" : " " + tenant) +
+                          (node.empty() ? "" : " bound to " + node) + ")",
                       Outcome(s), &t.txn);
         if (!s.ok()) {
           reply_after(t, ex, ErrorResponse(s));
@@ -721,6 +731,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         o["user"] = user;
         o["role"] = role_s;
         o["tenant"] = tenant;
+        o["node"] = node;
         reply_after(t, ex, JsonResponse(201, o));
       });
       return;
@@ -1136,6 +1147,13 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         return;
       }
       const std::string node(body->at("node").as_string());
+      if (!MayActAsNode(p, node)) {
+        Status s = Status::PermissionDenied("this node token is bound to node " + p.node +
+                                            "; it may not answer for node " + node);
+        t.state.Audit(p.user, p.tenant, "logs", "Node " + node, Outcome(s), &t.txn);
+        reply_after(t, ex, ErrorResponse(s));
+        return;
+      }
       int answered = 0;
       for (const json::value& a : body->at("logs").as_array()) {
         const json::object* ao = a.if_object();

@@ -101,6 +101,34 @@ bool CanGrant(const Principal& p, Role role, const std::string& tenant) {
          role != Role::kNode && role != Role::kMetrics && tenant == p.tenant;
 }
 
+bool MayActAsNode(const Principal& p, const std::string& name) {
+  if (p.node.empty()) return true;
+  if (p.node.back() == '*') {
+    return name.compare(0, p.node.size() - 1, p.node, 0, p.node.size() - 1) == 0;
+  }
+  return name == p.node;
+}
+
+bool IsNodeBinding(const std::string& binding) {
+  const bool prefix = !binding.empty() && binding.back() == '*';
+  const std::string s = prefix ? binding.substr(0, binding.size() - 1) : binding;
+  if (s.empty() || s.size() > 253) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  // A name starts and ends with a letter or digit, and so does each label;
+  // a prefix may end anywhere.
+  if (!alnum(s.front()) || (!prefix && !alnum(s.back()))) return false;
+  if (s.find("..") != std::string::npos || s.find(".-") != std::string::npos ||
+      s.find("-.") != std::string::npos) {
+    return false;
+  }
+  return true;
+}
+
 std::optional<Principal> TokenIndex::Find(const std::string& hash) const {
   std::shared_lock<std::shared_mutex> l(mu_);
   auto it = by_hash_.find(hash);

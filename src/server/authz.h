@@ -6,8 +6,11 @@
 //   member         submits, reads and deletes its tenant's Workloads,
 //                  reads its tenant's LocalQueues;
 //   viewer         reads its tenant's Workloads and LocalQueues;
-//   node           a node agent's join token: registers its node, reports
-//                  what runs there and learns what to run (no tenant);
+//   node           a node agent's token: registers its node, reports what
+//                  runs there and learns what to run (no tenant). Unbound,
+//                  it is a join token for any node name; bound to a name
+//                  ("gpu-07") or a prefix ("sim-*", for --simulate-nodes),
+//                  it acts only as the nodes that match (MayActAsNode);
 //   metrics        reads GET /metrics only (a Prometheus scrape token; no
 //                  tenant).
 // Every role reads the shared infrastructure (ResourceFlavors, Cohorts,
@@ -34,6 +37,9 @@ struct Principal {
   Role role = Role::kViewer;
   std::string tenant;  // Empty for cluster-admin.
   std::string token_id;
+  // A node token's binding: a node name, or a prefix ending in '*'; empty:
+  // any node.
+  std::string node;
 };
 
 // The live (unrevoked) tokens by the SHA-256 of their secret. The state
@@ -77,5 +83,11 @@ bool CanSee(const Principal& p, Kind kind, const std::string& tenant);
 bool CanWrite(const Principal& p, Kind kind, const std::string& tenant);
 // Whether `p` may create a token with `role` for `tenant`.
 bool CanGrant(const Principal& p, Role role, const std::string& tenant);
+// Whether `p` may register, sync and report for node `name`: every node
+// unless p's token is bound to a name or prefix that `name` does not match.
+bool MayActAsNode(const Principal& p, const std::string& name);
+// Whether `binding` is a node name (a DNS-1123 subdomain) or a prefix of
+// one followed by a single '*' at the end ("sim-*").
+bool IsNodeBinding(const std::string& binding);
 
 }  // namespace allot::server

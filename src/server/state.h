@@ -68,6 +68,7 @@ struct PodStatus {
   int exit_code = 0;
   int signal = 0;
   std::string last_lines;
+  std::string reason;  // PodReport::reason.
 };
 
 struct WorkloadRecord {
@@ -111,6 +112,9 @@ struct DesiredPod {
   std::vector<std::string> gpus;  // GPU or MIG UUIDs.
   int64_t grace_ms = 30000;
   int64_t simulated_runtime_ms = 0;  // allot.dev/simulated-runtime
+  // The pod's requests; the agent makes them its cgroup's limits. 0: none.
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
 };
 
 // What an agent reports of one pod it runs or ran.
@@ -121,6 +125,7 @@ struct PodReport {
   int signal = 0;
   bool stopped = false;  // Ended because the server asked.
   std::string last_lines;
+  std::string reason;  // "OOMKilled: ..." when the agent knows more.
 };
 
 // One reading of one GPU, as an agent reports it (agent::GpuSample).
@@ -307,9 +312,11 @@ class State {
     return tokens_by_hash_;
   }
   // Returns (id, secret); the secret is shown once and stored only hashed.
+  // `node`: a node token's binding (IsNodeBinding), empty for none; other
+  // roles take none (InvalidArgument).
   Result<std::pair<std::string, std::string>> CreateToken(const Principal& p, const std::string& user,
                                   Role role, const std::string& tenant,
-                                  Txn* txn);
+                                  const std::string& node, Txn* txn);
   Status RevokeToken(const Principal& p, const std::string& id, Txn* txn);
   boost::json::array ListTokens(const Principal& p) const;
   bool HasTokens() const { return !tokens_.empty(); }

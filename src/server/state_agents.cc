@@ -200,6 +200,10 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
         "only a node token (allot token create --role node) may act as an "
         "agent");
   }
+  if (!MayActAsNode(p, r.node.name)) {
+    return Status::PermissionDenied("this node token is bound to node " + p.node +
+                                    "; it may not act as node " + r.node.name);
+  }
   const int64_t now = txn->now_unix_ms;
   core::Node& n = r.node;
   n.labels[kAgentLabel] = "true";
@@ -295,7 +299,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
     std::vector<Change> changes;
     changes.push_back(std::move(ch));
     // The agent knows its hardware: what no longer fits is evicted.
-    Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id};
+    Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id, ""};
     // Workloads that still fit keep running; only if the change leaves one
     // without what it was given (less CPU or memory, say) is the node drained.
     Status s = ChangeConfig(agent, changes, /*drain=*/false, txn, nullptr);
@@ -349,6 +353,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
       ps.exit_code = pr.exit_code;
       ps.signal = pr.signal;
       ps.last_lines = pr.last_lines;
+      ps.reason = pr.reason;
       touched.insert(key);
     } else if (!pr.exited && !ps.running) {
       ps.running = true;
@@ -375,6 +380,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
       std::string why = "pod " + failed->first + " exited with code " +
                         std::to_string(ps.exit_code);
       if (ps.signal != 0) why += " (signal " + std::to_string(ps.signal) + ")";
+      if (!ps.reason.empty()) why += "; " + ps.reason;
       if (!ps.last_lines.empty()) why += "; last lines:\n" + ps.last_lines;
       if (rec.restarts < rec.spec.backoff_limit) {
         // The whole gang again, as a new attempt on the same admission:
@@ -472,6 +478,12 @@ std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
           d.args = ps->args;
           d.env = ps->env;
           d.working_dir = ps->working_dir;
+          if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) {
+            d.cpu_milli = std::max<int64_t>(0, c->second.milli());
+          }
+          if (auto m = ps->requests.find("memory"); m != ps->requests.end()) {
+            d.memory_bytes = std::max<int64_t>(0, m->second.UnitsCeil());
+          }
         }
         // Ours last: they win over a pod's own values.
         auto set = [&](const char* k, std::string v) {

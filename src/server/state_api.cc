@@ -518,7 +518,7 @@ void State::IndexToken(const store::TokenRow& row) {
   if (row.revoked || !role.ok()) {
     tokens_by_hash_->Erase(row.hash);
   } else {
-    tokens_by_hash_->Put(row.hash, Principal{row.user, *role, row.tenant, row.id});
+    tokens_by_hash_->Put(row.hash, Principal{row.user, *role, row.tenant, row.id, row.node});
   }
 }
 
@@ -540,8 +540,20 @@ Status CheckUserName(const std::string& user) {
 
 Result<std::pair<std::string, std::string>> State::CreateToken(const Principal& p,
                                        const std::string& user, Role role,
-                                       const std::string& tenant, Txn* txn) {
+                                       const std::string& tenant,
+                                       const std::string& node, Txn* txn) {
   ALLOT_RETURN_IF_ERROR(CheckUserName(user));
+  if (!node.empty() && role != Role::kNode) {
+    return Status::InvalidArgument(
+        std::string("only a node token is bound to a node, not a ") + ToString(role) + " token",
+        "node");
+  }
+  if (!node.empty() && !IsNodeBinding(node)) {
+    return Status::InvalidArgument(
+        "node must be a node name (a DNS-1123 subdomain, like gpu-07) or a prefix of one "
+        "ending in a single '*' (like sim-*), got '" + node + "'",
+        "node");
+  }
   const bool tenantless = role == Role::kClusterAdmin || role == Role::kNode ||
                           role == Role::kMetrics;
   if (tenantless && !tenant.empty()) {
@@ -573,6 +585,7 @@ Result<std::pair<std::string, std::string>> State::CreateToken(const Principal& 
   row.user = user;
   row.role = ToString(role);
   row.tenant = tenant;
+  row.node = node;
   row.created_unix_ms = txn->now_unix_ms;
   IndexToken(row);
   txn->batch.tokens.push_back(row);
@@ -625,6 +638,7 @@ json::array State::ListTokens(const Principal& p) const {
     o["user"] = t.user;
     o["role"] = t.role;
     o["tenant"] = t.tenant;
+    o["node"] = t.node;
     o["created"] = core::FormatRfc3339Ms(t.created_unix_ms);
     o["revoked"] = t.revoked;
     out.push_back(std::move(o));

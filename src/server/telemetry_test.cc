@@ -111,7 +111,7 @@ TEST_F(TelemetryStoreTest, MergesMinutesAndPrunesOldHours) {
 TEST(StateTelemetryTest, SamplesBecomeHourRows) {
   auto st = State::Load(store::Snapshot{});
   ASSERT_TRUE(st.ok()) << st.status().ToString();
-  Principal agent{"agent", Role::kNode, "", "t1"};
+  Principal agent{"agent", Role::kNode, "", "t1", ""};
   auto sync = [&](int64_t now, int util) {
     AgentReport r;
     r.node.name = "n1";

@@ -91,6 +91,10 @@ CREATE TABLE gpu_rollup (
 ) WITHOUT ROWID;
 CREATE INDEX gpu_rollup_hour ON gpu_rollup (hour_ms);
 )sql",
+    // 4: node tokens bound to a node name or prefix ('' for any node).
+    R"sql(
+ALTER TABLE tokens ADD COLUMN node TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 static_assert(std::size(kMigrations) == kSqliteSchemaVersion,

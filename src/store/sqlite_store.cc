@@ -224,11 +224,11 @@ Status SqliteStore::Init() {
               "body = excluded.body",
               &put_object_));
   ALLOT_RETURN_IF_ERROR(Prepare(
-      "INSERT INTO tokens (id, hash, user, role, tenant, created_ms, revoked) "
-      "VALUES (?1,?2,?3,?4,?5,?6,?7) ON CONFLICT (id) DO UPDATE SET "
+      "INSERT INTO tokens (id, hash, user, role, tenant, created_ms, revoked, node) "
+      "VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT (id) DO UPDATE SET "
       "hash = excluded.hash, user = excluded.user, role = excluded.role, "
       "tenant = excluded.tenant, created_ms = excluded.created_ms, "
-      "revoked = excluded.revoked",
+      "revoked = excluded.revoked, node = excluded.node",
       &put_token_));
   ALLOT_RETURN_IF_ERROR(
       Prepare("INSERT INTO meta (k, v) VALUES (?1, ?2) "
@@ -271,7 +271,7 @@ Status SqliteStore::Init() {
               "ORDER BY kind, rv, key",
               &load_objects_));
   ALLOT_RETURN_IF_ERROR(
-      Prepare("SELECT id, hash, user, role, tenant, created_ms, revoked "
+      Prepare("SELECT id, hash, user, role, tenant, created_ms, revoked, node "
               "FROM tokens ORDER BY id",
               &load_tokens_));
   ALLOT_RETURN_IF_ERROR(Prepare("SELECT k, v FROM meta", &load_meta_));
@@ -315,6 +315,7 @@ Status SqliteStore::ApplyBatch(const Batch& batch, int64_t* last_seq) {
     if (rc == SQLITE_OK) rc = BindText(st, 5, t.tenant);
     if (rc == SQLITE_OK) rc = BindInt(st, 6, t.created_unix_ms);
     if (rc == SQLITE_OK) rc = BindInt(st, 7, t.revoked ? 1 : 0);
+    if (rc == SQLITE_OK) rc = BindText(st, 8, t.node);
     if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
       return Error("writing token " + t.id);
     }
@@ -439,6 +440,7 @@ Status SqliteStore::LoadInto(Snapshot* snap) {
           t.tenant = ColumnText(st, 4);
           t.created_unix_ms = ColumnInt(st, 5);
           t.revoked = ColumnInt(st, 6) != 0;
+          t.node = ColumnText(st, 7);
         }));
   }
   {

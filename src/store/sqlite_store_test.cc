@@ -26,10 +26,10 @@ ObjectRow Obj(std::string kind, std::string key, int64_t rv, std::string body) {
 
 TokenRow Token(std::string id, std::string hash, std::string user,
                std::string role, std::string tenant, int64_t created,
-               bool revoked = false) {
+               bool revoked = false, std::string node = "") {
   return TokenRow{std::move(id),   std::move(hash),   std::move(user),
                   std::move(role), std::move(tenant), created,
-                  revoked};
+                  revoked,         std::move(node)};
 }
 
 AuditRow Audit(int64_t seq, int64_t time, std::string principal,
@@ -53,7 +53,7 @@ std::string Str(const ObjectRow& o) {
 std::string Str(const TokenRow& t) {
   return t.id + "|" + t.hash + "|" + t.user + "|" + t.role + "|" + t.tenant +
          "|" + std::to_string(t.created_unix_ms) + "|" +
-         (t.revoked ? "revoked" : "live");
+         (t.revoked ? "revoked" : "live") + (t.node.empty() ? "" : "|" + t.node);
 }
 std::string Str(const AuditRow& a) {
   return std::to_string(a.seq) + "|" + std::to_string(a.time_unix_ms) + "|" +
@@ -633,8 +633,10 @@ TEST_F(SqliteStoreTest, MigratesAVersionOneStore) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE usage; DROP TABLE gpu_rollup; PRAGMA user_version = 1", nullptr,
-                         nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE usage; DROP TABLE gpu_rollup; "
+                         "ALTER TABLE tokens DROP COLUMN node; PRAGMA user_version = 1",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   std::unique_ptr<Store> store = Open();
@@ -646,6 +648,40 @@ TEST_F(SqliteStoreTest, MigratesAVersionOneStore) {
   u.usage = {Usage("team-a", "x", 1, 2)};
   EXPECT_TRUE(store->Commit(u).ok());
   EXPECT_EQ(store->ListUsage({})->size(), 1u);
+}
+
+// A store of schema version 3 (tokens without a node binding) is migrated
+// when opened: its tokens bind no node, new ones keep theirs.
+TEST_F(SqliteStoreTest, MigratesAVersionThreeStoreTokens) {
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    Batch b;
+    b.tokens = {Token("t1", "aa", "agents", "node", "", 5)};
+    ASSERT_TRUE(store->Commit(b).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE tokens DROP COLUMN node; PRAGMA user_version = 3",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Batch b;
+  b.tokens = {Token("t2", "bb", "gpu-07", "node", "", 6, false, "gpu-07"),
+              Token("t3", "cc", "sims", "node", "", 7, false, "sim-*")};
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    Snapshot snap = MustLoad(*store);
+    EXPECT_EQ(snap.schema_version, sqlite::kSqliteSchemaVersion);
+    EXPECT_EQ(Strs(snap.tokens), Strs(std::vector<TokenRow>{Token("t1", "aa", "agents", "node", "", 5)}));
+    ASSERT_TRUE(store->Commit(b).ok());
+  }
+  std::unique_ptr<Store> store = Open();  // Reopened: the bindings are kept.
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Strs(MustLoad(*store).tokens),
+            Strs(std::vector<TokenRow>{Token("t1", "aa", "agents", "node", "", 5), b.tokens[0],
+                                       b.tokens[1]}));
 }
 
 TEST_F(SqliteStoreTest, DISABLED_CommitRates) {

@@ -45,6 +45,9 @@ struct TokenRow {
   std::string tenant;  // Empty for cluster-admin.
   int64_t created_unix_ms = 0;
   bool revoked = false;
+  // A node token bound to one node name ("gpu-07") or to names with a
+  // prefix ("sim-*"); empty: any node (and every other role).
+  std::string node;
 };
 
 // One audit record. `seq` starts at 1 and has no gaps; `hash` is the

@@ -6,9 +6,10 @@
 //    UrlDecode(UrlEncode(s)) == s;
 //  - Quantity::Parse on every whitespace-separated word, and the property
 //    Parse(q.ToString()) == q;
-//  - a token body ({"user","role","tenant"}) read as api.cc reads it, then
-//    State::CreateToken; a created token must authenticate as what was
-//    asked for, and stop authenticating once revoked;
+//  - a token body ({"user","role","tenant","node"}) read as api.cc reads
+//    it, then State::CreateToken; a created token must authenticate as
+//    what was asked for (a bound node token may act as its binding's
+//    nodes), and stop authenticating once revoked;
 //  - a manifest body read as api.cc reads it (ParseManifests, then the
 //    same DNS-1123 name checks), then State::Apply or State::Create on a
 //    fresh State (store::Snapshot{} plus a small base: tenant team-a, a
@@ -214,14 +215,14 @@ status:
   gpus: [{uuid: GPU-base-0}, {uuid: GPU-base-1}]
 )";
 
-const Principal kAdmin{"fuzz-admin", Role::kClusterAdmin, "", "t-admin"};
+const Principal kAdmin{"fuzz-admin", Role::kClusterAdmin, "", "t-admin", ""};
 
 Principal PrincipalFor(uint8_t bits) {
   switch (bits & 3) {
     case 0: return kAdmin;
-    case 1: return {"fuzz-ta", Role::kTenantAdmin, "team-a", "t-ta"};
-    case 2: return {"fuzz-member", Role::kMember, "team-a", "t-m"};
-    default: return {"fuzz-viewer", Role::kViewer, "team-a", "t-v"};
+    case 1: return {"fuzz-ta", Role::kTenantAdmin, "team-a", "t-ta", ""};
+    case 2: return {"fuzz-member", Role::kMember, "team-a", "t-m", ""};
+    default: return {"fuzz-viewer", Role::kViewer, "team-a", "t-v", ""};
   }
 }
 
@@ -317,13 +318,14 @@ void FuzzTokenBody(const std::string& body, const Principal& p) {
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
   if (ec || !v.is_object()) return;
-  std::string user, role_s, tenant;
+  std::string user, role_s, tenant, node;
   for (const auto& [k, val] : v.as_object()) {
     if (!val.is_string()) return;
     std::string sv(val.as_string());
     if (k == "user") user = sv;
     else if (k == "role") role_s = sv;
     else if (k == "tenant") tenant = sv;
+    else if (k == "node") node = sv;
     else return;
   }
   Result<Role> role = allot::server::ParseRole(role_s);
@@ -333,14 +335,21 @@ void FuzzTokenBody(const std::string& body, const Principal& p) {
   Result<std::pair<std::string, std::string>> secret =
       Status::InvalidArgument("unset");
   Turn(st.get(), &ms, [&](Txn* txn) {
-    secret = st->CreateToken(p, user, *role, tenant, txn);
+    secret = st->CreateToken(p, user, *role, tenant, node, txn);
   });
   NotInternal(secret.status(), "CreateToken");
   if (!secret.ok()) return;
   std::optional<Principal> who = st->Authenticate(allot::server::Sha256Hex(secret->second));
   if (!who || who->user != user || who->role != *role || who->tenant != tenant ||
-      who->token_id != secret->first) {
+      who->token_id != secret->first || who->node != node) {
     Fail("a created token does not authenticate as asked: " + body);
+  }
+  const std::string own = !node.empty() && node.back() == '*'
+                              ? node.substr(0, node.size() - 1) + "x"
+                              : node;
+  if (!node.empty() && (!allot::server::MayActAsNode(*who, own) ||
+                        allot::server::MayActAsNode(*who, "-" + own))) {
+    Fail("a bound node token does not act as just its binding: " + body);
   }
   Status rv;
   Turn(st.get(), &ms, [&](Txn* txn) { rv = st->RevokeToken(p, secret->first, txn); });

@@ -1,0 +1,325 @@
+// Per-pod cgroups with real processes on this host's cgroups: whatever
+// CgroupManager::Detect picks here (v2 where the host has its cpu and memory
+// controllers, else v1), and the v2 mechanics (join, kill, removal) on a
+// v2 hierarchy without controllers where that is all the host has. Tests
+// that need what this host lacks skip, saying why. No timing assertions.
+#include "agent/cgroup.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "agent/exec.h"
+
+namespace allot::agent {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr milliseconds kDeadline{15000};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// True while `pid` is a live process (a zombie counts as dead).
+bool Alive(int pid) {
+  std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+template <typename Pred>
+bool WaitFor(Pred pred) {
+  Clock::time_point end = Clock::now() + kDeadline;
+  while (Clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return pred();
+}
+
+// The value after "key=" on a line of `text`; -1 when none.
+int Tagged(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + "=", 0) == 0) return std::atoi(line.c_str() + key.size() + 1);
+  }
+  return -1;
+}
+
+// A pod's shell lines that print its cgroup lines and, for each of its
+// cgroups, the limit files there ("cpu.max=50000 100000", ...), wherever
+// the hierarchies are mounted.
+constexpr char kPrintLimits[] =
+    "cat /proc/self/cgroup; "
+    "while IFS=: read -r id ctl path; do case $path in */$POD_DIR) "
+    "for f in cpu.max memory.max cpu.cfs_period_us cpu.cfs_quota_us "
+    "memory.limit_in_bytes; do for m in /sys/fs/cgroup /sys/fs/cgroup/*; do "
+    "[ -f \"$m$path/$f\" ] && echo \"$f=$(cat \"$m$path/$f\")\"; "
+    "done; done;; esac; done < /proc/self/cgroup";
+
+class CgroupExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/allot_cgroup_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    exec_.reset();
+    if (!agent_dirs_.empty()) {
+      for (const std::string& d : agent_dirs_) EXPECT_FALSE(Exists(d)) << d << " was left";
+    }
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+
+  // An executor with cgroups as Detect finds them; false (and the reason
+  // in skip_) when it finds none.
+  bool StartExecutor(CgroupOptions o = {}) {
+    o.name = "allot-cgroup-test-" + std::to_string(getpid());
+    auto cg = CgroupManager::Detect(o);
+    mode_ = cg->mode();
+    skip_ = cg->description();
+    if (mode_ == CgroupMode::kNone) return false;
+    agent_dirs_ = cg->agent_dirs();
+    exec_ = NewProcessExecutor(std::move(cg));
+    return true;
+  }
+
+  PodSpec Sh(const std::string& id, const std::string& script) {
+    PodSpec spec;
+    spec.id = id;
+    spec.command = {"sh", "-c", script};
+    spec.env = {{"POD_DIR", id}};
+    spec.log_path = dir_ + "/logs/" + id + ".log";
+    return spec;
+  }
+
+  PodExit WaitExit(const std::string& id) {
+    PodExit found;
+    bool ok = WaitFor([&] {
+      for (PodExit& e : exec_->Poll()) exits_[e.id] = std::move(e);
+      auto it = exits_.find(id);
+      if (it == exits_.end()) return false;
+      found = it->second;
+      return true;
+    });
+    EXPECT_TRUE(ok) << "pod " << id << " did not exit";
+    return found;
+  }
+
+  // Waits until every directory of pod `id`'s cgroup is gone.
+  bool CgroupGone(const std::string& id) {
+    return WaitFor([&] {
+      for (const std::string& d : agent_dirs_) {
+        if (Exists(d + "/" + id)) return false;
+      }
+      return true;
+    });
+  }
+
+  std::string dir_;
+  CgroupMode mode_ = CgroupMode::kNone;
+  std::string skip_;
+  std::vector<std::string> agent_dirs_;
+  std::unique_ptr<Executor> exec_;
+  std::map<std::string, PodExit> exits_;
+};
+
+TEST(CgroupDetectTest, OffIsModeNoneAndSaysSo) {
+  CgroupOptions o;
+  o.enabled = false;
+  auto cg = CgroupManager::Detect(o);
+  EXPECT_EQ(cg->mode(), CgroupMode::kNone);
+  EXPECT_NE(cg->description().find("none (--cgroups=off)"), std::string::npos)
+      << cg->description();
+  EXPECT_FALSE(cg->Create("p", {}).ok());
+}
+
+TEST(CgroupDetectTest, DescriptionNamesTheModeAndWhere) {
+  CgroupOptions o;
+  o.name = "allot-cgroup-detect-" + std::to_string(getpid());
+  auto cg = CgroupManager::Detect(o);
+  const std::string& d = cg->description();
+  EXPECT_EQ(d.rfind(std::string("cgroups: ") + ToString(cg->mode()), 0), 0u) << d;
+  if (cg->mode() == CgroupMode::kNone) {
+    EXPECT_NE(d.find("without cpu and memory limits"), std::string::npos) << d;
+    EXPECT_TRUE(cg->agent_dirs().empty());
+  } else {
+    for (const std::string& a : cg->agent_dirs()) {
+      EXPECT_TRUE(Exists(a)) << a;
+      EXPECT_NE(d.find(a), std::string::npos) << d;
+    }
+  }
+  std::vector<std::string> dirs = cg->agent_dirs();
+  cg.reset();
+  for (const std::string& a : dirs) EXPECT_FALSE(Exists(a)) << a;
+}
+
+TEST_F(CgroupExecTest, LimitsAreAppliedInsideThePodAndTheCgroupGoesWithIt) {
+  // 500m is 50 ms of CPU per 100 ms period; 64Mi is 67108864 bytes.
+  if (!StartExecutor()) GTEST_SKIP() << "no usable cgroups here: " << skip_;
+  PodSpec spec = Sh("lim", std::string(kPrintLimits) + "; echo ok; sleep 0.3");
+  spec.cpu_milli = 500;
+  spec.memory_bytes = 64 << 20;
+  ASSERT_TRUE(exec_->Start(spec).ok());
+  // While it runs, its directories are there.
+  for (const std::string& d : agent_dirs_) EXPECT_TRUE(Exists(d + "/lim")) << d;
+  PodExit e = WaitExit("lim");
+  EXPECT_EQ(e.exit_code, 0) << e.last_lines;
+  EXPECT_EQ(e.reason, "");
+  const std::string log = ReadAll(spec.log_path);
+  if (mode_ == CgroupMode::kV2) {
+    EXPECT_NE(log.find("cpu.max=50000 100000"), std::string::npos) << log;
+    EXPECT_NE(log.find("memory.max=67108864"), std::string::npos) << log;
+  } else {
+    EXPECT_NE(log.find("cpu.cfs_period_us=100000"), std::string::npos) << log;
+    EXPECT_NE(log.find("cpu.cfs_quota_us=50000"), std::string::npos) << log;
+    EXPECT_NE(log.find("memory.limit_in_bytes=67108864"), std::string::npos) << log;
+  }
+  // Its /proc/self/cgroup names the pod's cgroup (v1: cpu and memory).
+  const std::string name = "allot-cgroup-test-" + std::to_string(getpid()) + "/lim";
+  EXPECT_NE(log.find(name), std::string::npos) << log;
+  EXPECT_TRUE(CgroupGone("lim"));
+}
+
+TEST_F(CgroupExecTest, APodWithoutRequestsGetsACgroupWithoutLimits) {
+  if (!StartExecutor()) GTEST_SKIP() << "no usable cgroups here: " << skip_;
+  PodSpec spec = Sh("free", kPrintLimits);
+  ASSERT_TRUE(exec_->Start(spec).ok());
+  PodExit e = WaitExit("free");
+  EXPECT_EQ(e.exit_code, 0) << e.last_lines;
+  const std::string log = ReadAll(spec.log_path);
+  if (mode_ == CgroupMode::kV2) {
+    EXPECT_NE(log.find("cpu.max=max 100000"), std::string::npos) << log;
+    EXPECT_NE(log.find("memory.max=max"), std::string::npos) << log;
+  } else {
+    EXPECT_NE(log.find("cpu.cfs_quota_us=-1"), std::string::npos) << log;
+  }
+  EXPECT_TRUE(CgroupGone("free"));
+}
+
+TEST_F(CgroupExecTest, GoingPastTheMemoryLimitIsAnOomKillNamedInTheReason) {
+  // The shell itself holds 100 MB (a command substitution), more than its
+  // 64Mi: the kernel kills it, and the exit says the memory limit did.
+  if (!StartExecutor()) GTEST_SKIP() << "no usable cgroups here: " << skip_;
+  PodSpec spec = Sh("oom",
+                    "echo start; x=$(head -c 100000000 /dev/zero | tr '\\0' a); "
+                    "echo survived ${#x}");
+  spec.memory_bytes = 64 << 20;
+  ASSERT_TRUE(exec_->Start(spec).ok());
+  PodExit e = WaitExit("oom");
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_EQ(e.last_lines.find("survived"), std::string::npos) << e.last_lines;
+  EXPECT_NE(e.reason.find("OOMKilled"), std::string::npos) << e.reason;
+  EXPECT_NE(e.reason.find("memory limit of 64Mi"), std::string::npos) << e.reason;
+  EXPECT_FALSE(e.stopped);
+  EXPECT_TRUE(CgroupGone("oom"));
+}
+
+TEST_F(CgroupExecTest, StopKillsWhatLeftTheProcessGroup) {
+  // A child that made a session of its own is out of the group's reach,
+  // not of the cgroup's.
+  if (!StartExecutor()) GTEST_SKIP() << "no usable cgroups here: " << skip_;
+  PodSpec spec = Sh("escape",
+                    "setsid sh -c 'echo escaped=$$; exec sleep 1000' & "
+                    "sleep 1000");
+  ASSERT_TRUE(exec_->Start(spec).ok());
+  int escaped = -1;
+  ASSERT_TRUE(WaitFor([&] {
+    escaped = Tagged(ReadAll(spec.log_path), "escaped");
+    return escaped > 0;
+  }));
+  ASSERT_TRUE(Alive(escaped));
+  exec_->Stop("escape", milliseconds(100));
+  PodExit e = WaitExit("escape");
+  EXPECT_TRUE(e.stopped);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(escaped); })) << "pid " << escaped << " survived";
+  EXPECT_TRUE(CgroupGone("escape"));
+}
+
+TEST_F(CgroupExecTest, V2JoinKillAndRemovalWithoutControllers) {
+  // The v2 path where cgroup v2 has no cpu and memory controllers (they
+  // are bound to v1 on hybrid hosts): joining, cgroup.kill and removal.
+  CgroupOptions o;
+  o.TEST_v2_without_controllers = true;
+  if (!StartExecutor(o)) GTEST_SKIP() << "no usable cgroup v2 here: " << skip_;
+  ASSERT_EQ(mode_, CgroupMode::kV2);
+  PodSpec spec = Sh("v2", "grep ^0:: /proc/self/cgroup; "
+                          "setsid sh -c 'echo escaped=$$; exec sleep 1000' & sleep 1000");
+  ASSERT_TRUE(exec_->Start(spec).ok());
+  int escaped = -1;
+  ASSERT_TRUE(WaitFor([&] {
+    escaped = Tagged(ReadAll(spec.log_path), "escaped");
+    return escaped > 0;
+  }));
+  const std::string name = "allot-cgroup-test-" + std::to_string(getpid()) + "/v2";
+  EXPECT_NE(ReadAll(spec.log_path).find(name), std::string::npos) << ReadAll(spec.log_path);
+  exec_->Stop("v2", milliseconds(100));
+  PodExit e = WaitExit("v2");
+  EXPECT_TRUE(e.stopped);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(escaped); })) << "pid " << escaped << " survived";
+  EXPECT_TRUE(CgroupGone("v2"));
+}
+
+TEST(CgroupDetectTest, LeftoversOfAnEarlierRunAreKilledAndRemoved) {
+  // A pod's cgroup with a process in it, as an agent killed with -9 leaves
+  // it: the next Detect with the same name empties and removes it.
+  CgroupOptions o;
+  o.name = "allot-cgroup-left-" + std::to_string(getpid());
+  auto first = CgroupManager::Detect(o);
+  if (first->mode() == CgroupMode::kNone) {
+    GTEST_SKIP() << "no usable cgroups here: " << first->description();
+  }
+  auto cg = first->Create("left", {});
+  ASSERT_TRUE(cg.ok()) << cg.status().ToString();
+  std::vector<int> fds = (*cg)->join_fds();
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int fd : fds) {
+      if (write(fd, "0", 1) != 1) _exit(3);
+    }
+    execlp("sleep", "sleep", "1000", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  (*cg)->CloseJoinFds();
+  ASSERT_TRUE(WaitFor([&] {
+    return ReadAll((*cg)->dirs()[0] + "/cgroup.procs").find(std::to_string(pid)) !=
+           std::string::npos;
+  }));
+  auto second = CgroupManager::Detect(o);
+  EXPECT_EQ(second->leftovers_removed(), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  for (const std::string& d : (*cg)->dirs()) EXPECT_FALSE(Exists(d)) << d;
+  std::vector<std::string> agent_dirs = second->agent_dirs();
+  first.reset();
+  second.reset();
+  for (const std::string& a : agent_dirs) EXPECT_FALSE(Exists(a)) << a;
+}
+
+}  // namespace
+}  // namespace allot::agent
