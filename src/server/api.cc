@@ -464,6 +464,36 @@ json::object DesiredPodJson(const DesiredPod& d) {
   return o;
 }
 
+// Usage, telemetry and the overview are for people: node and metrics
+// tokens get 403
+// (replied here; false then).
+bool MayReadReports(Turn& t, const std::shared_ptr<net::Exchange>& ex, const Principal& p,
+                  const char* what) {
+  if (p.role != Role::kNode && p.role != Role::kMetrics) return true;
+  t.Reply(ex, ErrorResponse(Status::PermissionDenied(std::string("a ") + ToString(p.role) +
+                                                     " token may not read " + what)));
+  return false;
+}
+
+// Once the turn is committed: the usage rows of `f` (the closed stretches
+// in the store, plus `open`, what is still held, from the state) given to
+// `reply`, which builds the answer; a store error is answered instead.
+void DeliverUsage(Turn& t, std::shared_ptr<net::Exchange> ex, store::UsageFilter f,
+                  std::vector<store::UsageRow> open,
+                  std::function<net::Response(std::vector<store::UsageRow>&)> reply) {
+  t.Deliver([ex = std::move(ex), f, open = std::move(open),
+             reply = std::move(reply)](store::Store& store) mutable {
+    Result<std::vector<store::UsageRow>> rows = store.ListUsage(f);
+    if (!rows.ok()) {
+      ex->Reply(ErrorResponse(rows.status()));
+      return;
+    }
+    rows->insert(rows->end(), std::make_move_iterator(open.begin()),
+                 std::make_move_iterator(open.end()));
+    ex->Reply(reply(*rows));
+  });
+}
+
 }  // namespace
 
 int HttpStatusFor(StatusCode code) {
@@ -769,11 +799,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     if (auto it = req.query.find("node"); it != req.query.end()) f.node = it->second;
     if (auto it = req.query.find("uuid"); it != req.query.end()) f.uuid = it->second;
     authed([ex, f, bad, since, until](Turn& t, const Principal& p) mutable {
-      if (p.role == Role::kNode || p.role == Role::kMetrics) {
-        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                        std::string("a ") + ToString(p.role) + " token may not read telemetry")));
-        return;
-      }
+      if (!MayReadReports(t, ex, p, "telemetry")) return;
       const int64_t now = t.txn.now_unix_ms;
       f.until_unix_ms = until >= 0 ? until : now;
       f.since_unix_ms = since >= 0 ? since : f.until_unix_ms - 3600000;  // Default: the last hour.
@@ -836,11 +862,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     Status bad;
     const int64_t minutes = QueryInt(req, "idleMinutes", 30, &bad);
     authed([ex, bad, minutes](Turn& t, const Principal& p) {
-      if (p.role == Role::kNode || p.role == Role::kMetrics) {
-        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                        std::string("a ") + ToString(p.role) + " token may not read the overview")));
-        return;
-      }
+      if (!MayReadReports(t, ex, p, "the overview")) return;
       if (!bad.ok()) {
         t.Reply(ex, ErrorResponse(bad));
         return;
@@ -859,22 +881,14 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
         f.since_unix_ms = int64_t(timegm(&tm)) * 1000;
         f.until_unix_ms = now;
-        std::vector<store::UsageRow> open = t.state.OpenUsage(f.tenant, now);
-        t.Deliver([ex, f, o = std::move(o), open = std::move(open)](store::Store& store) mutable {
-          Result<std::vector<store::UsageRow>> rows = store.ListUsage(f);
-          if (!rows.ok()) {
-            ex->Reply(ErrorResponse(rows.status()));
-            return;
-          }
-          rows->insert(rows->end(), std::make_move_iterator(open.begin()),
-                       std::make_move_iterator(open.end()));
-          json::object month = UsageReport(*rows, UsageBy::kTenant, f.since_unix_ms, f.until_unix_ms);
-          json::object cost;
-          cost["sinceUnixMs"] = f.since_unix_ms;
-          cost["total"] = std::move(month["total"]);
-          o["thisMonth"] = std::move(cost);
-          ex->Reply(JsonResponse(200, o));
-        });
+        DeliverUsage(t, ex, f, t.state.OpenUsage(f.tenant, now),
+                     [f, o = std::move(o)](std::vector<store::UsageRow>& rows) mutable {
+                       json::object month =
+                           UsageReport(rows, UsageBy::kTenant, f.since_unix_ms, f.until_unix_ms);
+                       o["thisMonth"] = json::object{{"sinceUnixMs", f.since_unix_ms},
+                                                     {"total", std::move(month["total"])}};
+                       return JsonResponse(200, o);
+                     });
       });
     });
     return;
@@ -909,11 +923,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     std::string tenant;
     if (auto it = req.query.find("tenant"); it != req.query.end()) tenant = it->second;
     authed([ex, f, by, bad, tenant, idle, has_until, minutes](Turn& t, const Principal& p) mutable {
-      if (p.role == Role::kNode || p.role == Role::kMetrics) {
-        t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                        std::string("a ") + ToString(p.role) + " token may not read usage")));
-        return;
-      }
+      if (!MayReadReports(t, ex, p, "usage")) return;
       if (!bad.ok()) {
         t.Reply(ex, ErrorResponse(bad));
         return;
@@ -956,17 +966,11 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
                                                      {"items", std::move(items)}}));
           return;
         }
-        std::vector<store::UsageRow> open = t.state.OpenUsage(f.tenant, now);
-        t.Deliver([ex, f, by, open = std::move(open)](store::Store& store) mutable {
-          Result<std::vector<store::UsageRow>> rows = store.ListUsage(f);
-          if (!rows.ok()) {
-            ex->Reply(ErrorResponse(rows.status()));
-            return;
-          }
-          rows->insert(rows->end(), std::make_move_iterator(open.begin()),
-                       std::make_move_iterator(open.end()));
-          ex->Reply(JsonResponse(200, UsageReport(*rows, by, f.since_unix_ms, f.until_unix_ms)));
-        });
+        DeliverUsage(t, ex, f, t.state.OpenUsage(f.tenant, now),
+                     [f, by](std::vector<store::UsageRow>& rows) {
+                       return JsonResponse(200, UsageReport(rows, by, f.since_unix_ms,
+                                                            f.until_unix_ms));
+                     });
       });
     });
     return;
