@@ -98,8 +98,8 @@ clean:
 # (replay: $(BUILD_FUZZ)/allot_NAME_fuzz FILE).
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 600
-# The smoke run (part of `make test`) is deterministic: a fixed seed and a
-# fixed number of inputs, so that CI does not go red on a chance finding.
+# The smoke run is deterministic: a fixed seed and a fixed number of inputs.
+# (`make test` fuzzes without libFuzzer instead: ctest fuzz_mutate_*.)
 FUZZ_SMOKE_RUNS ?= 20000
 FUZZERS := manifest request
 FUZZ_FLAGS ?=
