@@ -67,7 +67,8 @@ echo "server RSS: $(awk '/VmRSS/ {printf "%.1f MiB", $2 / 1024}' "/proc/$SERVER_
 # (Debian's chromium; web/node_modules from `make web-deps`).
 if [ "${DASHBOARD:-0}" = 1 ]; then
   # What the pages read, each on its own (median of 5).
-  for path in /api/v1/nodes /api/v1/workloads /api/v1/clusterqueues /api/v1/resourceflavors \
+  for path in /api/v1/overview "/api/v1/nodes?limit=200" "/api/v1/workloads?limit=200" \
+              /api/v1/nodes /api/v1/workloads /api/v1/clusterqueues /api/v1/resourceflavors \
               "/api/v1/usage?by=tenant" "/api/v1/usage/idle?minutes=30" "/api/v1/telemetry?node=gpu-00000"; do
     for _ in 1 2 3 4 5; do api -o /dev/null -w '%{time_total} %{size_download}\n' "$URL$path"; done |
       sort -n | awk -v p="$path" 'NR == 3 {printf "GET %s: median %.1f ms, %d bytes\n", p, $1 * 1000, $2}'
