@@ -658,6 +658,31 @@ std::optional<PendingWorkload> Scheduler::Explain(
   return PendingWorkload{wl.key, wl.cq_name, wl.reason, 0};
 }
 
+int64_t Scheduler::Impl::Lent(int32_t c, int32_t fr) const {
+  if (!quota->HasParent(cqs[c].node)) return 0;
+  // What a ClusterQueue can lend now: its unused quota, within its
+  // lendingLimit.
+  auto unused = [&](int32_t node) {
+    const int64_t free = quota->Subtree(node, fr) - quota->Usage(node, fr);
+    const std::optional<int64_t> limit = quota->LendingLimit(node, fr);
+    return std::max<int64_t>(0, limit ? std::min(free, *limit) : free);
+  };
+  int64_t borrowed = 0, lendable = 0;
+  for (int32_t o : tree_cqs.at(cqs[c].root)) {
+    const int32_t node = cqs[o].node;
+    borrowed += std::max<int64_t>(0, quota->Usage(node, fr) - quota->Subtree(node, fr));
+    lendable += unused(node);
+  }
+  // Quota the cohorts of the tree hold themselves is lent first.
+  for (int32_t n = quota->Parent(cqs[c].node); n >= 0; n = quota->Parent(n)) {
+    borrowed -= quota->Nominal(n, fr);
+  }
+  const int64_t mine = unused(cqs[c].node);
+  if (borrowed <= 0 || lendable <= 0 || mine == 0) return 0;
+  if (borrowed >= lendable) return mine;
+  return int64_t((__int128)mine * borrowed / lendable);
+}
+
 std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
     const std::string& name) const {
   const Impl& m = *impl_;
@@ -681,6 +706,7 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
           u.usage_milli = m.quota->Usage(cq.node, fr);
           u.borrowed_milli =
               std::max<int64_t>(0, u.usage_milli - m.quota->Subtree(cq.node, fr));
+          u.lent_milli = m.Lent(it->second, fr);
         }
         st.quota.push_back(std::move(u));
       }

@@ -87,6 +87,13 @@ struct QuotaUsage {
   std::optional<int64_t> lending_limit_milli;
   int64_t usage_milli = 0;     // Reserved by admitted workloads.
   int64_t borrowed_milli = 0;  // Usage above nominal (taken from the cohort).
+  // Its unused quota that others in its cohort tree use now. Kueue does not
+  // say whose quota a borrower uses: the borrowed total of the tree (less
+  // quota the cohorts above it hold themselves) is attributed to the
+  // ClusterQueues with unused quota they may lend (within lendingLimit),
+  // in proportion to it, so the lent amounts of a tree add up to what it
+  // borrows.
+  int64_t lent_milli = 0;
 };
 
 struct ClusterQueueStatus {

@@ -473,6 +473,9 @@ struct Scheduler::Impl {
   std::string ReasonNow(WlIdx w) const;
 
   // scheduler.cc: read-side views.
+  // ClusterQueue c's quota of `fr` that others in its cohort tree use now
+  // (QuotaUsage::lent_milli).
+  int64_t Lent(int32_t c, int32_t fr) const;
   core::Admission AdmissionOf(WlIdx w) const;  // w must be admitted.
   std::vector<QueueKey> SortedQueue(const CQ& cq) const;
   PendingWorkload ExplainAt(const CQ& cq, const std::vector<QueueKey>& keys,

@@ -744,6 +744,15 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
     std::optional<ClusterQueueStatus> st = s.GetClusterQueueStatus(cq);
     if (!st || st->pending != counts.first || st->admitted != counts.second)
       err("api", "GetClusterQueueStatus(" + cq + ") counts differ from the lists");
+    // What it lends is unused quota of its own; a borrower lends nothing.
+    for (const QuotaUsage& u : st ? st->quota : std::vector<QuotaUsage>{}) {
+      if (u.lent_milli < 0 || u.lent_milli > std::max<int64_t>(0, u.nominal_milli - u.usage_milli) ||
+          (u.borrowed_milli > 0 && u.lent_milli > 0)) {
+        err("api", "GetClusterQueueStatus(" + cq + ") lends " + std::to_string(u.lent_milli) +
+                       "m of " + u.flavor + " with " + std::to_string(u.usage_milli) + "m of " +
+                       std::to_string(u.nominal_milli) + "m in use");
+      }
+    }
   }
 
   // Pending: reasons, queues, positions.

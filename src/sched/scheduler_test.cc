@@ -297,6 +297,38 @@ TEST(SchedulerTest, Quota) {
   for (const Scenario& sc : cases) RunScenario(sc);
 }
 
+// What a ClusterQueue lends: team-a runs 12 on a nominal quota of 8, so it
+// borrows 4 from its cohort. team-b (8, idle) may lend all 8 unused;
+// team-c (8, 6 in use, lendingLimit 4) may lend 2 (its 2 unused). The 4
+// borrowed are attributed in proportion to what each may lend: 4 x 8/10 to
+// team-b, 4 x 2/10 to team-c; they add up to team-a's 4.
+TEST(SchedulerTest, LentIsWhatOthersUseOfTheUnusedQuota) {
+  auto s = testing::BuildScheduler(
+      kBase + GpuCq("team-a-cq", "research", "h100", "nominalQuota: 8") +
+      GpuCq("team-b-cq", "research", "h100", "nominalQuota: 8") +
+      GpuCq("team-c-cq", "research", "h100", "nominalQuota: 8, lendingLimit: 4") +
+      Wl("team-a/a1").Created(0).Gpus(8) + Wl("team-a/a2").Created(1).Gpus(4) +
+      Wl("team-c/c1").Created(2).Gpus(6));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  (*s)->RunUntilQuiescent();
+  auto quota = [&](const std::string& cq) {
+    std::optional<ClusterQueueStatus> st = (*s)->GetClusterQueueStatus(cq);
+    EXPECT_TRUE(st.has_value()) << cq;
+    return st ? st->quota.at(0) : QuotaUsage{};
+  };
+  EXPECT_EQ(quota("team-a-cq").usage_milli, 12000);
+  EXPECT_EQ(quota("team-a-cq").borrowed_milli, 4000);
+  EXPECT_EQ(quota("team-a-cq").lent_milli, 0);  // Nothing unused.
+  EXPECT_EQ(quota("team-b-cq").lent_milli, 3200);
+  EXPECT_EQ(quota("team-c-cq").lent_milli, 800);
+  EXPECT_EQ(quota("team-c-cq").borrowed_milli, 0);
+  // When team-a's extra work ends, nothing is borrowed, nothing lent.
+  ASSERT_TRUE((*s)->RemoveWorkload("team-a/a2").ok());
+  (*s)->RunUntilQuiescent();
+  EXPECT_EQ(quota("team-b-cq").lent_milli, 0);
+  EXPECT_EQ(quota("team-c-cq").lent_milli, 0);
+}
+
 TEST(SchedulerTest, Flavors) {
   const std::string base = kH100 + kA100 + kNodes + kA100Nodes;
   const std::string team_b =

@@ -193,6 +193,11 @@ TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {
   EXPECT_EQ(Value(m, "kueue_cluster_queue_resource_usage", cell), 6);
   EXPECT_EQ(Value(m, "kueue_cluster_queue_resource_reservation", cell), 6);
   EXPECT_EQ(Value(m, "allot_cluster_queue_resource_borrowed", cell), 2);
+  // cq-b, idle, is the only lender: it lends what cq-a borrows.
+  std::map<std::string, std::string> cell_b = cell;
+  cell_b["cluster_queue"] = "cq-b";
+  EXPECT_EQ(Value(m, "allot_cluster_queue_resource_lent", cell_b), 2);
+  EXPECT_EQ(Value(m, "allot_cluster_queue_resource_lent", cell), 0);
   EXPECT_TRUE(std::isnan(Value(m, "kueue_cluster_queue_lending_limit", cell)));
   EXPECT_EQ(Value(m, "kueue_cluster_queue_status",
                   {{"cluster_queue", "cq-a"}, {"status", "active"}}), 1);
@@ -216,6 +221,9 @@ TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {
   json::value st = srv_->Json("GET", "/api/v1/clusterqueues/cq-a");
   EXPECT_EQ(st.at("status").at("admittedWorkloads").as_int64(), 2);
   EXPECT_EQ(st.at("status").at("pendingWorkloads").as_int64(), 1);
+  json::value stb = srv_->Json("GET", "/api/v1/clusterqueues/cq-b");
+  EXPECT_EQ(stb.at("status").at("flavorsUsage").at(0).at("resources").at(0).at("lent").as_string(),
+            "2") << json::serialize(stb);
 
   // team-b reclaims its quota: w2 (borrowing) is preempted and evicted.
   srv_->Json("POST", "/api/v1/workloads", Workload("team-b", "b4", 4), &code);

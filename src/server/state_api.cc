@@ -142,6 +142,7 @@ json::object State::ConfigJson(Kind kind, const std::string& key,
       r["name"] = u.resource;
       r["total"] = Quantity(u.usage_milli);
       r["borrowed"] = Quantity(u.borrowed_milli);
+      r["lent"] = Quantity(u.lent_milli);  // Allot's: see sched::QuotaUsage.
       r["nominalQuota"] = Quantity(u.nominal_milli);
       by_flavor[u.flavor].push_back(std::move(r));
     }

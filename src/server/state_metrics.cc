@@ -136,6 +136,10 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   quota_family("allot_cluster_queue_resource_borrowed",
                "Usage above nominal quota, borrowed from the cohort.",
                [](const sched::QuotaUsage& u) { return Opt(u.borrowed_milli); });
+  quota_family("allot_cluster_queue_resource_lent",
+               "Unused quota that others in the cohort tree use now (the tree's "
+               "borrowing, attributed in proportion to what each may lend).",
+               [](const sched::QuotaUsage& u) { return Opt(u.lent_milli); });
   g->Family("kueue_cluster_queue_weighted_share",
             "The largest ratio of usage above nominal quota to the cohort's "
             "lendable quota over the ClusterQueue's resources (x1000), divided "

@@ -144,7 +144,9 @@ async function queuesPage(main, params) {
     const st = cq.status || {};
     const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => {
       const used = parseFloat(r.total), nom = parseFloat(r.nominalQuota), b = parseFloat(r.borrowed);
-      return `<div>${esc(f.name)} ${esc(r.name)}: ${used} / ${nom}${b > 0 ? ` <span class="muted">(borrowed ${b})</span>` : ""}${bar(used, nom)}</div>`;
+      const lent = parseFloat(r.lent || "0");
+      const note = [b > 0 ? `borrowed ${b}` : "", lent > 0 ? `lent ${+lent.toFixed(2)}` : ""].filter(Boolean).join(", ");
+      return `<div>${esc(f.name)} ${esc(r.name)}: ${used} / ${nom}${note ? ` <span class="muted">(${note})</span>` : ""}${bar(used, nom)}</div>`;
     })).join("");
     return `<tr data-cq="${esc(cq.metadata.name)}"><td>${esc(cq.metadata.name)}</td><td>${esc(cq.spec?.cohort || "")}</td>
       <td>${res}</td><td>${st.pendingWorkloads ?? 0}</td><td>${st.admittedWorkloads ?? 0}</td>
