@@ -719,6 +719,31 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
   return st;
 }
 
+std::vector<CohortStatus> Scheduler::CohortStatuses() const {
+  const Impl& m = *impl_;
+  std::vector<CohortStatus> out;
+  for (const auto& [name, node] : m.cohort_node) {  // By name.
+    CohortStatus c;
+    c.name = name;
+    if (m.quota->HasParent(node)) c.parent = m.node_cohort_name[m.quota->Parent(node)];
+    for (int32_t f = 0; f < int32_t(m.flavors.size()); ++f) {
+      for (int32_t r = 0; r < int32_t(m.resources.size()); ++r) {
+        const int32_t fr = m.Fr(f, r);
+        QuotaUsage u;
+        u.nominal_milli = m.quota->Subtree(node, fr);
+        u.usage_milli = m.quota->Usage(node, fr);
+        if (u.nominal_milli == 0 && u.usage_milli == 0) continue;
+        u.flavor = m.flavors[f].name;
+        u.resource = m.resources[r];
+        u.borrowed_milli = std::max<int64_t>(0, u.usage_milli - u.nominal_milli);
+        c.quota.push_back(std::move(u));
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 const std::vector<PreemptionEvent>& Scheduler::Preemptions() const {
   return impl_->preemptions;
 }

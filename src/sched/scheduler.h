@@ -106,6 +106,18 @@ struct ClusterQueueStatus {
   int64_t weighted_share = 0;
 };
 
+// A cohort's quota and usage per flavor and resource, as Kueue's cohort
+// arithmetic counts them: nominal is what it holds (its own quota plus
+// what its members may lend it: each member's quota within its
+// lendingLimit), usage what its members draw from it (a member's use of
+// the quota it keeps to itself is not counted), borrowed what it uses
+// above that, from its parent cohort.
+struct CohortStatus {
+  std::string name;
+  std::string parent;  // "" for a root.
+  std::vector<QuotaUsage> quota;  // Where nominal or usage is not 0.
+};
+
 class Scheduler {
  public:
   // Builds a scheduler from a validated config (core/manifest.h
@@ -160,6 +172,8 @@ class Scheduler {
   // Usage and counts of one ClusterQueue; nullopt when it is unknown.
   std::optional<ClusterQueueStatus> GetClusterQueueStatus(
       const std::string& name) const;
+  // Every cohort (declared or only named by ClusterQueues), by name.
+  std::vector<CohortStatus> CohortStatuses() const;
   // Every eviction since creation, in order.
   const std::vector<PreemptionEvent>& Preemptions() const;
 

@@ -322,6 +322,17 @@ TEST(SchedulerTest, LentIsWhatOthersUseOfTheUnusedQuota) {
   EXPECT_EQ(quota("team-b-cq").lent_milli, 3200);
   EXPECT_EQ(quota("team-c-cq").lent_milli, 800);
   EXPECT_EQ(quota("team-c-cq").borrowed_milli, 0);
+  // The cohort as Kueue counts it: team-c keeps 4 of its 8 to itself
+  // (lendingLimit 4), so the cohort holds 8 + 8 + 4 = 20; of its 6 in use,
+  // the 4 it keeps are not drawn from the cohort: 12 + 2 = 14 in use.
+  std::vector<CohortStatus> cohorts = (*s)->CohortStatuses();
+  ASSERT_EQ(cohorts.size(), 1u);
+  EXPECT_EQ(cohorts[0].name, "research");
+  EXPECT_EQ(cohorts[0].parent, "");
+  ASSERT_EQ(cohorts[0].quota.size(), 1u);
+  EXPECT_EQ(cohorts[0].quota[0].nominal_milli, 20000);
+  EXPECT_EQ(cohorts[0].quota[0].usage_milli, 14000);
+  EXPECT_EQ(cohorts[0].quota[0].borrowed_milli, 0);
   // When team-a's extra work ends, nothing is borrowed, nothing lent.
   ASSERT_TRUE((*s)->RemoveWorkload("team-a/a2").ok());
   (*s)->RunUntilQuiescent();

@@ -390,8 +390,24 @@ json::object State::Overview(const Principal& p, int64_t now, int64_t idle_ms) c
   for (const auto& [st, n] : states) wl[st] = n;
   json::object gpus = total.Json();
   gpus["simulated"] = simulated;
+  // Cohorts are shared infrastructure, as ClusterQueues are.
+  json::array cohorts;
+  for (const sched::CohortStatus& c : sched_->CohortStatuses()) {
+    json::array res;
+    for (const sched::QuotaUsage& u : c.quota) {
+      auto q = [](int64_t milli) { return allot::Quantity::FromMilli(milli).ToString(); };
+      res.push_back(json::object{{"flavor", u.flavor},
+                                 {"name", u.resource},
+                                 {"nominalQuota", q(u.nominal_milli)},
+                                 {"total", q(u.usage_milli)},
+                                 {"borrowed", q(u.borrowed_milli)}});
+    }
+    cohorts.push_back(
+        json::object{{"name", c.name}, {"parent", c.parent}, {"resources", std::move(res)}});
+  }
   return {{"gpus", std::move(gpus)},
           {"byFlavorAndLocation", std::move(by_group)},
+          {"cohorts", std::move(cohorts)},
           {"workloads", std::move(wl)},
           {"idleMinutes", idle_ms / 60000},
           {"idleUtilPct", idle_util_pct_},

@@ -138,22 +138,31 @@ function bar(used, nominal) {
   return `<div class="bar" title="${used} of ${nominal}"><span class="${used > nominal ? "over" : ""}" style="width:${pct}%"></span></div>`;
 }
 
+// One line of a quota cell: "h100 nvidia.com/gpu: 6 / 8 (borrowed 2)" and a bar.
+function quotaLine(flavor, r) {
+  const used = parseFloat(r.total), nom = parseFloat(r.nominalQuota), b = parseFloat(r.borrowed);
+  const lent = parseFloat(r.lent || "0");
+  const note = [b > 0 ? `borrowed ${b}` : "", lent > 0 ? `lent ${+lent.toFixed(2)}` : ""].filter(Boolean).join(", ");
+  return `<div>${esc(flavor)} ${esc(r.name)}: ${used} / ${nom}${note ? ` <span class="muted">(${note})</span>` : ""}${bar(used, nom)}</div>`;
+}
+
 async function queuesPage(main, params) {
-  const { rows, note } = await listed("/api/v1/clusterqueues", params, "ClusterQueues");
+  const [{ rows, note }, overview] = await Promise.all([
+    listed("/api/v1/clusterqueues", params, "ClusterQueues"), api("/api/v1/overview")]);
   const body = rows.map((cq) => {
     const st = cq.status || {};
-    const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => {
-      const used = parseFloat(r.total), nom = parseFloat(r.nominalQuota), b = parseFloat(r.borrowed);
-      const lent = parseFloat(r.lent || "0");
-      const note = [b > 0 ? `borrowed ${b}` : "", lent > 0 ? `lent ${+lent.toFixed(2)}` : ""].filter(Boolean).join(", ");
-      return `<div>${esc(f.name)} ${esc(r.name)}: ${used} / ${nom}${note ? ` <span class="muted">(${note})</span>` : ""}${bar(used, nom)}</div>`;
-    })).join("");
+    const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => quotaLine(f.name, r))).join("");
     return `<tr data-cq="${esc(cq.metadata.name)}"><td>${esc(cq.metadata.name)}</td><td>${esc(cq.spec?.cohort || "")}</td>
       <td>${res}</td><td>${st.pendingWorkloads ?? 0}</td><td>${st.admittedWorkloads ?? 0}</td>
       <td>${st.fairSharing?.weightedShare ?? 0}</td></tr>`;
   }).join("");
+  const cohorts = (overview.cohorts || []).map((c) => `<tr data-cohort="${esc(c.name)}"><td>${esc(c.name)}</td>
+    <td>${esc(c.parent)}</td><td>${c.resources.map((r) => quotaLine(r.flavor, r)).join("")}</td></tr>`).join("");
   main.innerHTML = `<h2>Queues</h2><table><tr><th>ClusterQueue</th><th>cohort</th><th>usage / nominal quota</th>
-    <th>pending</th><th>admitted</th><th>weighted share</th></tr>${body}</table>${note}`;
+    <th>pending</th><th>admitted</th><th>weighted share</th></tr>${body}</table>${note}
+    ${cohorts ? `<h3>Cohorts</h3><p class="muted">What each cohort holds (its own quota and what its
+    ClusterQueues may lend it) and what they draw from it.</p><table><tr><th>cohort</th><th>parent</th>
+    <th>usage / quota</th></tr>${cohorts}</table>` : ""}`;
 }
 
 function chart(el, title, xs, series, unit) {

@@ -60,6 +60,7 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: shared}
 spec:
+  cohort: lab
   namespaceSelector: {}
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
@@ -124,6 +125,10 @@ spec: {clusterQueue: shared}
   await page.waitForSelector('tr[data-cq="shared"]');
   const q = await page.textContent('tr[data-cq="shared"]');
   if (!q.includes("3 / 8")) fail("queues page shows " + q);
+  // Its cohort: what the cohort holds and what its ClusterQueues draw.
+  const c = await page.textContent('tr[data-cohort="lab"]');
+  if (!c.includes("3 / 8")) fail("queues page shows cohort " + c);
+  await page.screenshot({ path: join(outdir, "queues.png") });
 
   // Nodes: open the node's GPUs; simulated ones say so; the held ones name
   // their workload.
