@@ -8,8 +8,14 @@
 #include <sys/socket.h>
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/up_fixture.h"
 #include "net/http.h"
@@ -229,6 +235,61 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
   std::map<std::string, double> rules = WaitQuery(
       R"(count(ALERTS) or vector(0))", [](const auto& m) { return !m.empty(); });
   EXPECT_FALSE(rules.empty());
+
+  // The shipped Grafana dashboards: every panel's PromQL (its variables
+  // given values that match everything) is valid PromQL, and every metric it
+  // names is one Allot exports: in this scrape, or (a counter that has no
+  // series until its first event, such as evictions) in docs/metrics.md.
+  auto scrape = client_->Do("GET", "/metrics", {{"Authorization", "Bearer " + token_}}, "");
+  ASSERT_TRUE(scrape.ok() && scrape->status == 200);
+  const std::string& text = scrape->body;
+  std::ifstream doc_in(std::string(ALLOT_SOURCE_DIR) + "/docs/metrics.md");
+  std::stringstream doc;
+  doc << doc_in.rdbuf();
+  const std::regex name_re(R"(\b(kueue_[a-z_]+|DCGM_FI_[A-Z_]+|allot_[a-z_]+)\b)");
+  int exprs = 0;
+  for (const char* board : {"queues-and-tenants.json", "gpus.json"}) {
+    std::ifstream in(std::string(ALLOT_SOURCE_DIR) + "/deploy/grafana/" + board);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    boost::system::error_code ec;
+    json::value d = json::parse(ss.str(), ec);
+    ASSERT_FALSE(ec) << board << ": " << ec.message();
+    std::vector<std::string> found;
+    std::function<void(const json::value&)> walk = [&](const json::value& v) {
+      if (v.is_object()) {
+        for (const auto& kv : v.as_object()) {
+          if (kv.key() == "expr" && kv.value().is_string()) {
+            found.emplace_back(kv.value().as_string());
+          } else {
+            walk(kv.value());
+          }
+        }
+      } else if (v.is_array()) {
+        for (const json::value& x : v.as_array()) walk(x);
+      }
+    };
+    walk(d);
+    EXPECT_GE(found.size(), 5u) << board;
+    for (std::string e : found) {
+      ++exprs;
+      for (auto [var, val] : {std::pair{"$cluster_queue", ".*"}, {"$Hostname", ".*"},
+                              {"$__rate_interval", "1m"}}) {
+        for (size_t at; (at = e.find(var)) != std::string::npos;) e.replace(at, strlen(var), val);
+      }
+      auto r = prom_->Do("GET", "/api/v1/query?query=" + net::UrlEncode(e), {}, "");
+      ASSERT_TRUE(r.ok()) << e;
+      EXPECT_EQ(r->status, 200) << board << ": " << e << "\n" << r->body;
+      for (std::sregex_iterator m(e.begin(), e.end(), name_re), end; m != end; ++m) {
+        const std::string name = (*m)[1];
+        const std::string base = std::regex_replace(name, std::regex("_(bucket|sum|count)$"), "");
+        EXPECT_TRUE(text.find("\n" + name) != std::string::npos ||
+                    doc.str().find("`" + base + "`") != std::string::npos)
+            << board << " uses " << name << ", which Allot does not export";
+      }
+    }
+  }
+  EXPECT_GE(exprs, 20);
 }
 
 }  // namespace
