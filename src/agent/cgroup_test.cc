@@ -18,45 +18,16 @@
 #include <thread>
 
 #include "agent/exec.h"
+#include "agent/test_util.h"
 
 namespace allot::agent {
 namespace {
 
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
-
-constexpr milliseconds kDeadline{15000};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
-// True while `pid` is a live process (a zombie counts as dead).
-bool Alive(int pid) {
-  std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
-  char state = stat[paren + 2];
-  return state != 'Z' && state != 'X';
-}
-
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  Clock::time_point end = Clock::now() + kDeadline;
-  while (Clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return pred();
-}
+using testing::Alive;
+using testing::Exists;
+using testing::ReadAll;
+using testing::WaitFor;
 
 // The value after "key=" on a line of `text`; -1 when none.
 int Tagged(const std::string& text, const std::string& key) {

@@ -12,46 +12,18 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/test_util.h"
+
 namespace allot::agent {
 namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
-constexpr milliseconds kDeadline{15000};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
-// True while `pid` is a live process (absent or zombie count as dead: a
-// reparented zombie may wait for a PID 1 that does not reap).
-bool Alive(int pid) {
-  std::string stat = ReadAll("/proc/" + std::to_string(pid) + "/stat");
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
-  char state = stat[paren + 2];
-  return state != 'Z' && state != 'X';
-}
-
-// Waits until `pred` holds; false after kDeadline.
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  Clock::time_point end = Clock::now() + kDeadline;
-  while (Clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return pred();
-}
+using testing::Alive;
+using testing::Exists;
+using testing::kDeadline;
+using testing::ReadAll;
+using testing::WaitFor;
 
 // "key=123" lines of `text` → pids.
 std::vector<int> PidsTagged(const std::string& text, const std::string& key) {
