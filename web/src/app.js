@@ -18,7 +18,7 @@ let renderTimer = null;
 // Long tables show their first kMaxRows rows (a first load stays fast on a
 // large cluster); "show all" (?all=1) or a filter shows the rest.
 const kMaxRows = 200;
-// A table shows at most kMaxRows rows unless the page's hash asks for all.
+// This page with ?all=1: the "show all" link.
 function showAllHref() {
   return location.hash.includes("?") ? location.hash + "&all=1" : location.hash + "?all=1";
 }
