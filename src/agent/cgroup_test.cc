@@ -87,18 +87,7 @@ class CgroupExecTest : public ::testing::Test {
     return spec;
   }
 
-  PodExit WaitExit(const std::string& id) {
-    PodExit found;
-    bool ok = WaitFor([&] {
-      for (PodExit& e : exec_->Poll()) exits_[e.id] = std::move(e);
-      auto it = exits_.find(id);
-      if (it == exits_.end()) return false;
-      found = it->second;
-      return true;
-    });
-    EXPECT_TRUE(ok) << "pod " << id << " did not exit";
-    return found;
-  }
+  PodExit WaitExit(const std::string& id) { return testing::WaitExit(*exec_, &exits_, id); }
 
   // Waits until every directory of pod `id`'s cgroup is gone.
   bool CgroupGone(const std::string& id) {

@@ -61,18 +61,7 @@ class ExecTest : public ::testing::Test {
   }
 
   // Polls until pod `id` has exited; the exits of other pods are kept.
-  PodExit WaitExit(const std::string& id) {
-    PodExit found;
-    bool ok = WaitFor([&] {
-      for (PodExit& e : exec_->Poll()) exits_[e.id] = std::move(e);
-      auto it = exits_.find(id);
-      if (it == exits_.end()) return false;
-      found = it->second;
-      return true;
-    });
-    EXPECT_TRUE(ok) << "pod " << id << " did not exit";
-    return found;
-  }
+  PodExit WaitExit(const std::string& id) { return testing::WaitExit(*exec_, &exits_, id); }
 
   std::string dir_;
   std::unique_ptr<Executor> exec_;

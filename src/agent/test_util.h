@@ -3,13 +3,17 @@
 // generous deadline that only fails a test when it passes.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "agent/exec.h"
 
 namespace allot::agent::testing {
 
@@ -46,6 +50,22 @@ bool WaitFor(Pred pred) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return pred();
+}
+
+// Polls `exec` until pod `id` has exited; what it says of other pods is
+// kept in `exits` for later calls.
+inline PodExit WaitExit(Executor& exec, std::map<std::string, PodExit>* exits,
+                        const std::string& id) {
+  PodExit found;
+  bool ok = WaitFor([&] {
+    for (PodExit& e : exec.Poll()) (*exits)[e.id] = std::move(e);
+    auto it = exits->find(id);
+    if (it == exits->end()) return false;
+    found = it->second;
+    return true;
+  });
+  EXPECT_TRUE(ok) << "pod " << id << " did not exit";
+  return found;
 }
 
 }  // namespace allot::agent::testing

@@ -26,6 +26,7 @@
 
 #include "cli/simulate.h"
 #include "cli/up_fixture.h"
+#include "sched/test_util.h"
 
 namespace allot::cli {
 namespace {
@@ -33,66 +34,14 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-// The server's quotas: 4 GPUs per team, lent within the cohort.
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-a}
-spec:
-  cohort: all
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: QUOTA}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-b}
-spec:
-  cohort: all
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: QUOTA}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: dev, namespace: team-a}
-spec: {clusterQueue: cq-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq-b}
-)";
-
+// The server's quotas: `quota` GPUs per team, lent within the cohort.
 std::string Cluster(int quota) {
-  std::string s = kCluster;
-  for (size_t at; (at = s.find("QUOTA")) != std::string::npos;) {
-    s.replace(at, 5, std::to_string(quota));
-  }
-  return s;
+  namespace t = sched::testing;
+  const std::string q = "nominalQuota: " + std::to_string(quota);
+  return t::Namespace("team-a", "{}") + t::Namespace("team-b", "{}") + t::Flavor("h100", "") +
+         t::GpuCq("cq-a", "all", "h100", q) + t::GpuCq("cq-b", "all", "h100", q) +
+         t::LocalQueue("team-a", "q", "cq-a") + t::LocalQueue("team-a", "dev", "cq-a") +
+         t::LocalQueue("team-b", "q", "cq-b");
 }
 
 struct Shape {

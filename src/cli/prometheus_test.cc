@@ -19,6 +19,7 @@
 
 #include "cli/up_fixture.h"
 #include "net/http.h"
+#include "sched/test_util.h"
 
 namespace allot::cli {
 namespace {
@@ -26,53 +27,14 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-a}
-spec:
-  cohort: all
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-b}
-spec:
-  cohort: all
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq-b}
-)";
+// Two teams of 4 GPUs each, lending each other in cohort `all`.
+std::string Cluster() {
+  namespace t = sched::testing;
+  return t::Namespace("team-a", "{}") + t::Namespace("team-b", "{}") + t::Flavor("h100", "") +
+         t::GpuCq("cq-a", "all", "h100", "nominalQuota: 4") +
+         t::GpuCq("cq-b", "all", "h100", "nominalQuota: 4") + t::LocalQueue("team-a", "q", "cq-a") +
+         t::LocalQueue("team-b", "q", "cq-b");
+}
 
 std::string Sleeper(const std::string& ns, const std::string& name, int gpus) {
   return "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: " + name +
@@ -155,7 +117,7 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
       << "Debian's prometheus package is missing (make deps installs it)";
   Start({});
   int code = 0;
-  json::value r = Call("POST", "/api/v1/apply", kCluster, &code);
+  json::value r = Call("POST", "/api/v1/apply", Cluster(), &code);
   ASSERT_EQ(code, 200) << json::serialize(r);
   for (auto [ns, name, gpus] : {std::tuple{"team-a", "a3", 3}, {"team-a", "a2", 2},
                                 {"team-b", "b1", 1}}) {

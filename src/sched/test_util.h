@@ -34,14 +34,12 @@ namespace allot::sched::testing {
 // YAML snippets. Each returns complete documents followed by "---\n".
 
 // A ResourceFlavor `name` selecting nodes labeled
-// allot.dev/gpu-product=<product>.
+// allot.dev/gpu-product=<product>; every node when `product` is empty.
 inline std::string Flavor(const std::string& name, const std::string& product) {
-  return "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
-         "metadata: {name: " +
-         name +
-         "}\n"
-         "spec: {nodeLabels: {allot.dev/gpu-product: " +
-         product + "}}\n---\n";
+  std::string out = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+                    "metadata: {name: " + name + "}\n";
+  if (!product.empty()) out += "spec: {nodeLabels: {allot.dev/gpu-product: " + product + "}}\n";
+  return out + "---\n";
 }
 
 // `count` nodes "<prefix>-0".."<prefix>-<count-1>", each with `gpus` whole

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "sched/test_util.h"
 #include "server/test_server.h"
 
 namespace allot::server {
@@ -20,54 +21,15 @@ namespace {
 using testing::TestServer;
 namespace json = boost::json;
 
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-a}
-spec:
-  cohort: all
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4, borrowingLimit: 2}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-b}
-spec:
-  cohort: all
-  preemption: {reclaimWithinCohort: Any}
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq-b}
-)";
+// Two teams of 4 GPUs in cohort `all`: cq-a may borrow 2, cq-b reclaims.
+std::string Cluster() {
+  namespace t = sched::testing;
+  return t::Namespace("team-a", "{}") + t::Namespace("team-b", "{}") + t::Flavor("h100", "") +
+         t::GpuCq("cq-a", "all", "h100", "nominalQuota: 4, borrowingLimit: 2") +
+         t::GpuCq("cq-b", "all", "h100", "nominalQuota: 4",
+                  "  preemption: {reclaimWithinCohort: Any}\n") +
+         t::LocalQueue("team-a", "q", "cq-a") + t::LocalQueue("team-b", "q", "cq-b");
+}
 
 std::string Workload(const std::string& ns, const std::string& name, int gpus) {
   json::object tmpl{
@@ -146,7 +108,7 @@ class MetricsTest : public ::testing::Test {
     srv_ = TestServer::Start();
     ASSERT_NE(srv_, nullptr);
     int code = 0;
-    json::value r = srv_->Json("POST", "/api/v1/apply", kCluster, &code);
+    json::value r = srv_->Json("POST", "/api/v1/apply", Cluster(), &code);
     ASSERT_EQ(code, 200) << json::serialize(r);
     r = srv_->Json("POST", "/api/v1/agents/sync", Sync({}), &code);
     ASSERT_EQ(code, 200) << json::serialize(r);
