@@ -27,21 +27,37 @@ bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
 std::vector<PodSetRequest> Scheduler::Impl::Requests(
     WlIdx w, const std::vector<int32_t>& counts,
     const std::vector<std::vector<int32_t>>& chosen) const {
+  std::vector<PodSetRequest> out;
+  RequestsInto(w, counts, chosen, &out);
+  return out;
+}
+
+void Scheduler::Impl::RequestsInto(
+    WlIdx w, const std::vector<int32_t>& counts,
+    const std::vector<std::vector<int32_t>>& chosen,
+    std::vector<PodSetRequest>* out) const {
   const Wl& wl = wls[w];
-  std::vector<PodSetRequest> out(wl.spec.pod_sets.size());
-  for (size_t p = 0; p < out.size(); ++p) {
+  out->resize(wl.spec.pod_sets.size());
+  for (size_t p = 0; p < out->size(); ++p) {
     const core::PodSet& ps = wl.spec.pod_sets[p];
-    PodSetRequest& r = out[p];
+    PodSetRequest& r = (*out)[p];
     r.count = counts[p];
+    r.shape.cpu = Quantity();
+    r.shape.memory = Quantity();
+    size_t devices = 0;  // Entries of r.shape.devices written.
     for (const auto& [name, q] : ps.requests) {
       if (name == core::kCpuResource) {
         r.shape.cpu = q;
       } else if (name == core::kMemoryResource) {
         r.shape.memory = q;
       } else if (core::IsGpuResource(name) && q.milli() > 0) {
-        r.shape.devices.emplace_back(name, int32_t(q.UnitsCeil()));
+        if (devices == r.shape.devices.size()) r.shape.devices.emplace_back();
+        r.shape.devices[devices].first = name;
+        r.shape.devices[devices++].second = int32_t(q.UnitsCeil());
       }
     }
+    r.shape.devices.resize(devices);
+    r.flavors.clear();
     for (int32_t f : chosen[p]) {
       if (f >= 0 &&
           std::find(r.flavors.begin(), r.flavors.end(), f) == r.flavors.end()) {
@@ -51,7 +67,6 @@ std::vector<PodSetRequest> Scheduler::Impl::Requests(
     r.node_selector = &ps.node_selector;
     r.tolerations = &ps.tolerations;
   }
-  return out;
 }
 
 Assignment Scheduler::Impl::Assign(WlIdx w, const std::vector<int32_t>& counts,
@@ -76,12 +91,29 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   // placement group, and the flavors it was found for: when the final
   // request is the same, the final search would find the same placement.
   const bool one_pod_set = wl.spec.pod_sets.size() == 1;
-  Placement found;
-  std::vector<int32_t> found_for;
-  // The oracle's victim search behind the best option so far, if it ran
-  // and found victims: its request and its answer.
-  Assignment searched;
-  std::vector<std::pair<WlIdx, PreemptionReason>> searched_victims;
+  // Placement searches and the oracle need buffers; quota_only uses none
+  // (and may run inside another AssignInto's oracle).
+  AssignScratch* scratch = quota_only ? nullptr : &assign_scratch;
+  struct Release {
+    AssignScratch* s;
+    ~Release() {
+      if (s) s->busy = false;
+    }
+  } release{scratch};
+  if (scratch) {
+    ALLOT_CHECK(!scratch->busy);
+    scratch->busy = true;
+    scratch->found.clear();
+    scratch->found_for.clear();
+    scratch->searched.Reset({}, 0);
+    scratch->searched_victims.clear();
+  }
+  // `found`: a single pod set's placement found while choosing the flavor
+  // of its placement group, and `found_for` the flavors it was found for:
+  // when the final request is the same, the final search would find the
+  // same placement. `searched`, `searched_victims`: the oracle's victim
+  // search behind the best option so far, if it ran and found victims: its
+  // request and its answer.
   int32_t groups_used = 0;
 
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
@@ -134,10 +166,12 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
       std::string reasons;
       for (int32_t f : cq.groups[g].flavors) {
         Option o;
-        Placement tmp;
-        std::vector<int32_t> tmp_for;  // Set when `tmp` may be reused.
-        Assignment trial;  // Set when the oracle searched victims.
-        std::vector<std::pair<WlIdx, PreemptionReason>> victims;
+        if (scratch) {
+          scratch->tmp.clear();
+          scratch->tmp_for.clear();  // Set when `tmp` may be reused.
+          scratch->trial.Reset({}, 0);  // Set when the oracle searched.
+          scratch->victims.clear();
+        }
         o.flavor = f;
         o.mode = Mode::kFit;
         if (!FlavorOk(wl, p, f)) {
@@ -170,18 +204,13 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
           }
         }
         if (o.mode == Mode::kFit && !quota_only && g == place_group) {
-          std::vector<std::vector<int32_t>> chosen(
-              wl.spec.pod_sets.size(),
-              std::vector<int32_t>(cq.groups.size(), -1));
-          chosen[p] = a.flavors[p];
-          chosen[p][g] = f;
-          std::vector<int32_t> one(counts.size(), 0);
-          one[p] = counts[p];
-          auto req = Requests(w, one, chosen);
+          ChooseOne(w, p, g, f, counts, a.flavors[p], scratch);
+          RequestsInto(w, scratch->one, scratch->chosen, &scratch->request);
           std::string why;
           a.nodes_consulted = true;
-          if (pool->Find(req, &tmp, explain ? &why : nullptr)) {
-            if (one_pod_set) tmp_for = chosen[p];
+          if (pool->Find(scratch->request, &scratch->tmp,
+                         explain ? &why : nullptr)) {
+            if (one_pod_set) scratch->tmp_for = scratch->chosen[p];
           } else {
             o.mode = Mode::kPreempt;
             a.short_flavors.push_back(f);
@@ -197,7 +226,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         if (o.mode == Mode::kPreempt && !quota_only &&
             cq.groups[g].flavors.size() > 1 &&
             !PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p],
-                                &a.nodes_consulted, &trial, &victims)) {
+                                &a.nodes_consulted, scratch, &scratch->trial,
+                                &scratch->victims)) {
           o.mode = Mode::kNoFit;
           if (explain) o.reason += "; no workload can be preempted for it";
         }
@@ -209,10 +239,12 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
                        best.borrows && !o.borrows);
         if (better) {
           best = o;
-          found = std::move(tmp);
-          found_for = std::move(tmp_for);
-          searched = std::move(trial);
-          searched_victims = std::move(victims);
+          if (scratch) {
+            std::swap(scratch->found, scratch->tmp);
+            std::swap(scratch->found_for, scratch->tmp_for);
+            std::swap(scratch->searched, scratch->trial);
+            std::swap(scratch->searched_victims, scratch->victims);
+          }
         }
         if (o.mode == Mode::kFit && !o.borrows) break;
         if (o.mode == Mode::kFit &&
@@ -246,20 +278,24 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
     if (acc[fr] != 0) a.usage.emplace_back(fr, acc[fr]);
   }
   if (quota_only) return;
-  a.requests = Requests(w, counts, a.flavors);
+  RequestsInto(w, counts, a.flavors, &a.requests);
+  Placement& found = scratch->found;
+  const std::vector<int32_t>& found_for = scratch->found_for;
+  const Assignment& searched = scratch->searched;
+  auto& searched_victims = scratch->searched_victims;
   // The oracle searched this very request when the workload has one pod
   // set in one resource group (its usage is then the trial's; the
   // requests follow from the same counts and flavors).
   if (a.mode == Mode::kPreempt && one_pod_set && groups_used == 1 &&
       !searched_victims.empty() && searched.usage == a.usage) {
-    a.oracle_victims = std::move(searched_victims);
-    a.placement = std::move(searched.placement);
+    std::swap(a.oracle_victims, searched_victims);
+    std::swap(a.placement, scratch->searched.placement);
   }
   if (a.mode == Mode::kFit) {
     std::string why;
     a.nodes_consulted = true;
     if (one_pod_set && !found_for.empty() && found_for == a.flavors[0]) {
-      a.placement = std::move(found);
+      std::swap(a.placement, found);
     } else if (!pool->Find(a.requests, &a.placement,
                            explain ? &why : nullptr)) {
       a.mode = Mode::kPreempt;
@@ -276,7 +312,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
 bool Scheduler::Impl::PreemptionPossible(
     WlIdx w, size_t p, int32_t g, int32_t f, const std::vector<int32_t>& counts,
     const int64_t* acc, const std::vector<int32_t>& chosen_so_far,
-    bool* searched, Assignment* out,
+    bool* searched, AssignScratch* scratch, Assignment* out,
     std::vector<std::pair<WlIdx, PreemptionReason>>* victims) const {
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
@@ -288,16 +324,24 @@ bool Scheduler::Impl::PreemptionPossible(
   std::sort(trial.usage.begin(), trial.usage.end());
   if (VictimSearchHopeless(w, trial.usage)) return false;
   *searched = true;
-  std::vector<std::vector<int32_t>> chosen(
-      wl.spec.pod_sets.size(), std::vector<int32_t>(cq.groups.size(), -1));
-  chosen[p] = chosen_so_far;
-  chosen[p][g] = f;
-  std::vector<int32_t> one(counts.size(), 0);
-  one[p] = counts[p];
-  trial.requests = Requests(w, one, chosen);
+  ChooseOne(w, p, g, f, counts, chosen_so_far, scratch);
+  RequestsInto(w, scratch->one, scratch->chosen, &trial.requests);
   // The search restores every change it makes before returning.
   *victims = const_cast<Impl*>(this)->FindVictims(w, &trial);
   return !victims->empty();
+}
+
+void Scheduler::Impl::ChooseOne(WlIdx w, size_t p, int32_t g, int32_t f,
+                                const std::vector<int32_t>& counts,
+                                const std::vector<int32_t>& chosen_so_far,
+                                AssignScratch* scratch) const {
+  const size_t groups = cqs[wls[w].cq].groups.size();
+  scratch->chosen.resize(counts.size());
+  for (auto& per_set : scratch->chosen) per_set.assign(groups, -1);
+  scratch->chosen[p] = chosen_so_far;
+  scratch->chosen[p][g] = f;
+  scratch->one.assign(counts.size(), 0);
+  scratch->one[p] = counts[p];
 }
 
 bool Scheduler::Impl::Fits(WlIdx w, Assignment* a, bool allow_borrowing) const {

@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "sched/inline_vec.h"
 #include "sched/node_pool_internal.h"
 
 namespace allot::sched {
@@ -62,6 +63,9 @@ struct NodePool::Impl {
   // holds every node.
   std::vector<std::vector<std::vector<std::set<Rank>>>> index;
   std::vector<int32_t> slot_sizes;
+  // Find's scratch, kept between calls for its buffers (NodePool is not
+  // thread-safe, const calls included).
+  mutable Scratch find_scratch;
 
   int32_t AllSlot() const { return static_cast<int32_t>(flavors.size()); }
   int32_t ResourceId(const std::string& name) const {
@@ -141,8 +145,7 @@ void NodePool::Impl::Move(NodeIdx n, int32_t resource, int32_t from,
 template <typename F>
 void NodePool::Impl::Update(NodeIdx n, F change) {
   NodeState& node = nodes[n];
-  std::vector<int32_t> before;
-  before.reserve(node.counts.size());
+  InlineVec<int32_t, 8> before;
   for (const ResourceCount& c : node.counts) {
     before.push_back(node.Offered(c.resource));
   }
@@ -229,9 +232,13 @@ void NodePool::Impl::Take(NodeIdx n, const PodSetCtx& ctx, int64_t pods,
                           Scratch* s, PodSetPlacement* out) const {
   const NodeState& node = nodes[n];
   Scratch::Use& use = s->GetOrAdd(n);
+  int32_t devices = 0;
+  for (const auto& [r, need] : ctx.needs) devices += need;
+  out->reserve(out->size() + size_t(pods));
   for (int64_t p = 0; p < pods; ++p) {
     PodAssignment pod;
     pod.node = n;
+    pod.devices.reserve(size_t(devices));
     for (const auto& [r, need] : ctx.needs) {
       int32_t got = 0;
       for (int32_t slot = 0;
@@ -645,7 +652,8 @@ bool NodePool::DeviceFree(NodeIdx n, int32_t slot) const {
 bool NodePool::Find(const std::vector<PodSetRequest>& request, Placement* out,
                     std::string* why) const {
   const Impl& m = *impl_;
-  Scratch scratch;
+  Scratch& scratch = m.find_scratch;
+  scratch.Clear();
   Placement result;
   result.reserve(request.size());
   for (size_t i = 0; i < request.size(); ++i) {

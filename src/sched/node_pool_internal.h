@@ -55,6 +55,18 @@ struct Scratch {
   // few nodes are found faster by a scan, without allocating).
   static constexpr size_t kLinear = 8;
   std::unordered_map<NodeIdx, int32_t> pos;
+  // Slot buffers of earlier uses, kept by Clear() for the next ones.
+  std::vector<std::vector<int32_t>> spare;
+
+  // Empties it, keeping its buffers.
+  void Clear() {
+    for (Use& u : uses) {
+      u.slots.clear();
+      spare.push_back(std::move(u.slots));
+    }
+    uses.clear();
+    if (!pos.empty()) pos.clear();
+  }
 
   const Use* Get(NodeIdx n) const {
     if (uses.size() <= kLinear) {
@@ -70,6 +82,10 @@ struct Scratch {
     if (const Use* u = Get(n)) return uses[static_cast<size_t>(u - uses.data())];
     uses.emplace_back();
     uses.back().node = n;
+    if (!spare.empty()) {
+      uses.back().slots = std::move(spare.back());
+      spare.pop_back();
+    }
     if (uses.size() == kLinear + 1) {
       for (size_t i = 0; i < uses.size(); ++i)
         pos.emplace(uses[i].node, static_cast<int32_t>(i));

@@ -18,6 +18,7 @@
 
 #include "core/model.h"
 #include "core/status.h"
+#include "sched/inline_vec.h"
 #include "sched/node_pool.h"
 #include "sched/quota_tree.h"
 #include "sched/scheduler.h"
@@ -25,42 +26,6 @@
 namespace allot::sched {
 
 using WlIdx = int32_t;
-
-// A short list of T kept inline (no allocation) while it has at most N
-// elements: scratch for hot paths.
-template <typename T, size_t N>
-class InlineVec {
- public:
-  InlineVec() = default;
-  InlineVec(size_t n, const T& v) {
-    for (size_t i = 0; i < n; ++i) push_back(v);
-  }
-  InlineVec(const InlineVec&) = delete;
-  InlineVec& operator=(const InlineVec&) = delete;
-  void push_back(const T& v) {
-    if (size_ < N) {
-      inline_[size_] = v;
-    } else {
-      if (size_ == N) heap_.assign(inline_, inline_ + N);
-      heap_.push_back(v);
-    }
-    ++size_;
-  }
-  T* begin() { return size_ > N ? heap_.data() : inline_; }
-  const T* begin() const { return size_ > N ? heap_.data() : inline_; }
-  T* end() { return begin() + size_; }
-  const T* end() const { return begin() + size_; }
-  T& operator[](size_t i) { return begin()[i]; }
-  const T& operator[](size_t i) const { return begin()[i]; }
-  T& back() { return begin()[size_ - 1]; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-
- private:
-  T inline_[N]{};
-  size_t size_ = 0;
-  std::vector<T> heap_;
-};
 
 // Kueue: a flavor fits a pod set when its nodeTaints are tolerated (pod
 // tolerations plus the flavor's own) and the pod's nodeSelector does not
@@ -331,6 +296,25 @@ struct Scheduler::Impl {
   std::vector<uint64_t> tree_version;
   std::vector<PreemptionEvent> preemptions;
   Assignment try_scratch;  // TryAdmit's assignment, reused between heads.
+  // Buffers of AssignInto's placement searches and preemption oracle
+  // (never with quota_only, which is the only AssignInto that runs inside
+  // another: FindVictims orders candidates with it). `busy` guards that.
+  struct AssignScratch {
+    bool busy = false;
+    std::vector<std::vector<int32_t>> chosen;  // Flavors per pod set, group.
+    std::vector<int32_t> one;                  // Counts: one pod set.
+    std::vector<PodSetRequest> request;
+    Placement tmp;
+    std::vector<int32_t> tmp_for;
+    Assignment trial;
+    std::vector<std::pair<WlIdx, PreemptionReason>> victims;
+    // The best option so far: its placement and the oracle's search.
+    Placement found;
+    std::vector<int32_t> found_for;
+    Assignment searched;
+    std::vector<std::pair<WlIdx, PreemptionReason>> searched_victims;
+  };
+  mutable AssignScratch assign_scratch;
   int64_t next_seq = 0;
   int64_t next_admit_seq = 0;
   size_t pending_count = 0;
@@ -419,11 +403,23 @@ struct Scheduler::Impl {
       WlIdx w, size_t p, int32_t g, int32_t f,
       const std::vector<int32_t>& counts, const int64_t* acc,
       const std::vector<int32_t>& chosen_so_far, bool* searched,
-      Assignment* trial,
+      AssignScratch* scratch, Assignment* trial,
       std::vector<std::pair<WlIdx, PreemptionReason>>* victims) const;
+  // Sets scratch->chosen to `chosen_so_far` with flavor `f` for group `g`
+  // in pod set `p` (-1 elsewhere), and scratch->one to counts[p] pods of
+  // pod set `p` alone.
+  void ChooseOne(WlIdx w, size_t p, int32_t g, int32_t f,
+                 const std::vector<int32_t>& counts,
+                 const std::vector<int32_t>& chosen_so_far,
+                 AssignScratch* scratch) const;
   std::vector<PodSetRequest> Requests(
       WlIdx w, const std::vector<int32_t>& counts,
       const std::vector<std::vector<int32_t>>& flavors) const;
+  // The same into `out`, reusing its buffers (no allocation once they are
+  // big enough).
+  void RequestsInto(WlIdx w, const std::vector<int32_t>& counts,
+                    const std::vector<std::vector<int32_t>>& flavors,
+                    std::vector<PodSetRequest>* out) const;
   void AddUsage(int32_t cq, const Assignment& a);
   void RemoveUsage(int32_t cq, const Assignment& a);
 
