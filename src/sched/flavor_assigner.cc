@@ -84,28 +84,31 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   const int32_t node = cq.node;
   const auto& fung = cq.spec.flavor_fungibility;
   Assignment& a = *out;
-  a.Reset(counts, cq.groups.size());
-  a.mode = Mode::kFit;
-  InlineVec<int64_t, 16> acc(size_t(num_fr()), 0);
-  // A single pod set's placement found while choosing the flavor of its
-  // placement group, and the flavors it was found for: when the final
-  // request is the same, the final search would find the same placement.
-  const bool one_pod_set = wl.spec.pod_sets.size() == 1;
   // Placement searches and the oracle need buffers; quota_only uses none
   // (and may run inside another AssignInto's oracle).
   AssignScratch* scratch = quota_only ? nullptr : &assign_scratch;
-  struct Release {
+  // Without quota_only, a.requests keeps its buffers for RequestsInto; the
+  // returns before that point empty it (see Done).
+  a.Reset(counts, cq.groups.size(), /*keep_requests=*/scratch != nullptr);
+  a.mode = Mode::kFit;
+  InlineVec<int64_t, 16> acc(size_t(num_fr()), 0);
+  const bool one_pod_set = wl.spec.pod_sets.size() == 1;
+  struct Done {
     AssignScratch* s;
-    ~Release() {
+    Assignment* a;
+    bool requests_set = false;
+    ~Done() {
+      if (!requests_set) a->requests.clear();
       if (s) s->busy = false;
     }
-  } release{scratch};
+  } done{scratch, &a};
   if (scratch) {
     ALLOT_CHECK(!scratch->busy);
     scratch->busy = true;
     scratch->found.clear();
     scratch->found_for.clear();
-    scratch->searched.Reset({}, 0);
+    // The oracle's trials: PreemptionPossible overwrites their requests.
+    scratch->searched.Reset({}, 0, /*keep_requests=*/true);
     scratch->searched_victims.clear();
   }
   // `found`: a single pod set's placement found while choosing the flavor
@@ -169,7 +172,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         if (scratch) {
           scratch->tmp.clear();
           scratch->tmp_for.clear();  // Set when `tmp` may be reused.
-          scratch->trial.Reset({}, 0);  // Set when the oracle searched.
+          // Set when the oracle searched.
+          scratch->trial.Reset({}, 0, /*keep_requests=*/true);
           scratch->victims.clear();
         }
         o.flavor = f;
@@ -279,6 +283,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   }
   if (quota_only) return;
   RequestsInto(w, counts, a.flavors, &a.requests);
+  done.requests_set = true;
   Placement& found = scratch->found;
   const std::vector<int32_t>& found_for = scratch->found_for;
   const Assignment& searched = scratch->searched;

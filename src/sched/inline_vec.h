@@ -15,8 +15,6 @@ class InlineVec {
   InlineVec(size_t n, const T& v) {
     for (size_t i = 0; i < n; ++i) push_back(v);
   }
-  InlineVec(const InlineVec&) = delete;
-  InlineVec& operator=(const InlineVec&) = delete;
   void push_back(const T& v) {
     if (size_ < N) {
       inline_[size_] = v;

@@ -33,7 +33,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "sched/inline_vec.h"
 #include "sched/node_pool_internal.h"
 
 namespace allot::sched {
@@ -196,7 +195,7 @@ PodSetCtx NodePool::Impl::MakeCtx(const PodSetRequest& req) const {
   PodSetCtx ctx;
   ctx.req = &req;
   for (const auto& [name, count] : req.shape.devices) {
-    if (count > 0) ctx.needs.emplace_back(ResourceId(name), count);
+    if (count > 0) ctx.needs.push_back({ResourceId(name), count});
   }
   ctx.slot = AllSlot();
   for (int32_t f : req.flavors) {
@@ -654,12 +653,13 @@ bool NodePool::Find(const std::vector<PodSetRequest>& request, Placement* out,
   const Impl& m = *impl_;
   Scratch& scratch = m.find_scratch;
   scratch.Clear();
-  Placement result;
-  result.reserve(request.size());
+  // Built in place (keeping out's buffers); emptied again on failure.
+  out->resize(request.size());
   for (size_t i = 0; i < request.size(); ++i) {
     const PodSetRequest& req = request[i];
     PodSetCtx ctx = m.MakeCtx(req);
-    PodSetPlacement pods;
+    PodSetPlacement& pods = (*out)[i];
+    pods.clear();
     int64_t placed = 0;
     if (req.count > 0 && !ctx.flavor_taint) {
       placed = ctx.needs.size() == 1 ? m.PlaceIndexed(ctx, &scratch, &pods)
@@ -678,9 +678,7 @@ bool NodePool::Find(const std::vector<PodSetRequest>& request, Placement* out,
       out->clear();
       return false;
     }
-    result.push_back(std::move(pods));
   }
-  *out = std::move(result);
   return true;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "sched/inline_vec.h"
 #include "sched/node_pool.h"
 
 namespace allot::sched::pool_internal {
@@ -105,7 +106,7 @@ struct Scratch {
 struct PodSetCtx {
   const PodSetRequest* req = nullptr;
   // (resource id, count per pod) for counts > 0; id -1: no node has it.
-  std::vector<std::pair<int32_t, int32_t>> needs;
+  InlineVec<std::pair<int32_t, int32_t>, 4> needs;
   int32_t slot = 0;  // Index slot to scan.
   // Set when a flavor's nodeTaints are not tolerated: no node can match.
   const core::Taint* flavor_taint = nullptr;

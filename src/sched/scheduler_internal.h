@@ -203,13 +203,16 @@ struct Assignment {
   std::vector<std::pair<WlIdx, PreemptionReason>> oracle_victims;
 
   // Empties it for `c` pods per pod set and `groups` resource groups,
-  // keeping the buffers.
-  void Reset(const std::vector<int32_t>& c, size_t groups) {
+  // keeping the buffers. With `keep_requests`, `requests` stays as it is
+  // (with its buffers) for a caller that overwrites it (RequestsInto)
+  // before it is read.
+  void Reset(const std::vector<int32_t>& c, size_t groups,
+             bool keep_requests = false) {
     counts = c;
     flavors.resize(c.size());
     for (auto& per_set : flavors) per_set.assign(groups, -1);
     usage.clear();
-    requests.clear();
+    if (!keep_requests) requests.clear();
     placement.clear();
     mode = Mode::kNoFit;
     borrows = false;
