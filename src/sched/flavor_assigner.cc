@@ -45,15 +45,33 @@ void Scheduler::Impl::RequestsInto(
     r.shape.cpu = Quantity();
     r.shape.memory = Quantity();
     size_t devices = 0;  // Entries of r.shape.devices written.
-    for (const auto& [name, q] : ps.requests) {
-      if (name == core::kCpuResource) {
-        r.shape.cpu = q;
-      } else if (name == core::kMemoryResource) {
-        r.shape.memory = q;
-      } else if (core::IsGpuResource(name) && q.milli() > 0) {
-        if (devices == r.shape.devices.size()) r.shape.devices.emplace_back();
-        r.shape.devices[devices].first = name;
-        r.shape.devices[devices++].second = int32_t(q.UnitsCeil());
+    auto add_device = [&](const std::string& name, Quantity q) {
+      if (devices == r.shape.devices.size()) r.shape.devices.emplace_back();
+      r.shape.devices[devices].first = name;
+      r.shape.devices[devices++].second = int32_t(q.UnitsCeil());
+    };
+    const PodSetNeeds& needs = wl.needs[p];
+    if (needs.unknown.empty()) {
+      // The same from the resolved needs (per_pod follows ps.requests'
+      // order), without comparing names.
+      for (const auto& [res, milli] : needs.per_pod) {
+        if (res == cpu_resource) {
+          r.shape.cpu = Quantity::FromMilli(milli);
+        } else if (res == memory_resource) {
+          r.shape.memory = Quantity::FromMilli(milli);
+        } else if (resource_is_gpu[res] && milli > 0) {
+          add_device(resources[res], Quantity::FromMilli(milli));
+        }
+      }
+    } else {
+      for (const auto& [name, q] : ps.requests) {
+        if (name == core::kCpuResource) {
+          r.shape.cpu = q;
+        } else if (name == core::kMemoryResource) {
+          r.shape.memory = q;
+        } else if (core::IsGpuResource(name) && q.milli() > 0) {
+          add_device(name, q);
+        }
       }
     }
     r.shape.devices.resize(devices);
@@ -87,9 +105,13 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   // Placement searches and the oracle need buffers; quota_only uses none
   // (and may run inside another AssignInto's oracle).
   AssignScratch* scratch = quota_only ? nullptr : &assign_scratch;
-  // Without quota_only, a.requests keeps its buffers for RequestsInto; the
-  // returns before that point empty it (see Done).
+  // Without quota_only, a.requests keeps its buffers for RequestsInto (or
+  // takes spare ones); a return before that point leaves it empty and puts
+  // the buffers aside (see Done).
   a.Reset(counts, cq.groups.size(), /*keep_requests=*/scratch != nullptr);
+  if (scratch && a.requests.empty()) {
+    std::swap(a.requests, scratch->spare_requests);
+  }
   a.mode = Mode::kFit;
   InlineVec<int64_t, 16> acc(size_t(num_fr()), 0);
   const bool one_pod_set = wl.spec.pod_sets.size() == 1;
@@ -98,6 +120,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
     Assignment* a;
     bool requests_set = false;
     ~Done() {
+      if (!requests_set && s) std::swap(a->requests, s->spare_requests);
       if (!requests_set) a->requests.clear();
       if (s) s->busy = false;
     }
@@ -107,8 +130,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
     scratch->busy = true;
     scratch->found.clear();
     scratch->found_for.clear();
-    // The oracle's trials: PreemptionPossible overwrites their requests.
-    scratch->searched.Reset({}, 0, /*keep_requests=*/true);
+    // `searched` (and `trial`) are read only with victims, which are set
+    // together with them.
     scratch->searched_victims.clear();
   }
   // `found`: a single pod set's placement found while choosing the flavor
@@ -172,9 +195,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         if (scratch) {
           scratch->tmp.clear();
           scratch->tmp_for.clear();  // Set when `tmp` may be reused.
-          // Set when the oracle searched.
-          scratch->trial.Reset({}, 0, /*keep_requests=*/true);
-          scratch->victims.clear();
+          scratch->victims.clear();  // Set (with `trial`) by the oracle.
         }
         o.flavor = f;
         o.mode = Mode::kFit;
@@ -322,6 +343,8 @@ bool Scheduler::Impl::PreemptionPossible(
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   Assignment& trial = *out;
+  // The trial's requests are overwritten below, before they are read.
+  trial.Reset({}, 0, /*keep_requests=*/true);
   for (const auto& [r, per] : wl.needs[p].per_pod) {
     if (cq.res_group[r] == g)
       trial.usage.emplace_back(Fr(f, r), per * counts[p] + acc[Fr(f, r)]);

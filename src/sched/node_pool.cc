@@ -130,9 +130,15 @@ void NodePool::Impl::Move(NodeIdx n, int32_t resource, int32_t from,
   const Rank& rank = nodes[n].rank;
   for (int32_t slot : nodes[n].slots) {
     auto& buckets = index[slot][resource];
-    if (from > 0) buckets[from].erase(rank);
-    if (to > 0) {
-      if (static_cast<int32_t>(buckets.size()) <= to) buckets.resize(to + 1);
+    if (to > 0 && static_cast<int32_t>(buckets.size()) <= to) {
+      buckets.resize(to + 1);
+    }
+    if (from > 0 && to > 0) {
+      // The set node moves over whole: no allocation.
+      buckets[to].insert(buckets[from].extract(rank));
+    } else if (from > 0) {
+      buckets[from].erase(rank);
+    } else if (to > 0) {
       buckets[to].insert(rank);
     }
   }

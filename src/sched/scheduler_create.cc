@@ -41,6 +41,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     m.resource_idx[n] = int32_t(m.resources.size());
     m.resources.push_back(n);
     m.resource_is_gpu.push_back(core::IsGpuResource(n));
+    if (n == core::kCpuResource) m.cpu_resource = m.resource_idx[n];
+    if (n == core::kMemoryResource) m.memory_resource = m.resource_idx[n];
   }
   m.quota = std::make_unique<QuotaTree>(m.num_fr());
 

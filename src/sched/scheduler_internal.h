@@ -265,6 +265,8 @@ struct Scheduler::Impl {
   std::vector<std::string> resources;
   std::map<std::string, int32_t> resource_idx;
   std::vector<uint8_t> resource_is_gpu;  // Per resource: core::IsGpuResource.
+  int32_t cpu_resource = -1;              // Index of "cpu", if covered.
+  int32_t memory_resource = -1;           // Index of "memory", if covered.
   std::vector<CQ> cqs;
   std::map<std::string, int32_t> cq_idx;
   std::map<std::string, int32_t> cohort_node;  // Cohort name -> tree node.
@@ -307,6 +309,9 @@ struct Scheduler::Impl {
     std::vector<std::vector<int32_t>> chosen;  // Flavors per pod set, group.
     std::vector<int32_t> one;                  // Counts: one pod set.
     std::vector<PodSetRequest> request;
+    // Buffers for the final requests of an AssignInto that stopped before
+    // computing them (its assignment keeps none then).
+    std::vector<PodSetRequest> spare_requests;
     Placement tmp;
     std::vector<int32_t> tmp_for;
     Assignment trial;
