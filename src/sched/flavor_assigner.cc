@@ -401,10 +401,8 @@ bool Scheduler::Impl::FailsLikeFloor(WlIdx w) const {
   const CQ& cq = cqs[wl.cq];
   const QuotaFloor& f = cq.floor;
   if (f.wl < 0 || f.version != tree_version[cq.root]) return false;
-  const auto& [r, per] = wl.needs[0].per_pod[0];
-  return wl.spec.priority <= f.priority && r == f.resource &&
-         per * wl.full_counts[0] >= f.total &&
-         wl.flavor_bits == f.flavor_bits;
+  return wl.priority <= f.priority && wl.single_resource == f.resource &&
+         wl.single_total >= f.total && wl.flavor_bits == f.flavor_bits;
 }
 
 void Scheduler::Impl::RecordFloor(WlIdx w) {
@@ -413,9 +411,8 @@ void Scheduler::Impl::RecordFloor(WlIdx w) {
   CQ& cq = cqs[wl.cq];
   // Keep a floor that already covers this workload: it covers more.
   if (FailsLikeFloor(w)) return;
-  const auto& [r, per] = wl.needs[0].per_pod[0];
-  cq.floor = {tree_version[cq.root], wl.spec.priority, r,
-              per * wl.full_counts[0], wl.flavor_bits, w};
+  cq.floor = {tree_version[cq.root], wl.priority, wl.single_resource,
+              wl.single_total, wl.flavor_bits, w};
 }
 
 }  // namespace allot::sched

@@ -435,9 +435,8 @@ CycleResult Scheduler::RunCycle() {
     CQ& cq = m.cqs[c];
     if (cq.queue.empty() || cq.blocked) continue;
     WlIdx w = cq.queue.Front(m.queue_stamp);
-    heads.push_back({{0, -m.wls[w].spec.priority,
-                      m.wls[w].spec.creation_unix_ms, m.wls[w].seq},
-                     w});
+    heads.push_back(
+        {{0, -m.wls[w].priority, m.wls[w].creation_ms, m.wls[w].seq}, w});
   }
   // 3-5. Try a head: admit, preempt and admit, or set aside.
   auto try_head = [&](WlIdx w) {

@@ -174,6 +174,8 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
   waiting.push_back(0);
   Wl& wl = wls.back();
   wl.spec = w;
+  wl.priority = w.priority;
+  wl.creation_ms = w.creation_unix_ms;
   // What pods run and the workload's metadata are never read here, and the
   // caller (the server) keeps the workload too: this copy is per queued
   // workload, so it keeps only what scheduling needs.
@@ -218,6 +220,11 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
                      flavors.size() <= 64;
     for (size_t f = 0; wl.single_need && f < flavors.size(); ++f)
       wl.flavor_bits |= uint64_t(wl.flavor_ok[f]) << f;
+    if (wl.single_need) {
+      const auto& [r, per] = wl.needs[0].per_pod[0];
+      wl.single_resource = r;
+      wl.single_total = per * ps.count;
+    }
   }
   by_key[wl.key] = idx;
   if (w.admission) {

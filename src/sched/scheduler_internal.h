@@ -226,12 +226,23 @@ struct Assignment {
 
 struct Wl {
   enum class State { kPending, kAdmitted, kGone };
-  core::Workload spec;
-  std::string key;
-  int32_t cq = -1;      // -1: no usable ClusterQueue (see reason).
-  std::string cq_name;  // For output, even when cq is -1.
+  // First, in one cache line, what every cycle reads for every head
+  // (ordering, FailsLikeFloor): the rest of the record is cold.
+  int32_t priority = 0;  // spec.priority.
+  int32_t cq = -1;       // -1: no usable ClusterQueue (see reason).
+  int64_t creation_ms = 0;  // spec.creation_unix_ms.
   int64_t seq = 0;
   State state = State::kPending;
+  // One pod set of at least one pod, requesting one resource that a
+  // ClusterQueue may cover, admitted in full or not at all: the shape
+  // FailsLikeFloor can compare, by its resource and total request (milli).
+  bool single_need = false;
+  int32_t single_resource = -1;
+  int64_t single_total = 0;
+  uint64_t flavor_bits = 0;  // With single_need: flavor_ok as bits.
+  core::Workload spec;
+  std::string key;
+  std::string cq_name;  // For output, even when cq is -1.
   // Registered under these flavors in Impl::placement_waiters while set
   // aside (or blocking a StrictFIFO queue) for want of nodes, so that
   // devices freed by any cohort tree wake it.
@@ -242,11 +253,6 @@ struct Wl {
   std::vector<int32_t> full_counts;  // The requested count of every pod set.
   // FlavorEligible per pod set and flavor (see Impl::FlavorOk).
   std::vector<uint8_t> flavor_ok;
-  // One pod set of at least one pod, requesting one resource that a
-  // ClusterQueue may cover, admitted in full or not at all: the shape
-  // FailsLikeFloor can compare.
-  bool single_need = false;
-  uint64_t flavor_bits = 0;  // With single_need: flavor_ok as bits.
   // Set while admitted (a pointer: most workloads wait, and an empty
   // Assignment is 200+ bytes each).
   std::unique_ptr<Assignment> adm;
@@ -254,7 +260,7 @@ struct Wl {
   std::string reason;  // Why pending, when not recomputable.
   bool tried = false;  // Tried and not admitted since.
   QueueKey QKey(WlIdx idx) const {
-    return QueueKey{-spec.priority, spec.creation_unix_ms, seq, idx};
+    return QueueKey{-priority, creation_ms, seq, idx};
   }
 };
 
