@@ -29,7 +29,9 @@ up.stderr.on("data", (d) => { out += d; });
 let browser;
 try {
   let url, admin;
-  for (let i = 0; i < 200 && !(url && admin); i++) {
+  // Generous waits throughout: CI runs this beside the ASan build's tests
+  // on 2 cores, where a step can take many times what it takes alone.
+  for (let i = 0; i < 600 && !(url && admin); i++) {
     url = out.match(/the API is at (http:\/\/[0-9.:]+)/)?.[1];
     admin = out.match(/admin token (allot_[0-9a-f]+)/)?.[1];
     await new Promise((r) => setTimeout(r, 100));
@@ -82,8 +84,9 @@ spec: {clusterQueue: shared}
     JSON.stringify({ user: "bob", role: "member", tenant: "team-b" }))).token;
 
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-                                    args: ["--no-sandbox", "--disable-gpu"] });
+                                    args: ["--no-sandbox", "--disable-gpu"], timeout: 90000 });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(60000);
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
 
@@ -103,21 +106,21 @@ spec: {clusterQueue: shared}
                        "--name", "train", "--gpus", "2", "--", "sh", "-c",
                        "echo hello-from-train; sleep 300"]);
   await page.waitForSelector('tr[data-workload="team-a/train"] td[data-state="Running"]',
-                             { timeout: 30000 });
+                             { timeout: 60000 });
   // Its log, through the server from the agent.
   await page.click('tr[data-workload="team-a/train"]');
   await page.waitForFunction(() => document.querySelector("#log")?.textContent.includes("hello-from-train"),
-                             null, { timeout: 30000 });
+                             null, { timeout: 60000 });
   await page.screenshot({ path: join(outdir, "workloads.png") });
   execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-b", "-q", "q",
                        "--name", "eval", "--gpus", "1", "--", "sleep", "300"]);
-  await page.waitForSelector('tr[data-workload="team-b/eval"]', { timeout: 30000 });
+  await page.waitForSelector('tr[data-workload="team-b/eval"]', { timeout: 60000 });
 
   // The overview counts the allocated GPUs.
   await page.goto(url + "/#/overview");
   await page.waitForFunction(() =>
     document.querySelector('[data-card="allocated"] .n')?.textContent.trim() === "3", null,
-    { timeout: 30000 });
+    { timeout: 60000 });
   await page.screenshot({ path: join(outdir, "overview.png") });
 
   // Queues: the ClusterQueue's usage against its quota.
