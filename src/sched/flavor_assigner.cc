@@ -102,8 +102,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   const int32_t node = cq.node;
   const auto& fung = cq.spec.flavor_fungibility;
   Assignment& a = *out;
-  // Placement searches and the oracle need buffers; quota_only uses none
-  // (and may run inside another AssignInto's oracle).
+  // Placement searches and the oracle need buffers; quota_only uses none.
   AssignScratch* scratch = quota_only ? nullptr : &assign_scratch;
   // Without quota_only, a.requests keeps its buffers for RequestsInto (or
   // takes spare ones); a return before that point leaves it empty and puts

@@ -307,9 +307,9 @@ struct Scheduler::Impl {
   std::vector<uint64_t> tree_version;
   std::vector<PreemptionEvent> preemptions;
   Assignment try_scratch;  // TryAdmit's assignment, reused between heads.
-  // Buffers of AssignInto's placement searches and preemption oracle
-  // (never with quota_only, which is the only AssignInto that runs inside
-  // another: FindVictims orders candidates with it). `busy` guards that.
+  // Buffers of AssignInto's placement searches and preemption oracle,
+  // kept between calls (quota_only uses none). No AssignInto runs inside
+  // another that uses them; `busy` checks it.
   struct AssignScratch {
     bool busy = false;
     std::vector<std::vector<int32_t>> chosen;  // Flavors per pod set, group.
