@@ -104,7 +104,7 @@ WlIdx Scheduler::Impl::NextFairHead(
   using Key = std::tuple<int64_t, int32_t, int64_t, int64_t>;
   auto order = [&](WlIdx w, int64_t share) {
     const Wl& wl = wls[w];
-    return Key{share, -wl.spec.priority, wl.spec.creation_unix_ms, wl.seq};
+    return Key{share, -wl.priority, wl.creation_ms, wl.seq};
   };
   std::map<WlIdx, Assignment> nominated;
   auto usage_of = [&](WlIdx w) -> const Assignment& {
@@ -196,7 +196,7 @@ bool Scheduler::Impl::VictimSearchHopeless(
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   const core::PreemptionPolicy& pol = cq.spec.preemption;
-  const int32_t prio = wl.spec.priority;
+  const int32_t prio = wl.priority;
   // Per flavor-resource of `usage`: what is available now, and upper bounds
   // on what evicting candidates frees: `own` (this ClusterQueue's),
   // `reclaim` and `borrow` (other ClusterQueues' that the reclaim and
@@ -320,7 +320,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   const Wl& wl = wls[w];
   const CQ& cq = cqs[wl.cq];
   const core::PreemptionPolicy& pol = cq.spec.preemption;
-  const int32_t prio = wl.spec.priority;
+  const int32_t prio = wl.priority;
   if (VictimSearchHopeless(w, a->usage)) return {};
   a->nodes_consulted = true;
 
@@ -352,13 +352,13 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
   if (pol.within_cluster_queue != core::WithinClusterQueue::kNever) {
     for (WlIdx v : cq.admitted) {
       const Wl& vw = wls[v];
-      bool lower = vw.spec.priority < prio;
+      bool lower = vw.priority < prio;
       bool newer_equal =
           pol.within_cluster_queue ==
               core::WithinClusterQueue::kLowerOrNewerEqualPriority &&
-          vw.spec.priority == prio &&
-          vw.spec.creation_unix_ms >
-              wl.spec.creation_unix_ms;  // Strictly newer, as Kueue.
+          vw.priority == prio &&
+          vw.creation_ms >
+              wl.creation_ms;  // Strictly newer, as Kueue.
       if ((lower || newer_equal) && UsesAny(*vw.adm, need))
         cands.push_back({v, wl.cq, false, false, false});
     }
@@ -375,7 +375,7 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
       if (!uses_need) continue;
       for (WlIdx v : cqs[c].admitted) {
         const Wl& vw = wls[v];
-        int32_t vp = vw.spec.priority;
+        int32_t vp = vw.priority;
         if (pol.reclaim_within_cohort != core::ReclaimWithinCohort::kAny &&
             vp >= prio)
           continue;
@@ -431,8 +431,8 @@ std::vector<std::pair<WlIdx, PreemptionReason>> Scheduler::Impl::FindVictims(
               const Wl& a1 = wls[x.wl];
               const Wl& b1 = wls[y.wl];
               if (x.other != y.other) return x.other;
-              if (a1.spec.priority != b1.spec.priority)
-                return a1.spec.priority < b1.spec.priority;
+              if (a1.priority != b1.priority)
+                return a1.priority < b1.priority;
               if (a1.admit_seq != b1.admit_seq)
                 return a1.admit_seq > b1.admit_seq;
               return a1.key < b1.key;

@@ -98,7 +98,7 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
 void Scheduler::Impl::UpdateBands(WlIdx w, int sign) {
   const Wl& wl = wls[w];
   CQ& cq = cqs[wl.cq];
-  const int32_t prio = wl.spec.priority;
+  const int32_t prio = wl.priority;
   auto it = std::lower_bound(
       cq.bands.begin(), cq.bands.end(), prio,
       [](const CQ::Band& b, int32_t p) { return b.priority < p; });

@@ -227,9 +227,10 @@ struct Assignment {
 struct Wl {
   enum class State { kPending, kAdmitted, kGone };
   // First, in one cache line, what every cycle reads for every head
-  // (ordering, FailsLikeFloor): the rest of the record is cold.
-  int32_t priority = 0;  // spec.priority.
-  int32_t cq = -1;       // -1: no usable ClusterQueue (see reason).
+  // (ordering, FailsLikeFloor): the rest of the record is cold. The
+  // scheduler reads priority and creation time here, never from spec.
+  int32_t priority = 0;     // spec.priority.
+  int32_t cq = -1;          // -1: no usable ClusterQueue (see reason).
   int64_t creation_ms = 0;  // spec.creation_unix_ms.
   int64_t seq = 0;
   State state = State::kPending;
