@@ -107,6 +107,9 @@ FUZZ_FLAGS ?=
 # bindings in lambdas, which src/ uses (C++20).
 FUZZ_CC ?= clang-16
 FUZZ_CXX ?= clang++-16
+# A blow-up is a crash: each fuzzer runs under this memory cap (libFuzzer's
+# -rss_limit_mb and -malloc_limit_mb).
+FUZZ_RSS_MB ?= 1024
 # 1: skip inputs of the open findings in tests/fuzz/crashes/README.md.
 FUZZ_SKIP_KNOWN ?= 1
 
@@ -131,7 +134,7 @@ define run-fuzzers
 	  cp tests/fuzz/corpus/$$f/* $$dir/; \
 	  echo "== fuzzing $$f with $(1) (log: $$log)"; \
 	  if ALLOT_FUZZ_SKIP_KNOWN=$(FUZZ_SKIP_KNOWN) $(BUILD_FUZZ)/allot_$${f}_fuzz $$dir $(1) -timeout=30 \
-	       -dict=tests/fuzz/allot.dict -print_final_stats=1 \
+	       -rss_limit_mb=$(FUZZ_RSS_MB) -malloc_limit_mb=$(FUZZ_RSS_MB) -dict=tests/fuzz/allot.dict -print_final_stats=1 \
 	       -artifact_prefix=$(BUILD_FUZZ)/artifacts/$$f- $(FUZZ_FLAGS) >$$log 2>&1; then \
 	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' $$log; \
 	  else \

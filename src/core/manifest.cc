@@ -4,11 +4,11 @@
 // (2) one Parse function per non-workload kind and the kind table; (3)
 // ParseManifests. Val and Doc live in manifest_internal.h, the workload
 // kinds in manifest_workload.cc, ValidateConfig in manifest_validate.cc.
-// yaml-cpp exceptions are caught in ParseManifests and never leave it.
+// yaml-cpp is read in manifest_yaml.cc, whose exceptions never leave it.
 #include "core/manifest.h"
 
 #include <boost/json/basic_parser_impl.hpp>
-#include <yaml-cpp/yaml.h>
+#include <boost/json/serialize.hpp>
 
 #include <fstream>
 #include <iostream>
@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/manifest_encode.h"
 #include "core/manifest_internal.h"
 
 namespace allot::core {
@@ -570,10 +571,124 @@ Status CheckTotals(const Workload& w) {
   return Status::Ok();
 }
 
+// Bounds on a decoded object, so that a request cannot make the server
+// store (and schedule, place and encode) an absurd one. Kueue allows 8 pod
+// sets; the rest are far past any real workload.
+constexpr size_t kMaxPodSets = 8;
+constexpr int64_t kMaxPodsPerWorkload = 10000;
+constexpr size_t kMaxCommandEntries = 1024;  // command and args, each.
+constexpr size_t kMaxEnvEntries = 1024;
+constexpr size_t kMaxLabels = 256;  // Labels, and annotations.
+constexpr size_t kMaxAnnotationBytes = 256 * 1024;  // As Kubernetes.
+
+std::string Limit(size_t n, const char* what) {
+  return "at most " + std::to_string(n) + " " + what + " (the limit)";
+}
+
+Status CheckMetadataLimits(const Doc& d) {
+  if (d.labels.size() > kMaxLabels) {
+    return Status::InvalidArgument(
+        std::to_string(d.labels.size()) + " labels; " + Limit(kMaxLabels, "are allowed"),
+        "metadata.labels");
+  }
+  if (d.annotations.size() > kMaxLabels) {
+    return Status::InvalidArgument(std::to_string(d.annotations.size()) +
+                                       " annotations; " + Limit(kMaxLabels, "are allowed"),
+                                   "metadata.annotations");
+  }
+  size_t bytes = 0;
+  for (const auto& [k, v] : d.annotations) bytes += k.size() + v.size();
+  if (bytes > kMaxAnnotationBytes) {
+    return Status::InvalidArgument(
+        "annotations of " + std::to_string(bytes) + " bytes; " +
+            Limit(kMaxAnnotationBytes, "bytes are allowed, as in Kubernetes"),
+        "metadata.annotations");
+  }
+  return Status::Ok();
+}
+
+Status CheckWorkloadLimits(const Workload& w) {
+  if (w.pod_sets.size() > kMaxPodSets) {
+    return Status::InvalidArgument(
+        std::to_string(w.pod_sets.size()) + " pod sets; " +
+            Limit(kMaxPodSets, "are allowed, as in Kueue"),
+        "spec.podSets");
+  }
+  int64_t pods = 0;
+  for (size_t i = 0; i < w.pod_sets.size(); ++i) {
+    const PodSet& ps = w.pod_sets[i];
+    std::string at = "spec.podSets[" + std::to_string(i) + "]";
+    pods += ps.count;
+    if (pods > kMaxPodsPerWorkload) {
+      return Status::InvalidArgument(
+          "the workload has " + std::to_string(pods) + "+ pods; " +
+              Limit(kMaxPodsPerWorkload, "pods per workload are allowed"),
+          at + ".count");
+    }
+    if (ps.command.size() > kMaxCommandEntries) {
+      return Status::InvalidArgument(
+          "command of " + std::to_string(ps.command.size()) + " entries; " +
+              Limit(kMaxCommandEntries, "are allowed"),
+          at + ".command");
+    }
+    if (ps.args.size() > kMaxCommandEntries) {
+      return Status::InvalidArgument(
+          "args of " + std::to_string(ps.args.size()) + " entries; " +
+              Limit(kMaxCommandEntries, "are allowed"),
+          at + ".args");
+    }
+    if (ps.env.size() > kMaxEnvEntries) {
+      return Status::InvalidArgument(
+          "env of " + std::to_string(ps.env.size()) + " entries; " +
+              Limit(kMaxEnvEntries, "are allowed"),
+          at + ".env");
+    }
+  }
+  return Status::Ok();
+}
+
+// How many objects of each kind a Config holds.
+struct Counts {
+  size_t workloads, nodes, cluster_queues, flavors, cohorts, local_queues,
+      priority_classes, namespaces;
+};
+Counts CountsOf(const Config& c) {
+  return {c.workloads.size(),      c.nodes.size(),        c.cluster_queues.size(),
+          c.flavors.size(),        c.cohorts.size(),      c.local_queues.size(),
+          c.priority_classes.size(), c.namespaces.size()};
+}
+
+// The stored size of each object the document added (after `before`): its
+// JSON encoding, as the server keeps it, must stay within max_bytes.
+Status CheckEncodedSize(const Counts& before, const Config& out,
+                        int64_t max_bytes) {
+  if (max_bytes <= 0) return Status::Ok();
+  auto check = [&](const auto& objs, size_t n, auto encode) -> Status {
+    for (size_t i = n; i < objs.size(); ++i) {
+      size_t size = boost::json::serialize(encode(objs[i])).size();
+      if (static_cast<int64_t>(size) > max_bytes) {
+        return Status::InvalidArgument(
+            "the object encodes to " + std::to_string(size) + " bytes; " +
+            "at most " + std::to_string(max_bytes) +
+            " bytes are allowed for one stored object (the limit)");
+      }
+    }
+    return Status::Ok();
+  };
+  ALLOT_RETURN_IF_ERROR(check(out.workloads, before.workloads, EncodeWorkload));
+  ALLOT_RETURN_IF_ERROR(check(out.nodes, before.nodes, EncodeNode));
+  ALLOT_RETURN_IF_ERROR(check(out.cluster_queues, before.cluster_queues, EncodeClusterQueue));
+  ALLOT_RETURN_IF_ERROR(check(out.flavors, before.flavors, EncodeFlavor));
+  ALLOT_RETURN_IF_ERROR(check(out.cohorts, before.cohorts, EncodeCohort));
+  ALLOT_RETURN_IF_ERROR(check(out.local_queues, before.local_queues, EncodeLocalQueue));
+  ALLOT_RETURN_IF_ERROR(check(out.priority_classes, before.priority_classes, EncodePriorityClass));
+  return check(out.namespaces, before.namespaces, EncodeNamespace);
+}
+
 // Parses one document into *out. `scheduler_doc` remembers the document of
 // this file's SchedulerConfig, of which there may be one.
 Status ParseDocument(const Tree& node, const std::string& file, int index,
-                     int* scheduler_doc, Config* out) {
+                     const ParseLimits& limits, int* scheduler_doc, Config* out) {
   Doc d(&node, SourceRef{file, index, ""});
   if (d.root.unset()) return Status::Ok();  // An empty document.
   if (!d.root.IsMap()) {
@@ -599,6 +714,7 @@ Status ParseDocument(const Tree& node, const std::string& file, int index,
   d.metadata = d.root["metadata"];
   bool is_config = kind == "SchedulerConfig";
   s = ParseMetadata(parser->namespaced, /*name_required=*/!is_config, &d);
+  if (s.ok() && limits.object_limits) s = CheckMetadataLimits(d);
   if (!s.ok()) return At(d.source, d.name, s);
   if (is_config && *scheduler_doc >= 0) {
     return At(d.source, d.name,
@@ -608,40 +724,14 @@ Status ParseDocument(const Tree& node, const std::string& file, int index,
   }
   if (is_config) *scheduler_doc = index;
   size_t workloads_before = out->workloads.size();
+  Counts before = CountsOf(*out);
   s = parser->parse(d, out);
   if (s.ok() && out->workloads.size() > workloads_before) {
     s = CheckTotals(out->workloads.back());
+    if (s.ok() && limits.object_limits) s = CheckWorkloadLimits(out->workloads.back());
   }
+  if (s.ok()) s = CheckEncodedSize(before, *out, limits.max_object_bytes);
   return s.ok() ? s : At(d.source, d.DisplayName(), s);
-}
-
-Tree FromYaml(const YAML::Node& n) {
-  Tree t;
-  switch (n.Type()) {
-    case YAML::NodeType::Scalar:
-      t.type = Tree::Type::kScalar;
-      t.scalar = n.Scalar();
-      break;
-    case YAML::NodeType::Sequence:
-      t.type = Tree::Type::kSeq;
-      t.items.reserve(n.size());
-      for (const YAML::Node& item : n) t.items.push_back(FromYaml(item));
-      break;
-    case YAML::NodeType::Map:
-      t.type = Tree::Type::kMap;
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        if (!it->first.IsScalar()) {
-          t.bad_key = true;
-          continue;
-        }
-        t.keys.push_back(it->first.Scalar());
-        t.items.push_back(FromYaml(it->second));
-      }
-      break;
-    default:  // Null, Undefined.
-      break;
-  }
-  return t;
 }
 
 // Builds a Tree from JSON text with Boost.JSON's SAX parser. Unlike
@@ -657,6 +747,10 @@ class TreeBuilder {
   using sv = boost::json::string_view;
 
   Tree root;
+  // Set before parsing: JSON has no aliases, so only the node count can
+  // outgrow the text; depth is the parser's own max_depth.
+  int64_t max_nodes = 0;
+  bool over_limit = false;  // Parsing stopped at max_nodes.
 
   bool on_document_begin(ec_t&) { return true; }
   bool on_document_end(ec_t&) { return true; }
@@ -698,6 +792,7 @@ class TreeBuilder {
   // The slot of the next value: the root, the next item of a list, or the
   // value of the key just read.
   Tree* NewValue() {
+    ++nodes_;
     if (stack_.empty()) return &root;
     Tree* top = stack_.back();
     if (top->type == Tree::Type::kMap) {
@@ -709,6 +804,7 @@ class TreeBuilder {
     return &top->items.back();
   }
   bool Open(Tree::Type type) {
+    if (nodes_ >= max_nodes) return Over();
     Tree* t = NewValue();
     t->type = type;
     stack_.push_back(t);
@@ -718,7 +814,12 @@ class TreeBuilder {
     stack_.pop_back();
     return true;
   }
+  bool Over() {
+    over_limit = true;
+    return false;
+  }
   bool Scalar() {
+    if (nodes_ >= max_nodes) return Over();
     Tree* t = NewValue();
     t->type = Tree::Type::kScalar;
     t->scalar = std::move(text_);
@@ -733,6 +834,7 @@ class TreeBuilder {
   // Open containers; a pointer stays valid because only the innermost
   // container's item list grows.
   std::vector<Tree*> stack_;
+  int64_t nodes_ = 0;
   std::string key_;
   bool have_key_ = false;
   std::string text_;
@@ -741,23 +843,39 @@ class TreeBuilder {
 // A body that is one JSON object is read with Boost.JSON (an API client's
 // usual body; about 10x faster than yaml-cpp). Anything else, including
 // JSON that Boost.JSON rejects, goes to yaml-cpp, which also reports
-// syntax errors with line and column.
-bool TryJson(const std::string& text, std::vector<Tree>* docs) {
+// syntax errors with line and column. A body over a limit is refused here,
+// not read a second time.
+Status TryJson(const std::string& text, const std::string& file,
+               const ParseLimits& limits, std::vector<Tree>* docs, bool* done) {
+  *done = false;
   size_t i = text.find_first_not_of(" \t\r\n");
-  if (i == std::string::npos || text[i] != '{') return false;
-  boost::json::basic_parser<TreeBuilder> p(boost::json::parse_options{});
+  if (i == std::string::npos || text[i] != '{') return Status::Ok();
+  boost::json::parse_options opts;
+  opts.max_depth = static_cast<std::size_t>(limits.max_depth);
+  boost::json::basic_parser<TreeBuilder> p(opts);
+  p.handler().max_nodes = limits.max_nodes;
   boost::system::error_code ec;
   size_t n = p.write_some(false, text.data(), text.size(), ec);
-  if (ec || n != text.size() || !p.done()) return false;
+  if (ec == boost::json::error::too_deep) {
+    return Status::InvalidArgument(
+        file + ": nested deeper than " + std::to_string(limits.max_depth) +
+        " levels (the limit on nesting)");
+  }
+  if (p.handler().over_limit) {
+    return Status::InvalidArgument(
+        file + ": more than " + std::to_string(limits.max_nodes) +
+        " nodes (the limit on values in one input, aliases expanded)");
+  }
+  if (ec || n != text.size() || !p.done()) return Status::Ok();
   docs->push_back(std::move(p.handler().root));
-  return true;
+  *done = true;
+  return Status::Ok();
 }
 
-// Checks made before any YAML parsing:
-//  - the text is UTF-8 (the store keeps JSON, which must be UTF-8; invalid
-//    bytes once stored would stop the server from loading it);
-//  - no stray ',' outside flow collections ("{},", "\"x\",", ","): Debian's
-//    yaml-cpp 0.7 loops forever, allocating, on one (jbeder/yaml-cpp#1040).
+// Checked before any parsing: the text is UTF-8 (the store keeps JSON,
+// which must be UTF-8; invalid bytes once stored would stop the server from
+// loading it). (The stray ',' that Debian's yaml-cpp 0.7 loops on needs no
+// check: ParseYamlText's document loop cannot spin.)
 Status CheckText(const std::string& text, const std::string& file) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   size_t n = text.size(), line = 1;
@@ -784,81 +902,6 @@ Status CheckText(const std::string& text, const std::string& file) {
     }
     i += len;
   }
-  // A ',' where a YAML token may start, outside any flow collection (after
-  // the line's indentation, a "- " or ": ", a closing quote or bracket, or
-  // another comma) is the loop's trigger ("{},", "\"x\",", ","). Plain
-  // scalars such as "a, b" are fine; block scalar bodies are skipped.
-  size_t start = 0;
-  line = 1;
-  int block_indent = -1;  // Lines indented deeper belong to a block scalar.
-  int depth = 0;          // Open flow collections; they may span lines.
-  while (start <= n) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = n;
-    std::string_view l(text.data() + start, end - start);
-    size_t first = l.find_first_not_of(" \t\r");
-    int indent = first == std::string_view::npos ? -1 : int(first);
-    if (block_indent >= 0 && (indent < 0 || indent > block_indent)) {
-      start = end + 1;
-      ++line;
-      continue;
-    }
-    block_indent = -1;
-    if (l.substr(0, 3) == "---") depth = 0;
-    char quote = 0;
-    char prev = ' ';  // The previous significant character; ' ' = start.
-    bool stray = false;
-    for (size_t i = first == std::string_view::npos ? l.size() : first;
-         i < l.size() && !stray; ++i) {
-      char c = l[i];
-      if (quote) {
-        if (c == quote) {
-          quote = 0;
-          prev = c;
-        }
-        continue;
-      }
-      if (c == '#' && (i == 0 || l[i - 1] == ' ' || l[i - 1] == '\t')) break;
-      if (c == ' ' || c == '\t' || c == '\r') continue;
-      if ((c == '"' || c == '\'') &&
-          (prev == ' ' || prev == ':' || prev == '-' || prev == ',' ||
-           prev == '[' || prev == '{')) {
-        quote = c;
-        continue;
-      }
-      if (c == '{' || c == '[') ++depth;
-      if ((c == '}' || c == ']') && depth > 0) --depth;
-      if (c == ',' && depth == 0) {
-        // Only a plain scalar's own text may hold a top-level comma: one
-        // right after a space, or after an indicator or control byte
-        // ("!,", "&a ,", "\0,"), starts a token yaml-cpp loops on.
-        bool after_space = i == first || l[i - 1] == ' ' || l[i - 1] == '\t';
-        bool plain = std::isalnum(static_cast<unsigned char>(prev)) ||
-                     std::string_view("._-/)%+@~=;$^").find(prev) !=
-                         std::string_view::npos ||
-                     static_cast<unsigned char>(prev) >= 0x80;
-        if (after_space || !plain || prev == ' ') stray = true;
-      }
-      prev = c;
-    }
-    if (stray) {
-      return Status::InvalidArgument(
-          file + ": line " + std::to_string(line) +
-          ": a ',' outside any {...} or [...] where a value should start "
-          "(write one mapping per document)");
-    }
-    // "key: |", "- >-", ...: the lines below, indented deeper, are text.
-    size_t last = l.find_last_not_of(" \t\r");
-    if (last != std::string_view::npos) {
-      size_t j = last;
-      while (j > 0 && (l[j] == '-' || l[j] == '+' || isdigit((unsigned char)l[j]))) --j;
-      if ((l[j] == '|' || l[j] == '>') && (j == 0 || l[j - 1] == ' ')) {
-        block_indent = indent;
-      }
-    }
-    start = end + 1;
-    ++line;
-  }
   return Status::Ok();
 }
 
@@ -871,24 +914,24 @@ void AppendAll(std::vector<T>* from, std::vector<T>* to) {
 }  // namespace internal
 
 Status ParseManifests(const std::string& text, const std::string& file,
-                      Config* config) {
+                      Config* config, const ParseLimits& limits) {
   using internal::AppendAll;
   using internal::ParseDocument;
   using internal::Tree;
   using internal::TryJson;
-  using internal::FromYaml;
   using internal::CheckText;
-  try {
+  using internal::ParseYamlText;
+  {
     ALLOT_RETURN_IF_ERROR(CheckText(text, file));
     std::vector<Tree> docs;
-    if (!TryJson(text, &docs)) {
-      for (const YAML::Node& n : YAML::LoadAll(text)) docs.push_back(FromYaml(n));
-    }
+    bool json = false;
+    ALLOT_RETURN_IF_ERROR(TryJson(text, file, limits, &docs, &json));
+    if (!json) ALLOT_RETURN_IF_ERROR(ParseYamlText(text, file, limits, &docs));
     Config parsed;
     int scheduler_doc = -1;
     for (size_t i = 0; i < docs.size(); ++i) {
       ALLOT_RETURN_IF_ERROR(ParseDocument(docs[i], file, static_cast<int>(i),
-                                          &scheduler_doc, &parsed));
+                                          limits, &scheduler_doc, &parsed));
     }
     AppendAll(&parsed.flavors, &config->flavors);
     AppendAll(&parsed.cohorts, &config->cohorts);
@@ -903,17 +946,11 @@ Status ParseManifests(const std::string& text, const std::string& file,
       config->scheduler_declared = true;
     }
     return Status::Ok();
-  } catch (const YAML::Exception& e) {
-    std::string where =
-        e.mark.is_null() ? ""
-                         : " at line " + std::to_string(e.mark.line + 1) +
-                               ", column " + std::to_string(e.mark.column + 1);
-    return Status::InvalidArgument(file + ": YAML error" + where + ": " +
-                                   e.msg);
   }
 }
 
-Status LoadManifestFile(const std::string& path, Config* config) {
+Status LoadManifestFile(const std::string& path, Config* config,
+                        const ParseLimits& limits) {
   std::stringstream text;
   if (path == "-") {
     text << std::cin.rdbuf();
@@ -923,7 +960,7 @@ Status LoadManifestFile(const std::string& path, Config* config) {
     text << in.rdbuf();
     if (in.bad()) return Status::NotFound("cannot read manifest file " + path);
   }
-  return ParseManifests(text.str(), path, config);
+  return ParseManifests(text.str(), path, config, limits);
 }
 
 }  // namespace allot::core

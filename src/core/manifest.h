@@ -53,6 +53,37 @@
 
 namespace allot::core {
 
+// Bounds on the work and memory of reading one manifest text, checked while
+// it is read (not after), so that a small hostile input cannot make the
+// reader allocate without bound: nested aliases ("billion laughs"), deep
+// nesting, a flood of documents. Exceeding one is an InvalidArgument that
+// names the limit. The defaults hold any real manifest (an API body is at
+// most 1 MiB); Trusted() is for the server's own store.
+struct ParseLimits {
+  int max_depth = 64;              // Nested mappings and lists.
+  int64_t max_nodes = 200000;      // Values in all documents, aliases expanded.
+  int64_t max_aliases = 10000;     // *alias uses.
+  int64_t max_alias_nodes = 100000;  // Nodes copied by aliases.
+  int64_t max_text_bytes = 8 << 20;  // Scalar and key bytes, aliases expanded.
+  int64_t max_documents = 10000;
+  // The largest object one document may decode to, as stored (its JSON
+  // encoding; etcd's limit for a Kubernetes object). 0: unchecked.
+  int64_t max_object_bytes = 1536 * 1024;
+  // The bounds on a decoded object's parts: pod sets, pods, command, args
+  // and env entries, labels, annotations (docs/manifests.md, "Limits").
+  bool object_limits = true;
+
+  static ParseLimits Trusted() {
+    ParseLimits l;
+    l.max_nodes = int64_t(1) << 40;
+    l.max_text_bytes = int64_t(1) << 40;
+    l.max_documents = int64_t(1) << 40;
+    l.max_object_bytes = 0;
+    l.object_limits = false;  // What a store holds loads, whatever its size.
+    return l;
+  }
+};
+
 // Parses every YAML document in `text` (called `file` in messages) and
 // appends the objects to *config, in document order. A SchedulerConfig
 // document replaces config->scheduler. Checks each object on its own
@@ -60,11 +91,12 @@ namespace allot::core {
 // ValidateConfig's. On error returns InvalidArgument and *config is
 // unchanged.
 Status ParseManifests(const std::string& text, const std::string& file,
-                      Config* config);
+                      Config* config, const ParseLimits& limits = {});
 
 // Reads `path` ("-" = stdin) and calls ParseManifests with `path` as the
 // file name. A file that cannot be read is NotFound.
-Status LoadManifestFile(const std::string& path, Config* config);
+Status LoadManifestFile(const std::string& path, Config* config,
+                        const ParseLimits& limits = {});
 
 // Cross-object validation, once all files are read:
 //  - names are unique per kind (namespaced kinds per namespace);

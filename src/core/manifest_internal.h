@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/manifest.h"
 #include "core/model.h"
 #include "core/quantity.h"
 #include "core/status.h"
@@ -242,6 +243,11 @@ class Val {
   const Tree* node_;
   std::string path_;
 };
+
+// Reads the YAML documents of `text` into *docs (appended) within
+// `limits` (manifest_yaml.cc). Syntax errors name the line and column.
+Status ParseYamlText(const std::string& text, const std::string& file,
+                     const ParseLimits& limits, std::vector<Tree>* docs);
 
 // Turns an error with a relative field into the user-facing message
 // ("FILE: document N (Kind name): ...").

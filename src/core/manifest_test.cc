@@ -259,13 +259,16 @@ TEST(ManifestTest, FuzzFindingsAreClearErrors) {
       "f", &c);
   EXPECT_NE(utf8.message().find("line 3: the text is not valid UTF-8"),
             std::string::npos) << utf8.message();
-  // yaml-cpp 0.7 loops forever on a stray comma after a flow collection.
+  // yaml-cpp 0.7 loops forever on a stray comma after a flow collection;
+  // each is an error that says where (manifest_limits_test.cc runs these
+  // under a memory cap).
   for (std::string_view hang : std::initializer_list<std::string_view>{"{},", "[],", "---\n  {\"a\": 1},  \n", "\"x\",",
                            ",", "a: \"b\", c\n", "- [1],\n",
                            "!,", "&a ,", "... ,", std::string_view("\0,", 2)}) {
     Status s = ParseManifests(std::string(hang), "f", &c);
-    EXPECT_NE(s.message().find("a ',' outside any"), std::string::npos)
-        << hang << ": " << s.message();
+    EXPECT_FALSE(s.ok()) << hang;
+    EXPECT_NE(s.message().find("f: "), std::string::npos) << hang << ": " << s.message();
+    EXPECT_NE(s.message().find("line "), std::string::npos) << hang << ": " << s.message();
   }
   // Commas that are text stay fine: plain scalars, quoted, flow, block text.
   Config ok;

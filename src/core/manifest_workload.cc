@@ -86,6 +86,15 @@ Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
   ResourceList main, sidecars, init_peak, overhead;
   std::vector<Val> containers, inits;
   ALLOT_RETURN_IF_ERROR(spec["containers"].Items(&containers));
+  ALLOT_RETURN_IF_ERROR(spec["initContainers"].Items(&inits));
+  // Far past any real pod; the node budget bounds the rest of the template.
+  constexpr size_t kMaxContainers = 64;
+  if (containers.size() + inits.size() > kMaxContainers) {
+    return spec["containers"].Error(
+        std::to_string(containers.size() + inits.size()) +
+        " containers and init containers; at most " +
+        std::to_string(kMaxContainers) + " are allowed (the limit)");
+  }
   if (!containers.empty()) {
     ALLOT_RETURN_IF_ERROR(containers[0].CheckMap());
     ALLOT_RETURN_IF_ERROR(ParseCommand(containers[0], /*kueue=*/true, ps));
@@ -97,7 +106,6 @@ Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
   }
   // Init containers run one at a time next to the sidecars started before
   // them (restartPolicy: Always), which then keep running with the pod.
-  ALLOT_RETURN_IF_ERROR(spec["initContainers"].Items(&inits));
   for (const Val& c : inits) {
     ResourceList r;
     ALLOT_RETURN_IF_ERROR(ParseContainer(c, &r));

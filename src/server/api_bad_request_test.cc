@@ -448,6 +448,45 @@ std::vector<Row> Rows() {
   add({"member deletes another tenant's workload", "DELETE", W + "/team-b/infer-1", "", 404, "NotFound", "does not exist", "", Tok::kMember});
 
   // ---- Size ----------------------------------------------------------------------------------
+  // ---- The reader's budget and the bounds on an object (core::ParseLimits) --
+  // Each was a memory blow-up reachable with any token, a viewer's too.
+  std::string laughs = "a0: &a0 [lol]\n";
+  for (int i = 1; i < 10; ++i) {
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ",*a" : "*a") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  add({"billion laughs (viewer)", "POST", A, laughs, 400, kBad, "aliases expand to more than 100000 nodes", "", Tok::kViewer});
+  add({"billion laughs to create", "POST", W, laughs, 400, kBad, "aliases expand to more than", ""});
+  add({"alias inside its own anchor", "POST", A, "a: &x [1, *x]\n", 400, kBad, "an alias refers to a node that contains it", ""});
+  add({"stray comma after a comment ending in |", "POST", W, "{} # |\n ,\n\n", 400, kBad, "where a document or value should start", ""});
+  add({"stray comma after a comment ending in >", "POST", A, "{} # >\n ,\n\n", 400, kBad, "where a document or value should start", ""});
+  add({"nesting deeper than 64", "POST", A, std::string(100, '[') + std::string(100, ']'), 400, kBad, "nested deeper than 64 levels", ""});
+  add({"JSON nesting deeper than 64", "POST", W, "{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", 400, kBad, "nested deeper than 64 levels", ""});
+  add({"a million pods", "POST", W, Sub(kWl, R"("count":1)", R"("count":1000000)"), 400, kBad, "at most 10000 pods per workload", "spec.podSets[0].count"});
+  add({"a million CPU-only pods (member)", "POST", W, Sub(Sub(kWl, R"("count":1)", R"("count":1000000)"), R"("nvidia.com/gpu":1)", R"("cpu":"1m")"), 400, kBad, "at most 10000 pods", "spec.podSets[0].count", Tok::kMember});
+  add({"nine pod sets", "POST", W, Sub(kWl, R"("podSets":[)", R"("podSets":[{"name":"p1","count":1,"template":{}},{"name":"p2","count":1,"template":{}},{"name":"p3","count":1,"template":{}},{"name":"p4","count":1,"template":{}},{"name":"p5","count":1,"template":{}},{"name":"p6","count":1,"template":{}},{"name":"p7","count":1,"template":{}},{"name":"p8","count":1,"template":{}},)"), 400, kBad, "at most 8 are allowed", "spec.podSets"});
+  std::string env = R"("env":[)";
+  for (int i = 0; i < 1025; ++i) env += (i ? R"(,{"name":"V)" : R"({"name":"V)") + std::to_string(i) + R"(","value":"x"})";
+  env += "],";
+  add({"1,025 env entries", "POST", W, Sub(kWl, R"("template":{)", R"("template":{)" + env), 400, kBad, "at most 1024", "spec.podSets[0].env"});
+  std::string labels = R"("labels":{)";
+  for (int i = 0; i < 257; ++i) labels += (i ? R"(,"l)" : R"("l)") + std::to_string(i) + R"(":"v")";
+  labels += "},";
+  add({"257 labels", "POST", W, Sub(kWl, R"("metadata":{)", R"("metadata":{)" + labels), 400, kBad, "at most 256", "metadata.labels"});
+  // Aliases let a body under 1 MiB decode to much more; the decoded object
+  // is bounded too: annotations to 256 KiB, a whole object to 1.5 MiB.
+  const std::string x200k = "\"" + std::string(200000, 'x') + "\"";
+  add({"annotations over 256 KiB through aliases", "POST", W,
+       "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: fresh-wl, namespace: team-a, annotations: {a: &x " + x200k +
+           ", b: *x}}\nspec: {queueName: q, podSets: [{count: 1, template: {resources: {requests: {nvidia.com/gpu: 1}}}}]}\n",
+       400, kBad, "at most 262144 bytes", "metadata.annotations"});
+  add({"an object over 1.5 MiB through aliases", "POST", W,
+       "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: fresh-wl, namespace: team-a}\n"
+       "spec: {queueName: q, podSets: [{count: 1, template: {args: [&x " + x200k +
+           ", *x, *x, *x, *x, *x, *x, *x, *x], resources: {requests: {nvidia.com/gpu: 1}}}}]}\n",
+       400, kBad, "bytes are allowed for one stored object", ""});
+
   add({"body over 1 MiB", "POST", A, kNs + "\n#" + std::string((1 << 20) + 16, 'x') + "\n", 413, "PayloadTooLarge", "", {}});
   add({"token body over 1 MiB", "POST", T, R"({"user":")" + std::string((1 << 20) + 16, 'u') + R"("})", 413, "PayloadTooLarge", "", {}});
   return r;

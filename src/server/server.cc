@@ -13,6 +13,7 @@
 #include "server/crypto.h"
 #include "server/owner.h"
 #include "server/state.h"
+#include "server/work_pool.h"
 #include "store/store.h"
 
 namespace allot::server {
@@ -29,11 +30,17 @@ bool IsLoopback(const std::string& listen) {
          listen.rfind("[::1]:", 0) == 0;
 }
 
+// Request bodies waiting for the body pool (each at most 1 MiB) before new
+// ones are answered 503.
+constexpr size_t kMaxQueuedBodies = 64;
+
 class ServerImpl : public Server {
  public:
   std::unique_ptr<Owner> owner;
   std::unique_ptr<Api> api;
   std::unique_ptr<net::HttpServer> http;
+  // Reads request bodies (manifests) off the network threads.
+  std::unique_ptr<WorkPool> bodies;
   // Posts a tick to the owner every second: node heartbeat deadlines and
   // expired agent polls.
   std::thread ticker;
@@ -50,6 +57,7 @@ class ServerImpl : public Server {
     tick_cv.notify_all();
     if (ticker.joinable()) ticker.join();
     if (http) http->Stop();
+    if (bodies) bodies->Stop();
     if (owner && !stopped) {
       owner->Stop();
       stopped = true;
@@ -145,8 +153,26 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   so.tls_cert_file = opts.tls_cert_file;
   so.tls_key_file = opts.tls_key_file;
   Api* api = impl->api.get();
+  // A request with a body is handled on the body pool: reading a manifest
+  // is the one CPU-heavy step before the owner (bounded by
+  // core::ParseLimits, but up to ~0.4 s for a hostile 1 MiB body), and the
+  // network threads must stay free for heartbeats, lists and watches.
+  impl->bodies = std::make_unique<WorkPool>(opts.threads, kMaxQueuedBodies);
+  WorkPool* bodies = impl->bodies.get();
   auto http = net::HttpServer::Start(
-      so, [api](std::shared_ptr<net::Exchange> ex) { api->Handle(std::move(ex)); });
+      so, [api, bodies](std::shared_ptr<net::Exchange> ex) {
+        if (ex->request().body.empty()) return api->Handle(std::move(ex));
+        if (!bodies->Submit([api, ex] { api->Handle(ex); })) {
+          net::Response r;
+          r.status = 503;
+          r.content_type = "application/json";
+          r.body = "{\"error\":{\"code\":\"Unavailable\",\"message\":\"the server has " +
+                   std::to_string(kMaxQueuedBodies) +
+                   " request bodies waiting to be read; retry shortly\",\"field\":\"\"}}";
+          r.headers.emplace_back("Retry-After", "1");
+          ex->Reply(std::move(r));
+        }
+      });
   if (!http.ok()) {
     impl->owner->Stop();
     return http.status();

@@ -197,7 +197,8 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       }
     }
     core::Config c;
-    Status s = core::ParseManifests(json::serialize(obj), where, &c);
+    Status s = core::ParseManifests(json::serialize(obj), where, &c,
+                                      core::ParseLimits::Trusted());
     if (!s.ok()) return Status::Internal(s.message());
     core::SourceRef src = internal::StoredSource(*kind);
     switch (*kind) {

@@ -9,12 +9,24 @@
 // `make test` in both builds.
 //
 //   allot_manifest_replay [--mutations N] [--seed S] [--dict FILE]
+//                         [--rss-limit-mb M] [--timeout S]
 //                         tests/fuzz/corpus/manifest [FILE|DIR ...]
+//
+// A blow-up is a finding too, as under libFuzzer's -rss_limit_mb and
+// -timeout: --rss-limit-mb caps the address space (RLIMIT_AS; under ASan,
+// which reserves terabytes of it, its hard_rss_limit_mb and
+// malloc_limit_mb instead: __asan_default_options below), so an input
+// that makes a target allocate without bound aborts with std::bad_alloc
+// or an ASan report; --timeout (default 30 s) ends the process with
+// SIGALRM when one input runs longer. Both defaults are off / 30 s.
 //
 // A finding aborts the process as it does under libFuzzer (the targets
 // call abort() on a broken property); before each mutated input the
 // driver writes it to ALLOT_FUZZ_LAST (when set), so the input that
 // aborted is kept. Exit code 0 when every input ran, 2 on bad arguments.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +38,22 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ALLOT_REPLAY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ALLOT_REPLAY_ASAN 1
+#endif
+#endif
+
+#ifdef ALLOT_REPLAY_ASAN
+// ASan cannot run under RLIMIT_AS: cap the resident set and any single
+// allocation instead (ctest's fuzz tests set no ASAN_OPTIONS of their own).
+extern "C" const char* __asan_default_options() {
+  return "hard_rss_limit_mb=2048:malloc_limit_mb=1024";
+}
+#endif
 
 namespace {
 
@@ -107,8 +135,14 @@ std::string Mutate(std::string d, const std::vector<std::string>& corpus,
   return d;
 }
 
+unsigned g_timeout_s = 30;
+
+// One input, within the time cap: SIGALRM's default action ends the
+// process, and ctest reports the signal.
 void Run(const std::string& data) {
+  alarm(g_timeout_s);
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  alarm(0);
 }
 
 }  // namespace
@@ -119,9 +153,12 @@ int main(int argc, char** argv) {
   uint64_t mutations = 0;
   uint64_t seed = 1;
   std::string dict_path;
+  uint64_t rss_limit_mb = 0;
+  uint64_t timeout_s = 30;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--mutations" || arg == "--seed" || arg == "--dict") && i + 1 < argc) {
+    if ((arg == "--mutations" || arg == "--seed" || arg == "--dict" ||
+         arg == "--rss-limit-mb" || arg == "--timeout") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (arg == "--dict") {
         dict_path = v;
@@ -133,7 +170,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "replay: %s wants a number, got '%s'\n", arg.c_str(), v.c_str());
         return 2;
       }
-      (arg == "--seed" ? seed : mutations) = n;
+      (arg == "--seed"           ? seed
+       : arg == "--rss-limit-mb" ? rss_limit_mb
+       : arg == "--timeout"      ? timeout_s
+                                 : mutations) = n;
       continue;
     }
     std::error_code ec;
@@ -149,6 +189,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  g_timeout_s = static_cast<unsigned>(timeout_s);
+#ifndef ALLOT_REPLAY_ASAN
+  if (rss_limit_mb > 0) {
+    rlimit lim{rlim_t(rss_limit_mb) << 20, rlim_t(rss_limit_mb) << 20};
+    if (setrlimit(RLIMIT_AS, &lim) != 0) {
+      std::perror("replay: setrlimit(RLIMIT_AS)");
+      return 2;
+    }
+  }
+#endif
   std::sort(files.begin(), files.end());
   std::vector<std::string> corpus;
   for (const fs::path& f : files) {
