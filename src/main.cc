@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "agent/heartbeat.h"
 #include "cli/agent.h"
 #include "cli/commands.h"
 #include "cli/dry_run.h"
@@ -91,7 +92,24 @@ int main(int argc, char** argv) {
   serve->add_option("--node-timeout", sf.node_timeout_s,
                     "seconds without a heartbeat before an agent's node is NotReady")
       ->capture_default_str()
-      ->check(CLI::Range(1, 3600));
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            int64_t s = 0;
+            if (!CLI::detail::lexical_cast(v, s) || s > 3600) {
+              return "--node-timeout must be a whole number of seconds from " +
+                     std::to_string(allot::agent::kMinNodeTimeoutS) + " to 3600, not " + v;
+            }
+            if (s < allot::agent::kMinNodeTimeoutS) {
+              return "--node-timeout " + v + " is too short: an agent that lost "
+                     "its connection retries every " +
+                     std::to_string(allot::agent::kMaxReconnectBackoffMs / 1000) +
+                     " s at most, so a node timeout under " +
+                     std::to_string(allot::agent::kMinNodeTimeoutS) +
+                     " s would declare healthy nodes NotReady";
+            }
+            return "";
+          },
+          "SECONDS", "node timeout"));
   serve->add_option("--idle-util-pct", sf.idle_util_pct,
                     "a GPU under this utilization counts as idle (allot usage idle)")
       ->capture_default_str()

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "agent/exec.h"
+#include "agent/heartbeat.h"
 #include "agent/gpu.h"
 #include "core/manifest_encode.h"
 #include "core/model.h"
@@ -199,7 +200,7 @@ class Agent {
       for (int64_t slept = 0; slept < backoff_ms && !*stop; slept += 100) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      backoff_ms = std::min<int64_t>(backoff_ms * 2, 10000);
+      backoff_ms = std::min<int64_t>(backoff_ms * 2, agent::kMaxReconnectBackoffMs);
     }
   }
 

@@ -120,7 +120,7 @@ std::vector<std::string> Header(const std::string& plural) {
     return {"NAME", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "SHARE"};
   if (plural == "localqueues")
     return {"TENANT", "NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
-  if (plural == "nodes") return {"NAME", "GPUS", "PRODUCT", "SCHEDULABLE"};
+  if (plural == "nodes") return {"NAME", "READY", "GPUS", "PRODUCT", "SCHEDULABLE"};
   if (plural == "workloadpriorityclasses") return {"NAME", "VALUE"};
   if (plural == "cohorts") return {"NAME", "PARENT"};
   return {"NAME"};
@@ -168,7 +168,15 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
     std::string product;
     if (n > 0) product = JsonStr(gpus->as_array()[0], {"product"});
     bool unsched = JsonStr(o, {"spec", "unschedulable"}) == "true";
-    return {name, std::to_string(n), product, unsched ? "no (cordoned)" : "yes"};
+    std::string ready;
+    if (const json::value* cs = JsonAt(o, {"status", "conditions"}); cs && cs->is_array()) {
+      for (const json::value& c : cs->as_array()) {
+        if (JsonStr(c, {"type"}) != "Ready") continue;
+        std::string st = JsonStr(c, {"status"});
+        ready = st == "True" ? "Ready" : st == "False" ? "NotReady" : "Unknown";
+      }
+    }
+    return {name, ready, std::to_string(n), product, unsched ? "no (cordoned)" : "yes"};
   }
   if (plural == "workloadpriorityclasses") return {name, JsonStr(o, {"value"})};
   if (plural == "cohorts") {

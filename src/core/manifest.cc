@@ -492,9 +492,11 @@ Status ParseNode(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(spec.CheckFields({"unschedulable", "taints"}));
   ALLOT_RETURN_IF_ERROR(spec["unschedulable"].Get(&n.unschedulable));
   ALLOT_RETURN_IF_ERROR(ParseTaints(spec["taints"], &n.taints));
-  // allocatedGpus is what the server computes on read (GET /api/v1/nodes):
-  // accepted so that what it lists can be applied again, and ignored.
-  ALLOT_RETURN_IF_ERROR(status.CheckFields({"capacity", "gpus", "allocatedGpus"}));
+  // allocatedGpus and conditions are what the server computes on read (GET
+  // /api/v1/nodes): accepted so that what it lists can be applied again,
+  // and ignored.
+  ALLOT_RETURN_IF_ERROR(
+      status.CheckFields({"capacity", "gpus", "allocatedGpus", "conditions"}));
   int32_t allocated = 0;
   ALLOT_RETURN_IF_ERROR(status["allocatedGpus"].Get(&allocated));
   Val capacity = status["capacity"];

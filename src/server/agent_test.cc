@@ -725,6 +725,61 @@ TEST_F(AgentTest, ServerRestartAdoptsRunningPods) {
   EXPECT_TRUE(WaitDead(child));
 }
 
+// The server down for more than twice the node timeout (3 s): the agent,
+// whose backoff is capped at 2 s, is back within the restarted server's
+// grace period (one timeout plus that cap), so its running pod is neither
+// evicted nor restarted, and the node reports Ready again.
+TEST_F(AgentTest, LongServerOutageEvictsNobody) {
+  auto n1 = StartAgent("n1", "2xH100-80GB");
+  WaitForNode("n1");
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             Workload("kept", 1, 1, "sleep 300 & echo PID=$!; wait"), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("kept", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running");
+  const std::string pod = PodId(w, 0);
+
+  srv_->Kill9();
+  // The outage itself is what is tested: the agent backs off meanwhile.
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  w = WaitFor("kept", [](const json::value& v) {
+    const json::value* n = v.at("status").as_object().if_contains("podsRunning");
+    return n != nullptr && n->as_int64() == 1;
+  });
+  // Past the grace period (3 s + 2 s) and one more timeout.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  w = srv_->Json("GET", "/api/v1/workloads/team-a/kept", "", &code);
+  EXPECT_EQ(State(w), "Running") << json::serialize(w);
+  EXPECT_EQ(PodId(w, 0), pod);
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    EXPECT_NE(c.at("reason").as_string(), "NodeNotReady") << json::serialize(c);
+  }
+  json::value node = srv_->Json("GET", "/api/v1/nodes/n1", "", &code);
+  const json::value& ready = node.at("status").at("conditions").at(0);
+  EXPECT_EQ(ready.at("type").as_string(), "Ready");
+  EXPECT_EQ(ready.at("status").as_string(), "True") << json::serialize(ready);
+  EXPECT_TRUE(ready.as_object().contains("lastHeartbeatTime"));
+  EXPECT_NE(n1->Output().find("retrying"), std::string::npos);
+}
+
+// A node timeout the agents' retries cannot meet is refused at start.
+TEST(ServeFlagsTest, RefusesANodeTimeoutAgentsCannotMeet) {
+  const char* bin = std::getenv("ALLOT_BIN");
+  ASSERT_NE(bin, nullptr);
+  std::string cmd = std::string(bin) + " serve --listen 127.0.0.1:0 --node-timeout 2 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  int rc = pclose(f);
+  EXPECT_NE(WEXITSTATUS(rc), 0);
+  EXPECT_NE(out.find("--node-timeout 2 is too short"), std::string::npos) << out;
+  EXPECT_NE(out.find("retries every 2 s"), std::string::npos) << out;
+}
+
 // ---- cgroups: the pod's cpu and memory requests as its limits ------------
 
 // A ClusterQueue that covers cpu and memory too, and its LocalQueue "qr".

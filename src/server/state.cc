@@ -642,6 +642,7 @@ void State::Evicted(WorkloadRecord* rec, const std::string& reason,
 }
 
 int32_t State::FinishTurn(Txn* txn) {
+  if (first_turn_ms_ == 0) first_turn_ms_ = txn->now_unix_ms;
   std::set<std::string> touched;
   std::map<std::string, sched::PreemptionEvent> preempted;
   int32_t cycles = 0;

@@ -265,6 +265,9 @@ class State {
   // Fails workloads that ran past their maximumExecutionTimeSeconds.
   void CheckDeadlines(int64_t now_ms);
   bool NodeReady(const std::string& node) const;
+  // The node's Ready condition for its status.conditions (True with reason
+  // NoAgent for a node without an agent).
+  boost::json::object NodeReadyCondition(const std::string& node) const;
   // Where the log of one pod of a workload lives: pod `rank` (0-based, over
   // its pod sets in admission order) of attempt `attempt` (0: the current
   // or last one). NotFound as for a GET (another tenant's is NotFound too);
@@ -438,12 +441,21 @@ class State {
   struct AgentInfo {
     int64_t last_seen_ms = 0;  // 0: not yet heard since start.
     bool ready = true;
+    // When `ready` last changed (0: not since start), and why it is false.
+    int64_t transition_ms = 0;
+    std::string not_ready_message;
     std::string address;
     bool simulated = false;
     std::vector<GpuTelemetry> gpus;  // The latest sample of each GPU.
     int64_t sampled_ms = 0;
   };
   std::map<std::string, AgentInfo> agents_;
+  // Until when (the first CheckNodes plus one node timeout and the agents'
+  // longest backoff) a node not heard from since start is not NotReady.
+  int64_t nodes_grace_until_ms_ = 0;
+  // The first turn since start: the last transition of what has not
+  // changed since.
+  int64_t first_turn_ms_ = 0;
   // An admitted, unfinished workload's nodes and what agents said of its
   // pods (current attempt, by pod id).
   struct Run {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "agent/heartbeat.h"
 #include "core/manifest.h"
 #include "server/state.h"
 #include "server/state_internal.h"
@@ -224,6 +225,10 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
   AgentInfo before = agents_[n.name];
   AgentInfo& a = agents_[n.name];
   const bool was_ready = a.ready && a.last_seen_ms != 0;
+  if (!a.ready || a.last_seen_ms == 0) {  // From NotReady, or Unknown since start.
+    a.transition_ms = now;
+    a.not_ready_message.clear();
+  }
   a.last_seen_ms = now;
   a.address = r.address;
   a.ready = true;
@@ -533,25 +538,44 @@ void State::CheckDeadlines(int64_t now_ms) {
 }
 
 void State::CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn) {
+  if (nodes_grace_until_ms_ == 0) {
+    // The first check after start: agents that backed off while the server
+    // was down get one timeout plus their longest retry interval.
+    nodes_grace_until_ms_ = now_ms + timeout_ms + agent::kMaxReconnectBackoffMs;
+  }
+  const bool in_grace = now_ms < nodes_grace_until_ms_;
   std::set<std::string> evict;
-  std::vector<std::string> lost;
+  std::vector<std::string> lost, silent;
   for (auto& [name, a] : agents_) {
+    if (!a.ready) continue;
     if (a.last_seen_ms == 0) {
-      a.last_seen_ms = now_ms;  // Known from the store: a full timeout.
+      // Known from the store, not heard from since start.
+      if (in_grace) continue;
+      silent.push_back(name);
+      a.not_ready_message = "its agent has not been heard from since the server started (" +
+                            std::to_string((timeout_ms + agent::kMaxReconnectBackoffMs) / 1000) +
+                            " s grace period)";
+    } else if (now_ms - a.last_seen_ms > timeout_ms) {
+      lost.push_back(name);
+      a.not_ready_message = "its agent stopped heartbeating (nothing for " +
+                            std::to_string(timeout_ms / 1000) + " s)";
+    } else {
       continue;
     }
-    if (a.ready && now_ms - a.last_seen_ms > timeout_ms) {
-      a.ready = false;
-      lost.push_back(name);
-      if (auto it = node_index_.find(name); it != node_index_.end()) {
-        evict.insert(it->second.begin(), it->second.end());
-      }
+    a.ready = false;
+    a.transition_ms = now_ms;
+    if (auto it = node_index_.find(name); it != node_index_.end()) {
+      evict.insert(it->second.begin(), it->second.end());
     }
   }
-  if (lost.empty()) return;
-  Status s = Reschedule(evict, "NodeNotReady",
-                        "node " + Join(lost, ", ") + " stopped heartbeating",
-                        now_ms);
+  if (lost.empty() && silent.empty()) return;
+  std::string message;
+  if (!lost.empty()) message = "node " + Join(lost, ", ") + " stopped heartbeating";
+  if (!silent.empty()) {
+    message += std::string(message.empty() ? "" : "; ") + "node " + Join(silent, ", ") +
+               " not heard from since the server started";
+  }
+  Status s = Reschedule(evict, "NodeNotReady", message, now_ms);
   (void)s;  // Cannot fail: the configuration was valid and only shrinks.
   (void)txn;
 }

@@ -187,8 +187,50 @@ json::object State::ConfigJson(Kind kind, const std::string& key,
     json::value& st = obj["status"];
     if (!st.is_object()) st = json::object();
     st.as_object()["allocatedGpus"] = int64_t(held.size());
+    st.as_object()["conditions"] = json::array{NodeReadyCondition(key)};
   }
   return obj;
+}
+
+json::object State::NodeReadyCondition(const std::string& node) const {
+  json::object c;
+  c["type"] = "Ready";
+  auto transition = [&c, this](int64_t ms) {
+    if (ms == 0) ms = first_turn_ms_;  // Unchanged since start.
+    if (ms == 0) return;
+    c["lastTransitionTime"] = core::FormatRfc3339Ms(ms);
+    c["lastTransitionUnixMs"] = ms;
+  };
+  auto it = agents_.find(node);
+  if (it == agents_.end()) {
+    c["status"] = "True";
+    c["reason"] = "NoAgent";
+    c["message"] = "configured without an agent: always schedulable";
+    transition(0);
+    return c;
+  }
+  const AgentInfo& a = it->second;
+  if (!a.ready) {
+    c["status"] = "False";
+    c["reason"] = "AgentNotHeartbeating";
+    c["message"] = "NotReady: " + a.not_ready_message +
+                   "; its workloads went back to their queues";
+  } else if (a.last_seen_ms == 0) {
+    c["status"] = "Unknown";
+    c["reason"] = "AwaitingAgent";
+    c["message"] = "the server restarted and has not heard from this node's agent "
+                   "yet; it keeps its workloads during the startup grace period";
+  } else {
+    c["status"] = "True";
+    c["reason"] = "AgentReady";
+    c["message"] = "its agent is heartbeating";
+  }
+  if (a.last_seen_ms != 0) {
+    c["lastHeartbeatTime"] = core::FormatRfc3339Ms(a.last_seen_ms);
+    c["lastHeartbeatUnixMs"] = a.last_seen_ms;
+  }
+  transition(a.transition_ms);
+  return c;
 }
 
 // ---- Verbs ------------------------------------------------------------------

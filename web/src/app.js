@@ -197,13 +197,22 @@ async function tenantsPage(main) {
     tenants.map((t) => ({ label: t, data: perDay.map((r) => r.items.find((i) => i.key === t)?.gpuHours ?? 0) })), "GPU-h");
 }
 
+// A node's Ready condition: ["Ready" | "NotReady" | "Unknown", its message].
+function readiness(n) {
+  const c = (n.status?.conditions || []).find((c) => c.type === "Ready");
+  if (!c) return ["Unknown", ""];
+  return [c.status === "True" ? "Ready" : c.status === "False" ? "NotReady" : "Unknown", c.message || ""];
+}
+
 async function nodesPage(main, params) {
   const { rows, note } = await listed("/api/v1/nodes", params, "nodes");
-  main.innerHTML = `<h2>Nodes &amp; GPUs</h2><table><tr><th>node</th><th>location</th><th>GPUs</th><th>in use</th><th>health</th><th></th></tr>
+  main.innerHTML = `<h2>Nodes &amp; GPUs</h2><table><tr><th>node</th><th>ready</th><th>location</th><th>GPUs</th><th>in use</th><th>health</th><th></th></tr>
     ${rows.map((n) => {
       const gpus = n.status?.gpus || [], labels = n.metadata.labels || {};
       const sick = gpus.filter((g) => g.health && g.health !== "Healthy").length;
+      const [ready, why] = readiness(n);
       return `<tr class="click" data-node="${esc(n.metadata.name)}"><td>${esc(n.metadata.name)}</td>
+        <td class="ready ${ready === "Ready" ? "ok" : "bad"}" title="${esc(why)}">${ready}</td>
         <td>${esc(labels["allot.dev/location"] || "onprem")}</td>
         <td>${gpus.length} × ${esc(gpus[0]?.product || "-")}</td><td>${n.status?.allocatedGpus ?? 0}</td>
         <td>${sick ? `<span class="bad">${sick} unhealthy</span>` : `<span class="ok">healthy</span>`}${n.spec?.unschedulable ? " · cordoned" : ""}</td>
@@ -221,7 +230,10 @@ async function nodePage(main, name) {
   const sim = (node.metadata.labels || {})["allot.dev/simulated"] === "true";
   const last = { ...(tel.latest || {}) };  // Newest sample; else the last minute.
   for (const it of tel.items) if (it.points.length && !last[it.uuid]) last[it.uuid] = it.points[it.points.length - 1];
+  const [ready, why] = readiness(node);
+  const beat = (node.status?.conditions || []).find((c) => c.type === "Ready")?.lastHeartbeatTime;
   main.innerHTML = `<h2>Node ${esc(name)} ${sim ? '<span class="sim">simulated GPUs</span>' : ""}</h2>
+    <p id="readiness"><span class="${ready === "Ready" ? "ok" : "bad"}">${ready}</span> ${esc(why)}${beat ? ` · last heartbeat ${esc(beat)}` : ""}</p>
     <table id="gpus"><tr><th>GPU</th><th>model</th><th>memory</th><th>health</th><th>held by</th>
       <th>util</th><th>temp</th><th>power</th><th>memory used</th></tr>
     ${(node.status?.gpus || []).map((g) => { const p = last[g.uuid];

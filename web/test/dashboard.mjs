@@ -136,8 +136,13 @@ spec: {clusterQueue: shared}
   // Nodes: open the node's GPUs; simulated ones say so; the held ones name
   // their workload.
   await page.goto(url + "/#/nodes");
+  await page.waitForSelector("tr[data-node] td.ready");
+  const ready = await page.textContent("tr[data-node] td.ready");
+  if (ready !== "Ready") fail("the node list shows readiness " + ready);
   await page.click("tr[data-node]");
   await page.waitForSelector("#gpus tr[data-gpu]");
+  const readiness = await page.textContent("#readiness");
+  if (!readiness.startsWith("Ready") || !readiness.includes("last heartbeat")) fail("the node page shows readiness " + readiness);
   const rows = await page.$$("#gpus tr[data-gpu]");
   if (rows.length !== 8) fail(`the node shows ${rows.length} GPUs, want 8`);
   const gpus = await page.textContent("#gpus");
