@@ -22,6 +22,7 @@
 
 #include "core/manifest_encode.h"
 #include "core/manifest_internal.h"
+#include "core/names.h"
 
 namespace allot::core {
 namespace internal {
@@ -587,7 +588,87 @@ std::string Limit(size_t n, const char* what) {
   return "at most " + std::to_string(n) + " " + what + " (the limit)";
 }
 
+struct Counts {
+  size_t workloads, nodes, cluster_queues, flavors, cohorts, local_queues,
+      priority_classes, namespaces;
+};
+Counts CountsOf(const Config& c) {
+  return {c.workloads.size(),      c.nodes.size(),        c.cluster_queues.size(),
+          c.flavors.size(),        c.cohorts.size(),      c.local_queues.size(),
+          c.priority_classes.size(), c.namespaces.size()};
+}
+
+// Label and annotation keys, resource names: Kubernetes qualified names;
+// label values as Kubernetes' (core/names.h).
+Status CheckKey(const std::string& key, const std::string& field, const char* what) {
+  std::string why = QualifiedNameError(key);
+  if (why.empty()) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " '" + key + "' is not valid: " + why,
+                                 field);
+}
+Status CheckLabels(const Labels& labels, const std::string& field) {
+  for (const auto& [k, v] : labels) {
+    ALLOT_RETURN_IF_ERROR(CheckKey(k, field, "label key"));
+    if (std::string why = LabelValueError(v); !why.empty()) {
+      return Status::InvalidArgument(
+          "the value '" + v + "' of label " + k + " is not valid: " + why, field + "[" + k + "]");
+    }
+  }
+  return Status::Ok();
+}
+template <typename Map>
+Status CheckResourceNames(const Map& m, const std::string& field) {
+  for (const auto& kv : m) ALLOT_RETURN_IF_ERROR(CheckKey(kv.first, field, "resource name"));
+  return Status::Ok();
+}
+
+// The syntax of the names inside the objects a document added (after
+// `before`): resource names, selectors' and flavors' labels.
+Status CheckObjectNames(const Counts& before, const Config& out) {
+  for (size_t i = before.workloads; i < out.workloads.size(); ++i) {
+    const Workload& w = out.workloads[i];
+    for (size_t j = 0; j < w.pod_sets.size(); ++j) {
+      std::string at = "spec.podSets[" + std::to_string(j) + "]";
+      ALLOT_RETURN_IF_ERROR(CheckResourceNames(w.pod_sets[j].requests, at + ".template.resources.requests"));
+      ALLOT_RETURN_IF_ERROR(CheckLabels(w.pod_sets[j].node_selector, at + ".template.nodeSelector"));
+    }
+  }
+  for (size_t i = before.cluster_queues; i < out.cluster_queues.size(); ++i) {
+    const ClusterQueue& cq = out.cluster_queues[i];
+    for (size_t g = 0; g < cq.resource_groups.size(); ++g) {
+      const ResourceGroup& rg = cq.resource_groups[g];
+      std::string at = "spec.resourceGroups[" + std::to_string(g) + "]";
+      for (const std::string& r : rg.covered_resources) {
+        ALLOT_RETURN_IF_ERROR(CheckKey(r, at + ".coveredResources", "resource name"));
+      }
+      for (size_t f = 0; f < rg.flavors.size(); ++f) {
+        for (const ResourceQuota& q : rg.flavors[f].resources) {
+          ALLOT_RETURN_IF_ERROR(CheckKey(
+              q.name, at + ".flavors[" + std::to_string(f) + "].resources", "resource name"));
+        }
+      }
+    }
+    if (cq.namespace_selector) {
+      ALLOT_RETURN_IF_ERROR(
+          CheckLabels(cq.namespace_selector->match_labels, "spec.namespaceSelector.matchLabels"));
+      for (const LabelSelectorRequirement& r : cq.namespace_selector->match_expressions) {
+        ALLOT_RETURN_IF_ERROR(
+            CheckKey(r.key, "spec.namespaceSelector.matchExpressions", "label key"));
+      }
+    }
+  }
+  for (size_t i = before.flavors; i < out.flavors.size(); ++i) {
+    ALLOT_RETURN_IF_ERROR(CheckLabels(out.flavors[i].node_labels, "spec.nodeLabels"));
+    ALLOT_RETURN_IF_ERROR(CheckResourceNames(out.flavors[i].price_micros_per_hour, "spec.price"));
+  }
+  return Status::Ok();
+}
+
 Status CheckMetadataLimits(const Doc& d) {
+  ALLOT_RETURN_IF_ERROR(CheckLabels(d.labels, "metadata.labels"));
+  for (const auto& kv : d.annotations) {
+    ALLOT_RETURN_IF_ERROR(CheckKey(kv.first, "metadata.annotations", "annotation key"));
+  }
   if (d.labels.size() > kMaxLabels) {
     return Status::InvalidArgument(
         std::to_string(d.labels.size()) + " labels; " + Limit(kMaxLabels, "are allowed"),
@@ -650,15 +731,6 @@ Status CheckWorkloadLimits(const Workload& w) {
 }
 
 // How many objects of each kind a Config holds.
-struct Counts {
-  size_t workloads, nodes, cluster_queues, flavors, cohorts, local_queues,
-      priority_classes, namespaces;
-};
-Counts CountsOf(const Config& c) {
-  return {c.workloads.size(),      c.nodes.size(),        c.cluster_queues.size(),
-          c.flavors.size(),        c.cohorts.size(),      c.local_queues.size(),
-          c.priority_classes.size(), c.namespaces.size()};
-}
 
 // The stored size of each object the document added (after `before`): its
 // JSON encoding, as the server keeps it, must stay within max_bytes.
@@ -732,6 +804,7 @@ Status ParseDocument(const Tree& node, const std::string& file, int index,
     s = CheckTotals(out->workloads.back());
     if (s.ok() && limits.object_limits) s = CheckWorkloadLimits(out->workloads.back());
   }
+  if (s.ok() && limits.object_limits) s = CheckObjectNames(before, *out);
   if (s.ok()) s = CheckEncodedSize(before, *out, limits.max_object_bytes);
   return s.ok() ? s : At(d.source, d.DisplayName(), s);
 }

@@ -274,7 +274,7 @@ TEST(ManifestTest, FuzzFindingsAreClearErrors) {
   Config ok;
   Status fine = ParseManifests(
       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"
-      "  labels: {a: \"1,2\", b: '3,'}\n  annotations:\n"
+      "  annotations:\n    a: \"1,2\"\n    b: '3,'\n"
       "    note: a, b, c\n    script: |\n      echo \"a\", b\n      ,\n"
       "    list: \"[x],\"\n",
       "f", &ok);

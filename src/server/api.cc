@@ -15,8 +15,10 @@
 
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
+#include "core/names.h"
 #include "server/audit.h"
 #include "server/crypto.h"
+#include "server/query_params.h"
 #include "server/telemetry.h"
 #include "server/usage.h"
 #include "server/web.h"
@@ -59,8 +61,6 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   }
   return out;
 }
-
-bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
 
 Result<int64_t> ParseInt(const std::string& v, const char* field) {
   int64_t n = 0;
@@ -105,24 +105,8 @@ Result<std::optional<int64_t>> BodyResourceVersion(const std::string& body) {
   }
 }
 
-// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
-bool IsDnsLabel(const std::string& s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (!alnum && !(c == '-' && i > 0 && i + 1 < s.size())) return false;
-  }
-  return true;
-}
-// DNS-1123 subdomain: labels joined by '.', at most 253 characters.
-bool IsDnsSubdomain(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  for (const std::string& part : Split(s, '.')) {
-    if (!IsDnsLabel(part)) return false;
-  }
-  return true;
-}
+using core::IsDnsLabel;
+using core::IsDnsSubdomain;
 
 template <typename T>
 Status CheckNames(const std::vector<T>& items, bool label_only) {
@@ -641,6 +625,12 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     owner_->Post([refuse, why](Turn& t) { refuse(t, why); });
     return;
   }
+  if (Status q = CheckQuery(method, path == "/metrics" ? std::vector<std::string>() : seg,
+                            req.query);
+      !q.ok()) {
+    ex->Reply(ErrorResponse(q));
+    return;
+  }
 
   // Everything below has a principal; the owner checks it again.
   auto authed = [this, refuse, token_hash](auto fn) {
@@ -1103,7 +1093,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       return v.ok() ? *v : def;
     };
     const int64_t rank = num("pod", 0, 1000000, 0);
-    const int64_t attempt = num("attempt", 0, 1000000, 0);
+    const int64_t attempt = num("attempt", 1, 1000000, 0);  // 0: the current one.
     const int64_t offset = num("offset", 0, int64_t(1) << 50, -1);  // -1: tail.
     const int64_t limit = num("limit", 1, 1 << 20, 64 << 10);
     const std::string key = seg[1] + "/" + seg[2];
@@ -1296,7 +1286,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       if (n.ok()) o.limit = *n; else bad = n.status();
     }
     o.after = q("continue");
-    bool watch = Truthy(q("watch"));
+    bool watch = QueryFlag(q("watch"));
     std::optional<int64_t> from_rv;
     if (!q("resourceVersion").empty() && bad.ok()) {
       Result<int64_t> n = ParseInt(q("resourceVersion"), "resourceVersion");
@@ -1419,7 +1409,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
   }
   if (!collection && method == "DELETE") {
     bool drain = false;
-    if (auto it = req.query.find("drain"); it != req.query.end()) drain = Truthy(it->second);
+    if (auto it = req.query.find("drain"); it != req.query.end()) drain = QueryFlag(it->second);
     authed([ex, reply_after, kind, key, drain](Turn& t, const Principal& p) {
       Status s = t.state.Delete(p, kind, key, drain, &t.txn);
       t.state.Audit(p.user, p.tenant, drain ? "delete (drain)" : "delete",

@@ -420,6 +420,16 @@ std::vector<Row> Rows() {
   add({"watch with resourceVersion=abc", "GET", W + "?watch=1&resourceVersion=abc", "", 400, kBad, "non-negative integer", "resourceVersion"});
   add({"audit limit=-1", "GET", "/api/v1/audit?limit=-1", "", 400, kBad, "non-negative integer", "limit"});
   add({"audit after=x", "GET", "/api/v1/audit?after=x", "", 400, kBad, "non-negative integer", "after"});
+  add({"watch=maybe", "GET", W + "?watch=maybe", "", 400, kBad, "watch must be true or false, not 'maybe'", "watch"});
+  add({"drain=maybe", "DELETE", "/api/v1/nodes/n1?drain=maybe", "", 400, kBad, "drain must be true or false", "drain"});
+  add({"unknown list parameter", "GET", W + "?namespace=team-a", "", 400, kBad, "unknown query parameter 'namespace' for GET /api/v1/workloads, which takes tenant, queue", "namespace"});
+  add({"state on a list of nodes", "GET", "/api/v1/nodes?state=Running", "", 400, kBad, "unknown query parameter 'state'", "state"});
+  add({"parameter on a route that takes none", "GET", "/api/v1/whoami?verbose=1", "", 400, kBad, "GET /api/v1/whoami, which takes none", "verbose"});
+  add({"parameter on a create (member)", "POST", W + "?dryRun=All", kWl, 400, kBad, "unknown query parameter 'dryRun'", "dryRun", Tok::kMember, {W + "/team-a/fresh-wl"}});
+  add({"log attempt=0", "GET", W + "/team-a/train-1/log?attempt=0", "", 400, kBad, "attempt must be 1 to 1000000", "attempt"});
+  add({"log follow=1", "GET", W + "/team-a/train-1/log?follow=1", "", 400, kBad, "unknown query parameter 'follow'", "follow"});
+  add({"agent sync timeout=5", "POST", "/api/v1/agents/sync?timeout=5", "{}", 400, kBad, "takes wait", "timeout"});
+  add({"audit verify with a filter", "GET", "/api/v1/audit/verify?limit=5", "", 400, kBad, "which takes none", "limit"});
 
   // ---- Tokens --------------------------------------------------------------------------
   add({"token: unknown role", "POST", T, R"({"user":"eve","role":"superuser","tenant":"team-a"})", 400, kBad, "unknown role 'superuser'", "role"});
@@ -486,6 +496,18 @@ std::vector<Row> Rows() {
        "spec: {queueName: q, podSets: [{count: 1, template: {args: [&x " + x200k +
            ", *x, *x, *x, *x, *x, *x, *x, *x], resources: {requests: {nvidia.com/gpu: 1}}}}]}\n",
        400, kBad, "bytes are allowed for one stored object", ""});
+
+  // Label keys and values, annotation keys and resource names follow
+  // Kubernetes' syntax.
+  add({"label key with a space", "POST", W, Sub(kWl, R"("metadata":{)", R"("metadata":{"labels":{"bad key!":"v"},)"), 400, kBad, "label key 'bad key!' is not valid", "metadata.labels"});
+  add({"label key with two slashes", "POST", "/api/v1/tenants", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fresh-t","labels":{"a/b/c":"v"}}})", 400, kBad, "one '/' at most", "metadata.labels", Tok::kAdmin, {"/api/v1/tenants/fresh-t"}});
+  add({"label key with an upper-case prefix", "POST", W, Sub(kWl, R"("metadata":{)", R"("metadata":{"labels":{"Example.com/x":"v"},)"), 400, kBad, "prefix 'Example.com' is not a DNS-1123 subdomain", "metadata.labels"});
+  add({"label value too long", "POST", W, Sub(kWl, R"("metadata":{)", R"("metadata":{"labels":{"k":")" + std::string(64, 'v') + R"("},)"), 400, kBad, "a label value is at most 63 characters", "metadata.labels[k]"});
+  add({"label value with a space", "POST", W, Sub(kWl, R"("metadata":{)", R"("metadata":{"labels":{"k":"a b"},)"), 400, kBad, "the value 'a b' of label k is not valid", "metadata.labels[k]"});
+  add({"annotation key with a space", "POST", W, Sub(kWl, R"("metadata":{)", R"("metadata":{"annotations":{"my note":"v"},)"), 400, kBad, "annotation key 'my note'", "metadata.annotations"});
+  add({"resource name with a path", "POST", W, Sub(kWl, R"("nvidia.com/gpu":1)", R"("nvidia.com/mig-../../x":1)"), 400, kBad, "resource name 'nvidia.com/mig-../../x' is not valid", kReq});
+  add({"covered resource with a space", "POST", "/api/v1/clusterqueues", Sub(Sub(kCq, R"("coveredResources":["nvidia.com/gpu"])", R"("coveredResources":["nvidia.com/gpu x"])"), R"("name":"nvidia.com/gpu")", R"("name":"nvidia.com/gpu x")"), 400, kBad, "resource name 'nvidia.com/gpu x'", "spec.resourceGroups[0].coveredResources", Tok::kAdmin, {"/api/v1/clusterqueues/fresh-cq"}});
+  add({"flavor node label value with a slash", "POST", "/api/v1/resourceflavors", Sub(kFlavor, R"("gpu":"l4")", R"("gpu":"l4/x")"), 400, kBad, "the value 'l4/x' of label gpu", "spec.nodeLabels[gpu]", Tok::kAdmin, {"/api/v1/resourceflavors/fresh-f"}});
 
   add({"body over 1 MiB", "POST", A, kNs + "\n#" + std::string((1 << 20) + 16, 'x') + "\n", 413, "PayloadTooLarge", "", {}});
   add({"token body over 1 MiB", "POST", T, R"({"user":")" + std::string((1 << 20) + 16, 'u') + R"("})", 413, "PayloadTooLarge", "", {}});

@@ -1,0 +1,26 @@
+// Kubernetes' syntax for names, label keys and values, and resource names
+// (k8s.io/apimachinery/pkg/util/validation), so that what Allot accepts
+// Kubernetes would too.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace allot::core {
+
+// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
+bool IsDnsLabel(std::string_view s);
+// DNS-1123 subdomain: labels joined by '.', at most 253 characters.
+bool IsDnsSubdomain(std::string_view s);
+
+// A qualified name, the syntax of label and annotation keys and of resource
+// names: an optional DNS-1123 subdomain prefix and '/', then a name of at
+// most 63 characters, alphanumeric at both ends with '-', '_' and '.'
+// between. "" when `s` is one, else why not.
+std::string QualifiedNameError(std::string_view s);
+
+// A label value: empty, or at most 63 characters, alphanumeric at both ends
+// with '-', '_' and '.' between. "" when `s` is one, else why not.
+std::string LabelValueError(std::string_view s);
+
+}  // namespace allot::core
