@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   LogsFlags lf;
   auto* logs = app.add_subcommand("logs", "print (-f: follow) the log of a workload's pod");
   logs->add_option("workload", lf.workload, "NAME or TENANT/NAME")->required();
-  logs->add_option("-t,--tenant", lf.tenant, "tenant")->capture_default_str();
+  logs->add_option("-t,--tenant", lf.tenant, "tenant (default: the token's, else default)");
   logs->add_option("--pod", lf.pod, "pod index, 0-based over its pod sets")
       ->capture_default_str()->check(CLI::Range(0, 1000000));
   logs->add_option("--attempt", lf.attempt, "an earlier attempt (backoffLimit restarts)")
@@ -202,7 +202,8 @@ int main(int argc, char** argv) {
   auto* submit = app.add_subcommand("submit", "submit a workload: -f FILE, or flags -- COMMAND ARGS");
   submit->add_option("-f,--file", sub.file, "a Workload or Job manifest");
   submit->add_option("--name", sub.name, "workload name");
-  submit->add_option("-t,--tenant", sub.tenant, "tenant (namespace)")->capture_default_str();
+  submit->add_option("-t,--tenant", sub.tenant,
+                     "tenant (namespace; default: the token's, else default)");
   submit->add_option("-q,--queue", sub.queue, "LocalQueue");
   submit->add_option("--gpus", sub.gpus, "GPUs (or MIG slices) per pod");
   submit->add_option("--mig", sub.mig, "MIG profile of the GPUs, e.g. 1g.10gb");
@@ -221,7 +222,7 @@ int main(int argc, char** argv) {
   auto* get = app.add_subcommand("get", "list or show objects");
   get->add_option("kind", gf.kind, "workloads|clusterqueues|localqueues|flavors|cohorts|nodes|tenants|priorityclasses")->required();
   get->add_option("name", gf.name, "one object");
-  get->add_option("-t,--tenant", gf.tenant, "tenant");
+  get->add_option("-t,--tenant", gf.tenant, "tenant (default: the token's, else default)");
   get->add_option("-o,--output", gf.output, "table|json|yaml")->capture_default_str();
   get->add_flag("-w,--watch", gf.watch, "stream changes");
   get->add_option("--state", gf.state, "workloads in this state");
@@ -236,7 +237,7 @@ int main(int argc, char** argv) {
   auto* describe = app.add_subcommand("describe", "show an object; for a workload, why it waits and its place in line");
   describe->add_option("kind", d_kind)->required();
   describe->add_option("name", d_name)->required();
-  describe->add_option("-t,--tenant", d_tenant, "tenant (default: default)");
+  describe->add_option("-t,--tenant", d_tenant, "tenant (default: the token's, else default)");
   client_flags(describe);
   describe->callback([&] { rc = CmdDescribe(cf, d_kind, d_name, d_tenant); });
 
@@ -246,7 +247,7 @@ int main(int argc, char** argv) {
   auto* del = app.add_subcommand("delete", "delete an object");
   del->add_option("kind", x_kind)->required();
   del->add_option("name", x_name)->required();
-  del->add_option("-t,--tenant", x_tenant, "tenant (default: default)");
+  del->add_option("-t,--tenant", x_tenant, "tenant (default: the token's, else default)");
   del->add_flag("--drain", x_drain, "evict admitted workloads that use it first");
   client_flags(del);
   del->callback([&] { rc = CmdDelete(cf, x_kind, x_name, x_tenant, x_drain); });

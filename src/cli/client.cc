@@ -80,6 +80,17 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientFlags& flags) {
   return c;
 }
 
+Result<std::string> Client::Tenant(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (!asked_tenant_) {
+    Result<json::value> me = Call("GET", "/api/v1/whoami");
+    if (!me.ok()) return me.status();
+    token_tenant_ = JsonStr(*me, {"tenant"});
+    asked_tenant_ = true;
+  }
+  return token_tenant_.empty() ? std::string("default") : token_tenant_;
+}
+
 Result<json::value> Client::Call(const std::string& method,
                                  const std::string& target,
                                  const std::string& body,

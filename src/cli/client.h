@@ -48,11 +48,17 @@ class Client {
   Status Watch(const std::string& target,
                const std::function<bool(const boost::json::value&)>& on_line);
   const std::string& server() const { return server_; }
+  // The tenant a command acts in: `flag` (-t) when given, else the tenant
+  // the token is bound to (GET /api/v1/whoami, asked once), else
+  // "default" (a cluster-admin's token has no tenant).
+  Result<std::string> Tenant(const std::string& flag);
 
  private:
   std::unique_ptr<net::HttpClient> http_;
   std::string server_;
   std::string token_;
+  std::string token_tenant_;
+  bool asked_tenant_ = false;
 };
 
 }  // namespace allot::cli

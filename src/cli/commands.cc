@@ -254,6 +254,11 @@ int CmdLogs(const ClientFlags& c, const LogsFlags& f) {
   }
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
+  if (tenant.empty()) {
+    Result<std::string> t = (*cl)->Tenant("");
+    if (!t.ok()) return Fail(t.status());
+    tenant = *t;
+  }
   std::signal(SIGINT, OnSignal);
   int64_t offset = -1, limit = f.tail_bytes;
   bool said_waiting = false;
@@ -365,10 +370,12 @@ int CmdSubmit(const ClientFlags& c, const SubmitFlags& f) {
                       {"type", f.type},
                       {"podSets", json::array{ps}}};
     if (!f.priority_class.empty()) spec["priorityClassName"] = f.priority_class;
+    Result<std::string> tenant = (*cl)->Tenant(f.tenant);
+    if (!tenant.ok()) return Fail(tenant.status());
     json::object wl{{"apiVersion", "allot.dev/v1"},
                     {"kind", "Workload"},
                     {"metadata", json::object{{"name", f.name},
-                                              {"namespace", f.tenant}}},
+                                              {"namespace", *tenant}}},
                     {"spec", spec}};
     body = json::serialize(wl);
   }
@@ -402,8 +409,10 @@ int CmdGet(const ClientFlags& c, const GetFlags& f) {
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
   if (!f.name.empty()) {
-    std::string tenant = f.tenant.empty() ? "default" : f.tenant;
-    auto r = (*cl)->Call("GET", Path(*plural, tenant, f.name));
+    Result<std::string> tenant =
+        Namespaced(*plural) ? (*cl)->Tenant(f.tenant) : Result<std::string>(f.tenant);
+    if (!tenant.ok()) return Fail(tenant.status());
+    auto r = (*cl)->Call("GET", Path(*plural, *tenant, f.name));
     if (!r.ok()) return Fail(r.status());
     if (f.output == "json") {
       std::cout << json::serialize(*r) << "\n";
@@ -474,7 +483,10 @@ int CmdDescribe(const ClientFlags& c, const std::string& kind,
   }
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
-  auto r = (*cl)->Call("GET", Path(*plural, tenant.empty() ? "default" : tenant, name));
+  Result<std::string> t =
+      Namespaced(*plural) ? (*cl)->Tenant(tenant) : Result<std::string>(tenant);
+  if (!t.ok()) return Fail(t.status());
+  auto r = (*cl)->Call("GET", Path(*plural, *t, name));
   if (!r.ok()) return Fail(r.status());
   const json::value& o = *r;
   if (*plural != "workloads") {
@@ -533,7 +545,10 @@ int CmdDelete(const ClientFlags& c, const std::string& kind,
   }
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
-  std::string path = Path(*plural, tenant.empty() ? "default" : tenant, name);
+  Result<std::string> t =
+      Namespaced(*plural) ? (*cl)->Tenant(tenant) : Result<std::string>(tenant);
+  if (!t.ok()) return Fail(t.status());
+  std::string path = Path(*plural, *t, name);
   if (drain) path += "?drain=true";
   auto r = (*cl)->Call("DELETE", path);
   if (!r.ok()) return Fail(r.status());

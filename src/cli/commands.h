@@ -33,7 +33,7 @@ struct GetFlags {
 struct SubmitFlags {
   std::string file;
   std::string name;
-  std::string tenant = "default";
+  std::string tenant;  // Empty: the token's tenant, else default.
   std::string queue;
   std::string priority_class;
   std::string type = "batch";
@@ -48,7 +48,7 @@ struct SubmitFlags {
 
 struct LogsFlags {
   std::string workload;  // NAME or TENANT/NAME
-  std::string tenant = "default";
+  std::string tenant;    // Empty: the token's tenant, else default.
   int32_t pod = 0;       // Rank over the pod sets, 0-based.
   int32_t attempt = 0;   // 0: the current (or last) one.
   bool follow = false;

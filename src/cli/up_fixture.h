@@ -106,6 +106,63 @@ class UpFixture : public ::testing::Test {
     return ss.str();
   }
 
+  struct Ran {
+    int code = -1;
+    std::string out, err;
+  };
+
+  // Runs `allot ARGS` with no ALLOT_SERVER, ALLOT_TOKEN or config file but
+  // `token` (as ALLOT_TOKEN when non-empty); gives up after 60 s.
+  Ran Allot(std::vector<std::string> args, const std::string& token = "") {
+    const char* bin = std::getenv("ALLOT_BIN");
+    args.insert(args.begin(), bin);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // The environment is built here: the child of a threaded process only
+    // opens files and execs.
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string kv = *e;
+      if (kv.rfind("ALLOT_SERVER=", 0) == 0 || kv.rfind("ALLOT_TOKEN=", 0) == 0 ||
+          kv.rfind("XDG_CONFIG_HOME=", 0) == 0) {
+        continue;
+      }
+      env.push_back(kv);
+    }
+    if (!token.empty()) env.push_back("ALLOT_TOKEN=" + token);
+    env.push_back("XDG_CONFIG_HOME=" + dir_);  // No config file.
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string out = dir_ + "/cli.out", err = dir_ + "/cli.err";
+    pid_t pid = fork();
+    if (pid == 0) {
+      int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
+      ::execve(bin, argv.data(), envp.data());
+      ::_exit(127);
+    }
+    Ran r;
+    int status = 0;
+    for (int i = 0; i < 1200 && ::waitpid(pid, &status, WNOHANG) != pid; ++i) {
+      std::this_thread::sleep_for(50ms);
+      if (i == 1199) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+      }
+    }
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::ifstream o(out), e(err);
+    std::stringstream so, se;
+    so << o.rdbuf();
+    se << e.rdbuf();
+    r.out = so.str();
+    r.err = se.str();
+    return r;
+  }
+
   // A request with the admin token; the body parsed as JSON (null if not).
   json::value Call(const std::string& method, const std::string& target,
                    const std::string& body, int* code) {

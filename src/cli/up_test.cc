@@ -106,5 +106,63 @@ TEST_F(UpTest, KeepsItsStoreAndTokenAcrossRestarts) {
   EXPECT_EQ(Stop(), 0);
 }
 
+// The CLI acts in the tenant of its token: a member of team-a submits,
+// describes, reads the log of and deletes a workload without -t; -t
+// overrides; an admin's token (no tenant) keeps "default".
+TEST_F(UpTest, CliDefaultsToTheTenantOfItsToken) {
+  Start({});
+  int code = 0;
+  json::value r = Call("POST", "/api/v1/apply",
+                       "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\n"
+                       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+                       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+                       "spec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+                       "  - coveredResources: [nvidia.com/gpu]\n"
+                       "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]\n---\n"
+                       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                       "metadata: {name: q, namespace: team-a}\nspec: {clusterQueue: cq}\n",
+                       &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  r = Call("POST", "/api/v1/tokens", R"({"user":"ann","role":"member","tenant":"team-a"})", &code);
+  ASSERT_EQ(code, 201) << json::serialize(r);
+  const std::string ann = std::string(r.at("token").as_string());
+  const std::vector<std::string> server = {"--server", url_};
+  auto cli = [&](std::vector<std::string> args, const std::string& token) {
+    args.insert(args.begin() + 1, server.begin(), server.end());  // Before any "--".
+    return Allot(std::move(args), token);
+  };
+
+  Ran out = cli({"submit", "--name", "w", "--queue", "q", "--gpus", "1", "--", "sh", "-c",
+                 "echo from-w"}, ann);
+  ASSERT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("workload team-a/w submitted"), std::string::npos) << out.out;
+  for (int i = 0; i < 200; ++i) {
+    r = Get("/api/v1/workloads/team-a/w", &code);
+    if (State(r) == "Succeeded") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(State(r), "Succeeded") << json::serialize(r);
+  out = cli({"describe", "workload", "w"}, ann);
+  EXPECT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("team-a"), std::string::npos) << out.out;
+  out = cli({"logs", "w"}, ann);
+  EXPECT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("from-w"), std::string::npos) << out.out;
+  out = cli({"get", "workload", "w", "-o", "json"}, ann);
+  EXPECT_EQ(out.code, 0) << out.err;
+  // -t overrides (and team-b is not ann's: not found).
+  out = cli({"describe", "workload", "w", "-t", "team-b"}, ann);
+  EXPECT_NE(out.code, 0);
+  EXPECT_NE(out.err.find("team-b/w does not exist"), std::string::npos) << out.err;
+  // The admin's token has no tenant: "default", where w is not.
+  out = cli({"describe", "workload", "w"}, token_);
+  EXPECT_NE(out.code, 0);
+  EXPECT_NE(out.err.find("default/w does not exist"), std::string::npos) << out.err;
+  out = cli({"delete", "workload", "w"}, ann);
+  EXPECT_EQ(out.code, 0) << out.err;
+  Get("/api/v1/workloads/team-a/w", &code);
+  EXPECT_EQ(code, 404);
+}
+
 }  // namespace
 }  // namespace allot::cli

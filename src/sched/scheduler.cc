@@ -3,7 +3,9 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "sched/scheduler_internal.h"
 
@@ -655,6 +657,37 @@ std::optional<PendingWorkload> Scheduler::Explain(
     if (keys[i].wl == it->second) return m.ExplainAt(m.cqs[wl.cq], keys, i);
   }
   return PendingWorkload{wl.key, wl.cq_name, wl.reason, 0};
+}
+
+std::unordered_map<std::string, PendingWorkload> Scheduler::Explain(
+    const std::vector<std::string>& keys) const {
+  const Impl& m = *impl_;
+  std::unordered_map<std::string, PendingWorkload> out;
+  std::map<int32_t, std::vector<WlIdx>> by_cq;  // Pending workloads to place.
+  for (const std::string& key : keys) {
+    auto it = m.by_key.find(key);
+    if (it == m.by_key.end()) continue;
+    const Wl& wl = m.wls[it->second];
+    if (wl.state != Wl::State::kPending) continue;
+    if (wl.cq < 0) {
+      out[key] = PendingWorkload{wl.key, wl.cq_name, wl.reason, 0};
+    } else {
+      by_cq[wl.cq].push_back(it->second);
+    }
+  }
+  for (const auto& [cq, wanted] : by_cq) {
+    std::vector<QueueKey> queue = m.SortedQueue(m.cqs[cq]);
+    std::unordered_map<WlIdx, size_t> at;
+    at.reserve(queue.size());
+    for (size_t i = 0; i < queue.size(); ++i) at[queue[i].wl] = i;
+    for (WlIdx w : wanted) {
+      const Wl& wl = m.wls[w];
+      auto i = at.find(w);
+      out[wl.key] = i == at.end() ? PendingWorkload{wl.key, wl.cq_name, wl.reason, 0}
+                                  : m.ExplainAt(m.cqs[cq], queue, i->second);
+    }
+  }
+  return out;
 }
 
 int64_t Scheduler::Impl::Lent(int32_t c, int32_t fr) const {

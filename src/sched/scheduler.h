@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/model.h"
@@ -169,6 +170,11 @@ class Scheduler {
   // would say, at the cost of sorting its ClusterQueue's queue; nullopt
   // when it is unknown or admitted.
   std::optional<PendingWorkload> Explain(const std::string& key) const;
+  // Explain for many at once (a page of a list): each ClusterQueue that
+  // holds one of them is sorted once, and only these are explained. Keys
+  // that are unknown or admitted are left out of the answer.
+  std::unordered_map<std::string, PendingWorkload> Explain(
+      const std::vector<std::string>& keys) const;
   // Usage and counts of one ClusterQueue; nullopt when it is unknown.
   std::optional<ClusterQueueStatus> GetClusterQueueStatus(
       const std::string& name) const;

@@ -153,3 +153,56 @@ TEST(ApiSmoke, SchedulerConfigCanTurnFairSharingOff) {
 
 }  // namespace
 }  // namespace allot::server
+
+namespace allot::server {
+namespace {
+
+// A list carries each pending workload's reason and place in line, the
+// same as its own GET, page by page; admitted ones carry neither.
+TEST(ApiSmoke, ListsCarryPendingReasonAndPosition) {
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  int code = 0;
+  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  for (const auto& [name, gpus] : std::vector<std::pair<std::string, int>>{
+           {"a", 6}, {"b", 4}, {"c", 3}, {"d", 5}}) {
+    srv->Json("POST", "/api/v1/workloads", Workload(name, gpus), &code);
+    ASSERT_EQ(code, 201);
+  }
+  for (const char* target : {"/api/v1/workloads", "/api/v1/workloads?limit=2",
+                             "/api/v1/workloads?state=Pending"}) {
+    SCOPED_TRACE(target);
+    std::string next = target;
+    int pending = 0;
+    for (int page = 0; !next.empty() && page < 10; ++page) {
+      r = srv->Json("GET", next, "", &code);
+      ASSERT_EQ(code, 200) << json::serialize(r);
+      for (const json::value& w : r.at("items").as_array()) {
+        const json::object& st = w.at("status").as_object();
+        const std::string name(w.at("metadata").at("name").as_string());
+        if (st.at("state").as_string() != "Pending") {
+          EXPECT_FALSE(st.contains("pendingReason")) << name;
+          continue;
+        }
+        ++pending;
+        json::value one = srv->Json("GET", "/api/v1/workloads/team-a/" + name, "", &code);
+        EXPECT_EQ(st.at("pendingReason"), one.at("status").at("pendingReason")) << name;
+        EXPECT_EQ(st.at("position"), one.at("status").at("position")) << name;
+        EXPECT_EQ(st.at("clusterQueue").as_string(), "cq-a");
+        EXPECT_NE(st.at("pendingReason").as_string().find("in queue"), std::string::npos);
+      }
+      const json::value* c = r.as_object().if_contains("continue");
+      next = c ? std::string(target) + (std::string(target).find('?') == std::string::npos ? "?" : "&") +
+                     "continue=" + std::string(c->as_string())
+               : "";
+      if (std::string(target).find("limit") == std::string::npos) next.clear();
+    }
+    EXPECT_EQ(pending, 3);  // b, c and d wait behind a (6 of 8 GPUs).
+  }
+  r = srv->Json("GET", "/api/v1/workloads/team-a/d", "", &code);
+  EXPECT_EQ(r.at("status").at("position").as_int64(), 3);
+}
+
+}  // namespace
+}  // namespace allot::server

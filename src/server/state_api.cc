@@ -76,6 +76,13 @@ json::object ConditionJson(const Condition& c) {
   return o;
 }
 
+// Why a pending workload waits and its place in line, in its status.
+void PutPending(const sched::PendingWorkload& p, json::object* status) {
+  (*status)["clusterQueue"] = p.cluster_queue;
+  (*status)["pendingReason"] = p.reason;
+  (*status)["position"] = p.position;
+}
+
 }  // namespace
 
 // ---- JSON -------------------------------------------------------------------
@@ -111,9 +118,7 @@ json::object State::WorkloadJson(const WorkloadRecord& rec,
   status["conditions"] = std::move(conds);
   if (explain) {
     if (std::optional<sched::PendingWorkload> p = sched_->Explain(rec.spec.Key())) {
-      status["clusterQueue"] = p->cluster_queue;
-      status["pendingReason"] = p->reason;
-      status["position"] = p->position;
+      PutPending(*p, &status);
     }
   }
   return obj;
@@ -497,6 +502,9 @@ Result<std::string> State::List(const Principal& p, Kind kind,
     std::string prefix = tenant.empty() ? "" : tenant + "/";
     auto it = opts.after.empty() ? workloads_.lower_bound(prefix)
                                  : workloads_.upper_bound(opts.after);
+    // The page first; then the scheduler explains its pending rows in one
+    // call (each ClusterQueue's queue sorted once, not once per row).
+    std::vector<const WorkloadRecord*> page;
     for (; it != workloads_.end(); ++it) {
       const WorkloadRecord& r = it->second;
       if (!tenant.empty() && r.spec.ns != tenant) break;
@@ -504,7 +512,23 @@ Result<std::string> State::List(const Principal& p, Kind kind,
       if (!opts.queue.empty() && r.spec.queue_name != opts.queue) continue;
       if (opts.state && r.state != *opts.state) continue;
       if (!core::LabelsMatch(opts.labels, r.spec.labels)) continue;
-      if (!add(it->first, json::serialize(WorkloadJson(r, false)))) break;
+      if (opts.limit > 0 && int64_t(page.size()) >= opts.limit) {
+        more = true;
+        break;
+      }
+      page.push_back(&r);
+    }
+    std::vector<std::string> pending;
+    for (const WorkloadRecord* r : page) {
+      if (!r->spec.admission && !r->finished()) pending.push_back(r->spec.Key());
+    }
+    std::unordered_map<std::string, sched::PendingWorkload> why = sched_->Explain(pending);
+    for (const WorkloadRecord* r : page) {
+      json::object o = WorkloadJson(*r, false);
+      if (auto w = why.find(r->spec.Key()); w != why.end()) {
+        PutPending(w->second, &o["status"].as_object());
+      }
+      add(r->spec.Key(), json::serialize(o));
     }
   } else {
     WithMap(objs_, kind, [&](const auto& m) {

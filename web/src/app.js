@@ -253,7 +253,8 @@ async function nodePage(main, name) {
 
 function plainReason(w) {
   const st = w.status || {};
-  if (st.pendingReason) return st.pendingReason + (st.position ? ` (#${st.position} in ${st.clusterQueue})` : "");
+  // The reason ends with its place in line ("; 2nd in queue").
+  if (st.pendingReason) return st.pendingReason + (st.position ? ` · ClusterQueue ${st.clusterQueue}` : "");
   const c = (st.conditions || []).find((c) => c.type === "Finished" || c.type === "Evicted" && c.status === "True");
   return c ? c.message || c.reason : "";
 }
@@ -300,11 +301,31 @@ async function showWorkload(key) {
   }, 3000);
 }
 
+// What a workload asks for: "2 × {nvidia.com/gpu: 4, cpu: 8}" per pod set.
+function asks(w) {
+  return (w.spec?.podSets || []).map((ps) => {
+    const req = ps.template?.resources?.requests || ps.template?.spec?.containers?.[0]?.resources?.requests || {};
+    return `${ps.count ?? 1} × {${Object.entries(req).map(([k, v]) => `${k}: ${v}`).join(", ")}}`;
+  }).join(" + ");
+}
+
 async function readTail(key) {
   const d = $("#detail");
   if (!d) return;
   d.dataset.key = key;
   try {
+    // A workload without an admission has no pods yet: say why it waits.
+    const w = await api("/api/v1/workloads/" + key);
+    const st = w.status || {};
+    if (!st.admission && st.state !== "Succeeded" && st.state !== "Failed") {
+      d.innerHTML = `<h2>${esc(key)}</h2><table id="pending">
+        <tr><th>state</th><td>${esc(st.state)}</td></tr>
+        <tr><th>why</th><td>${esc(st.pendingReason || "")}</td></tr>
+        <tr><th>position</th><td>${st.position ? `#${st.position} in ClusterQueue ${esc(st.clusterQueue)}` : "in no queue"}</td></tr>
+        <tr><th>asks for</th><td>${esc(asks(w))}</td></tr>
+        <tr><th>priority</th><td>${esc(String(st.priority ?? 0))}</td></tr></table>`;
+      return;
+    }
     const r = await fetch(`/api/v1/workloads/${key}/log?limit=8192`, { headers: { Authorization: "Bearer " + token } });
     const text = r.ok ? await r.text() : (await r.json().catch(() => ({})))?.error?.message || r.status;
     let log = text;

@@ -115,6 +115,19 @@ spec: {clusterQueue: shared}
   execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-b", "-q", "q",
                        "--name", "eval", "--gpus", "1", "--", "sleep", "300"]);
   await page.waitForSelector('tr[data-workload="team-b/eval"]', { timeout: 60000 });
+  // One that cannot fit: the list says why it waits and where it is in
+  // line, and its detail says so too, not "has no pods".
+  execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-b", "-q", "q",
+                       "--name", "wide", "--gpus", "6", "--", "sleep", "300"]);
+  await page.waitForSelector('tr[data-workload="team-b/wide"]', { timeout: 60000 });
+  const why = await page.textContent('tr[data-workload="team-b/wide"] td:nth-child(4)');
+  if (!why.includes("needs 6 nvidia.com/gpu") || !why.includes("1st in queue · ClusterQueue shared")) fail("the pending row's why column shows " + JSON.stringify(why));
+  await page.click('tr[data-workload="team-b/wide"]');
+  await page.waitForSelector("#pending");
+  const detail = await page.textContent("#pending");
+  if (!detail.includes("#1 in ClusterQueue shared") || !detail.includes("nvidia.com/gpu: 6") ||
+      detail.includes("has no pods")) fail("the pending workload's detail shows " + detail);
+  await page.screenshot({ path: join(outdir, "pending.png") });
 
   // The overview counts the allocated GPUs.
   await page.goto(url + "/#/overview");
