@@ -131,7 +131,8 @@ Status Client::Watch(const std::string& target,
   std::vector<std::pair<std::string, std::string>> headers;
   if (!token_.empty()) headers.push_back({"Authorization", "Bearer " + token_});
   std::string buf;
-  return http_->Stream(target, headers, [&](const std::string& data) {
+  Status ended;  // An ERROR line from the server: why it ended the watch.
+  Status s = http_->Stream(target, headers, [&](const std::string& data) {
     buf += data;
     size_t nl;
     while ((nl = buf.find('\n')) != std::string::npos) {
@@ -141,10 +142,21 @@ Status Client::Watch(const std::string& target,
       boost::system::error_code ec;
       json::value v = json::parse(line, ec);
       if (ec) continue;
+      if (const json::value* type = v.is_object() ? v.as_object().if_contains("type") : nullptr;
+          type != nullptr && type->is_string() && type->as_string() == "ERROR") {
+        const json::value* m = v.as_object().if_contains("object");
+        const json::value* msg = m && m->is_object() ? m->as_object().if_contains("message")
+                                                      : nullptr;
+        ended = Status::Unauthenticated(
+            "the server ended the watch: " +
+            std::string(msg && msg->is_string() ? msg->as_string().c_str() : "no reason given"));
+        return false;
+      }
       if (!on_line(v)) return false;
     }
     return true;
   });
+  return ended.ok() ? s : ended;
 }
 
 }  // namespace allot::cli

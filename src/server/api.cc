@@ -448,14 +448,19 @@ json::object DesiredPodJson(const DesiredPod& d) {
   return o;
 }
 
-// Usage, telemetry and the overview are for people: node and metrics
-// tokens get 403
-// (replied here; false then).
+// Objects, usage, telemetry and the overview are for people: a node token
+// speaks the agent protocol only and a metrics token reads /metrics only,
+// so both get 403 on these routes (replied here; false then), not an empty
+// answer that looks like an empty cluster.
 bool MayReadReports(Turn& t, const std::shared_ptr<net::Exchange>& ex, const Principal& p,
-                  const char* what) {
+                    const std::string& what) {
   if (p.role != Role::kNode && p.role != Role::kMetrics) return true;
+  const char* only = p.role == Role::kNode ? "it may only register and sync its node "
+                                             "(/api/v1/agent/...)"
+                                           : "it may only read /metrics";
   t.Reply(ex, ErrorResponse(Status::PermissionDenied(std::string("a ") + ToString(p.role) +
-                                                     " token may not read " + what)));
+                                                     " token may not read " + what + ": " +
+                                                     only)));
   return false;
 }
 
@@ -541,8 +546,17 @@ void Api::OnTurnEnd(Turn& t) {
     t.Reply(it->second.ex, SyncReply(t.state, node, true));
     held_.erase(it);
   }
+  // What waits on a token revoked in this turn is answered now.
+  auto revoked = [&t](const std::string& token_id) {
+    return !t.state.TokenLive(token_id);
+  };
+  const net::Response gone = ErrorResponse(
+      Status::Unauthenticated("the token of this request was revoked while it waited"));
   for (auto it = held_.begin(); it != held_.end();) {
-    if (it->second.deadline_ms <= t.txn.now_unix_ms) {
+    if (revoked(it->second.token_id)) {
+      t.Reply(it->second.ex, gone);
+      it = held_.erase(it);
+    } else if (it->second.deadline_ms <= t.txn.now_unix_ms) {
       t.Reply(it->second.ex, SyncReply(t.state, it->first, true));
       it = held_.erase(it);
     } else {
@@ -550,12 +564,17 @@ void Api::OnTurnEnd(Turn& t) {
     }
   }
   for (auto it = log_waits_.begin(); it != log_waits_.end();) {
-    if (it->second.deadline_ms <= t.txn.now_unix_ms) {
-      json::object e{{"code", "Timeout"},
-                     {"message", "node " + it->second.node +
-                                     " did not send the log in time; try again"},
-                     {"field", ""}};
-      t.Reply(it->second.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
+    const bool cut = revoked(it->second.token_id);
+    if (cut || it->second.deadline_ms <= t.txn.now_unix_ms) {
+      if (cut) {
+        t.Reply(it->second.ex, gone);
+      } else {
+        json::object e{{"code", "Timeout"},
+                       {"message", "node " + it->second.node +
+                                       " did not send the log in time; try again"},
+                       {"field", ""}};
+        t.Reply(it->second.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
+      }
       // Not asked yet (the node has not polled): no longer asked.
       if (auto q = log_asks_.find(it->second.node); q != log_asks_.end()) {
         const int64_t id = it->first;
@@ -687,6 +706,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
   if (!seg.empty() && seg[0] == "tokens") {
     if (seg.size() == 1 && method == "GET") {
       authed([ex, reply_after](Turn& t, const Principal& p) {
+        if (!MayReadReports(t, ex, p, "tokens")) return;
         json::object o;
         o["items"] = t.state.ListTokens(p);
         reply_after(t, ex, JsonResponse(200, o));
@@ -1099,6 +1119,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     const std::string key = seg[1] + "/" + seg[2];
     authed([this, ex, reply_after, bad, key, rank, attempt, offset, limit](
                Turn& t, const Principal& p) {
+      if (!MayReadReports(t, ex, p, "workload logs")) return;
       Result<State::PodLogTarget> target =
           bad.ok() ? t.state.LogTarget(p, key, int32_t(rank), int32_t(attempt))
                    : Result<State::PodLogTarget>(bad);
@@ -1110,7 +1131,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       log_asks_[target->node].push_back(LogAsk{id, target->pod_id, offset, limit});
       // An agent that does not answer within 10 s: 504 (OnTurnEnd).
       log_waits_[id] = LogWait{ex, target->node, target->pod_id, target->finished,
-                               t.txn.now_unix_ms + 10000};
+                               t.txn.now_unix_ms + 10000, p.token_id};
     });
     return;
   }
@@ -1232,7 +1253,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         reply_after(t, ex, SyncReply(t.state, node, true));
         return;
       }
-      held_[node] = HeldPoll{ex, t.txn.now_unix_ms + wait_ms};
+      held_[node] = HeldPoll{ex, t.txn.now_unix_ms + wait_ms, p.token_id};
     });
     return;
   }
@@ -1297,6 +1318,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         reply_after(t, ex, ErrorResponse(bad));
         return;
       }
+      if (!MayReadReports(t, ex, p, KindPlural(kind))) return;
       if (!watch) {
         Result<std::string> body = t.state.List(p, kind, o, t.txn.now_unix_ms);
         if (!body.ok()) {
@@ -1379,6 +1401,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
   }
   if (!collection && method == "GET") {
     authed([ex, kind, key](Turn& t, const Principal& p) {
+      if (!MayReadReports(t, ex, p, KindPlural(kind))) return;
       t.After([ex, kind, key, p, &t] {
         Result<json::object> o = t.state.Get(p, kind, key);
         t.Reply(ex, o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));

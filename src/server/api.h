@@ -48,6 +48,7 @@ class Api {
   struct HeldPoll {
     std::shared_ptr<net::Exchange> ex;
     int64_t deadline_ms = 0;
+    std::string token_id;  // Answered 401 at once if it is revoked.
   };
   std::map<std::string, HeldPoll> held_;
   // Log reads (GET .../workloads/NS/NAME/log): asked of the pod's agent in
@@ -65,6 +66,7 @@ class Api {
     std::string pod_id;
     bool finished = false;
     int64_t deadline_ms = 0;
+    std::string token_id;  // Answered 401 at once if it is revoked.
   };
   std::map<std::string, std::vector<LogAsk>> log_asks_;  // By node.
   std::map<int64_t, LogWait> log_waits_;                 // By ask id.

@@ -290,15 +290,27 @@ TEST_F(MetricsTest, OnlyAdminsAndMetricsTokensMayScrape) {
   EXPECT_EQ(srv_->Call(member, "GET", "/metrics").status, 403);
   EXPECT_EQ(srv_->Call("", "GET", "/metrics").status, 401);
   EXPECT_EQ(srv_->Call(srv_->admin_token(), "POST", "/metrics").status, 404);
-  // A metrics token reads nothing else: lists are empty, objects missing.
+  // A metrics token reads nothing else: every object read, list and watch
+  // is a 403 naming what it may do (not an empty list, which would read as
+  // an empty cluster), and so is a node token's.
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "w", 1), &code);
   ASSERT_EQ(code, 201);
-  net::Response list = srv_->Call(scraper, "GET", "/api/v1/workloads");
-  EXPECT_EQ(list.status, 200);
-  EXPECT_EQ(json::parse(list.body).at("items").as_array().size(), 0u) << list.body;
-  EXPECT_EQ(srv_->Call(scraper, "GET", "/api/v1/workloads/team-a/w").status, 404);
-  EXPECT_EQ(srv_->Call(scraper, "GET", "/api/v1/clusterqueues/cq-a").status, 404);
+  std::string node = Token(R"({"user":"agent","role":"node"})");
+  for (const std::string& tok : {scraper, node}) {
+    for (const char* path :
+         {"/api/v1/workloads", "/api/v1/workloads?watch=true", "/api/v1/localqueues",
+          "/api/v1/clusterqueues", "/api/v1/nodes?watch=1", "/api/v1/tenants",
+          "/api/v1/workloads/team-a/w", "/api/v1/clusterqueues/cq-a", "/api/v1/tokens",
+          "/api/v1/workloads/team-a/w/log"}) {
+      net::Response r = srv_->Call(tok, "GET", path);
+      EXPECT_EQ(r.status, 403) << path << " " << r.body;
+      EXPECT_NE(r.body.find(tok == node ? "a node token may not read"
+                                        : "a metrics token may not read"),
+                std::string::npos)
+          << path << " " << r.body;
+    }
+  }
   // A metrics token has no tenant.
   srv_->Json("POST", "/api/v1/tokens",
              R"({"user":"p2","role":"metrics","tenant":"team-a"})", &code);

@@ -92,7 +92,21 @@ void Turn::Watch(Watcher w, int64_t from_rv) {
 }
 
 void Owner::Publish(const std::vector<Event>& events, Turn* turn) {
-  std::erase_if(watchers_, [](const Watcher& w) { return w.stream->closed(); });
+  std::erase_if(watchers_, [&](const Watcher& w) {
+    if (w.stream->closed()) return true;
+    if (state_->TokenLive(w.principal.token_id)) return false;
+    // Its token was revoked (or its tenant deleted) in this turn: the
+    // stream ends now, with a last line that says why, after what was
+    // queued for it before.
+    turn->Deliver([stream = w.stream](store::Store&) {
+      stream->Write(
+          R"({"type":"ERROR","object":{"kind":"Status","code":401,"reason":"Unauthorized",)"
+          R"("message":"the token of this watch was revoked"}})"
+          "\n");
+      stream->Close();
+    });
+    return true;
+  });
   for (const Watcher& w : watchers_) {
     std::vector<std::string> lines;
     for (const Event& e : events) {

@@ -488,6 +488,7 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
     if (!exists) deleted.insert({kind, key});
   }
   for (const auto& [kind, key] : deleted) {
+    if (kind == Kind::kTenant) RevokeTenantTokens(key, txn);
     json::object last = ConfigJson(kind, key, false);
     txn->batch.deletes.push_back({KindName(kind), key});
     ++rv_;

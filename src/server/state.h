@@ -321,8 +321,18 @@ class State {
                                   Role role, const std::string& tenant,
                                   const std::string& node, Txn* txn);
   Status RevokeToken(const Principal& p, const std::string& id, Txn* txn);
+  // Whether token `id` exists and is not revoked: what lets an open watch,
+  // a held agent poll or a pending log read go on (Owner::Publish,
+  // Api::OnTurnEnd end the others at the end of the turn that revoked it).
+  bool TokenLive(const std::string& id) const {
+    auto it = tokens_.find(id);
+    return it != tokens_.end() && !it->second.revoked;
+  }
   boost::json::array ListTokens(const Principal& p) const;
   bool HasTokens() const { return !tokens_.empty(); }
+  // Revokes every live token bound to `tenant` (its deletion takes them:
+  // a tenant created again under the name does not revive them).
+  void RevokeTenantTokens(const std::string& tenant, Txn* txn);
   // Registers `secret` as a cluster-admin token (bootstrap).
   Status AddAdminToken(const std::string& secret, const std::string& user,
                        Txn* txn);

@@ -695,6 +695,15 @@ Status State::RevokeToken(const Principal& p, const std::string& id,
   return Status::Ok();
 }
 
+void State::RevokeTenantTokens(const std::string& tenant, Txn* txn) {
+  for (auto& [id, t] : tokens_) {
+    if (t.tenant != tenant || t.revoked) continue;
+    t.revoked = true;
+    IndexToken(t);
+    txn->batch.tokens.push_back(t);
+  }
+}
+
 json::array State::ListTokens(const Principal& p) const {
   json::array out;
   for (const auto& [id, t] : tokens_) {

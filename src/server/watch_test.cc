@@ -3,7 +3,9 @@
 // {"type":"ADDED|MODIFIED|DELETED","object":{...}}: first the objects that
 // exist (ADDED), then every change; ?resourceVersion=N replays exactly the
 // events after N (410 Gone, "list again", when they are no longer kept,
-// e.g. after a restart); a tenant-bound token sees only its tenant's workloads.
+// e.g. after a restart); a tenant-bound token sees only its tenant's workloads;
+// revoking a token (or deleting its tenant) ends its watches with a last
+// {"type":"ERROR"} line, and answers its pending log reads, at once.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -57,6 +59,7 @@ Event Parse(const std::string& line) {
   }
   e.type = Str(o.at("type"));
   e.object = o.at("object");
+  if (e.type == "ERROR") return e;  // A Status, not an object: why the watch ended.
   const json::object& obj = e.object.as_object();
   const json::object& md = obj.at("metadata").as_object();
   e.key = (md.contains("namespace") ? Str(md.at("namespace")) + "/" : "") +
@@ -456,6 +459,88 @@ TEST(Watch, TenantBoundWatcherSeesOnlyItsTenant) {
   }
   EXPECT_TRUE(other->Events().empty()) << "alice saw t2's workloads:\n"
                                        << Watch::Dump(other->Events());
+}
+
+// Revoking a token ends what it holds open in the same turn: its watches
+// end with an ERROR line and its pending log read is answered 401 (not the
+// 504 it would get 10 s later). Deleting a tenant revokes its tokens, and
+// creating the tenant again does not revive them.
+TEST(Watch, RevokedTokensLoseTheirWatchesAndLogReads) {
+  Watches watches;
+  auto srv = TestServer::Start();
+  ASSERT_NE(srv, nullptr);
+  int code = 0;
+  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  // The test plays n1's agent: one sync, then silence, so a log read of a
+  // pod there waits for a next poll that does not come.
+  std::string gpus;
+  for (int i = 0; i < 8; ++i) gpus += std::string(i ? "," : "") + R"({"uuid":"G)" + std::to_string(i) + R"("})";
+  r = srv->Json("POST", "/api/v1/agents/sync",
+                R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":"n1"},)"
+                R"("status":{"capacity":{"cpu":"64","memory":"512Gi"},"gpus":[)" + gpus +
+                    "]}},\"simulated\":true}",
+                &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  auto token = [&](const std::string& body, std::string* id) {
+    json::value t = srv->Json("POST", "/api/v1/tokens", body, &code);
+    EXPECT_EQ(code, 201) << json::serialize(t);
+    *id = code == 201 ? Str(t.at("id")) : "";
+    return code == 201 ? Str(t.at("token")) : "";
+  };
+  std::string alice_id, bob_id;
+  const std::string alice = token(R"({"user":"alice","role":"member","tenant":"t1"})", &alice_id);
+  const std::string bob = token(R"({"user":"bob","role":"viewer","tenant":"t2"})", &bob_id);
+  Submit(*srv, "t1", "a", 1);
+
+  Watch* wa = StartWatch(&watches, *srv, "/api/v1/workloads?watch=1", alice);
+  Watch* wb = StartWatch(&watches, *srv, "/api/v1/localqueues?watch=1", bob);
+  EXPECT_EQ(Summary(wa->Wait(1)), (std::vector<std::string>{"ADDED t1/a Admitted"}));
+  EXPECT_EQ(Summary(wb->Wait(1)), (std::vector<std::string>{"ADDED t2/q"}));
+  net::Response log;
+  std::thread reader([&] {
+    std::unique_ptr<net::HttpClient> c = srv->NewClient();
+    auto got = c->Do("GET", "/api/v1/workloads/t1/a/log",
+                     {{"Authorization", "Bearer " + alice}}, "");
+    log = got.ok() ? *got : net::Response{0, "", got.status().message(), {}};
+  });
+  // Sent after the read: whichever the server takes first, the read ends
+  // now with 401 (if the read came first, it was waiting).
+  ListRv(*srv, "workloads", alice);
+  r = srv->Json("DELETE", "/api/v1/tokens/" + alice_id, "", &code);
+  EXPECT_EQ(code, 200) << json::serialize(r);
+  EXPECT_TRUE(wa->WaitDone().ok());
+  std::vector<Event> ea = wa->Events();
+  ASSERT_FALSE(ea.empty());
+  EXPECT_EQ(ea.back().type, "ERROR") << Watch::Dump(ea);
+  EXPECT_NE(ea.back().line.find("revoked"), std::string::npos) << ea.back().line;
+  reader.join();
+  EXPECT_EQ(log.status, 401) << log.body;
+  EXPECT_NE(log.body.find("revoked"), std::string::npos) << log.body;
+  Submit(*srv, "t1", "b", 1);  // After the end: alice's stream saw none of it.
+  EXPECT_EQ(wa->Events().size(), ea.size());
+
+  // bob's tenant goes: its LocalQueue first (he sees it go), then the
+  // tenant itself, which ends his watch and his token.
+  Delete(*srv, "localqueues/t2/q");
+  EXPECT_EQ(Summary(wb->Wait(2)), (std::vector<std::string>{"ADDED t2/q", "DELETED t2/q"}));
+  EXPECT_EQ(srv->Call(bob, "GET", "/api/v1/whoami").status, 200);
+  Delete(*srv, "tenants/t2");
+  EXPECT_TRUE(wb->WaitDone().ok());
+  std::vector<Event> eb = wb->Events();
+  ASSERT_EQ(eb.size(), 3u) << Watch::Dump(eb);
+  EXPECT_EQ(eb.back().type, "ERROR");
+  EXPECT_EQ(srv->Call(bob, "GET", "/api/v1/whoami").status, 401);
+  r = srv->Json("POST", "/api/v1/apply", "apiVersion: v1\nkind: Namespace\nmetadata: {name: t2}\n",
+                &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(srv->Call(bob, "GET", "/api/v1/whoami").status, 401);
+  json::value list = srv->Json("GET", "/api/v1/tokens");
+  for (const json::value& t : list.at("items").as_array()) {
+    if (Str(t.at("id")) == bob_id || Str(t.at("id")) == alice_id) {
+      EXPECT_TRUE(t.at("revoked").as_bool()) << json::serialize(t);
+    }
+  }
 }
 
 constexpr char kCq2[] = R"(
