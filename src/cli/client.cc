@@ -61,6 +61,11 @@ std::string JsonStr(const json::value& v, std::initializer_list<const char*> pat
   return json::serialize(*x);
 }
 
+std::string ConditionMessage(const json::value& condition) {
+  std::string detail = JsonStr(condition, {"detail"});
+  return detail.empty() ? JsonStr(condition, {"message"}) : detail;
+}
+
 Result<std::unique_ptr<Client>> Client::Connect(const ClientFlags& flags) {
   ClientFlags f = flags;
   if (f.server.empty()) f.server = Env("ALLOT_SERVER");

@@ -33,6 +33,9 @@ const boost::json::value* JsonAt(const boost::json::value& v,
 // absent or null.
 std::string JsonStr(const boost::json::value& v,
                     std::initializer_list<const char*> path);
+// A workload condition's text: its "detail" when the server sent one (to a
+// cluster-admin: it names another tenant's workload), else its "message".
+std::string ConditionMessage(const boost::json::value& condition);
 
 class Client {
  public:

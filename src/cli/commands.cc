@@ -529,7 +529,7 @@ int CmdDescribe(const ClientFlags& c, const std::string& kind,
         {"  TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}};
     for (const json::value& x : cs->as_array()) {
       rows.push_back({"  " + JsonStr(x, {"type"}), JsonStr(x, {"status"}), JsonStr(x, {"reason"}),
-                      JsonStr(x, {"lastTransitionTime"}), JsonStr(x, {"message"})});
+                      JsonStr(x, {"lastTransitionTime"}), ConditionMessage(x)});
     }
     PrintTable(rows);
   }

@@ -129,7 +129,7 @@ class DemoNarrator {
     }
     if (best != nullptr) {
       const json::value& c = *best;
-      std::string msg = JsonStr(c, {"message"});
+      std::string msg = ConditionMessage(c);
       if (size_t nl = msg.find('\n'); nl != std::string::npos) {
         // Failed: the exit, then its last log lines indented.
         std::string rest = msg.substr(nl + 1);

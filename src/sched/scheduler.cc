@@ -125,8 +125,15 @@ void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,
   // An admitted workload from input loses its recorded admission too.
   v.spec.admission.reset();
   v.tried = false;
-  v.reason = std::string("preempted by ") + wls[preemptor].key + " (" +
-             ToString(reason) + ")";
+  // Another tenant's workload is not named to the victim's (tenants learn
+  // nothing of each other); the ClusterQueue is shared and may be.
+  const Wl& by = wls[preemptor];
+  v.reason = "preempted by " +
+             (by.spec.ns == v.spec.ns
+                  ? by.key
+                  : "a higher-priority workload of another tenant in ClusterQueue " +
+                        by.cq_name) +
+             " (" + ToString(reason) + ")";
   Enqueue(victim);
   preemptions.push_back({v.key, wls[preemptor].key, reason});
   evicted_by[preemptor].insert(victim);
@@ -613,7 +620,10 @@ PendingWorkload Scheduler::Impl::ExplainAt(const CQ& cq,
   } else if (!wl.reason.empty() && !(cq.blocked && i > 0)) {
     p.reason = wl.reason;
   } else if (cq.blocked && i > 0) {
-    p.reason = "waiting behind " + wls[keys[0].wl].key +
+    // The head is named only to its own tenant.
+    const Wl& head = wls[keys[0].wl];
+    p.reason = "waiting behind " +
+               (head.spec.ns == wl.spec.ns ? head.key : "a workload of another tenant") +
                ": StrictFIFO ClusterQueue " + cq.spec.name +
                " admits in order and its head cannot be admitted";
   } else {

@@ -29,7 +29,8 @@
 //             ClusterQueue borrows more than the others could lend;
 //  [pending]  every pending workload has a reason and its ClusterQueue;
 //             positions per ClusterQueue are 1..n in queue order (priority,
-//             creation time, arrival); "waiting behind K" names the head;
+//             creation time, arrival); "waiting behind K" names the head
+//             (of the same tenant; another tenant's is not named);
 //  [count]    admitted + pending == the workloads added, no key twice;
 //  [policy]   every preemption matches the preemptor's ClusterQueue policy
 //             (withinClusterQueue, reclaimWithinCohort, borrowWithinCohort
@@ -807,7 +808,12 @@ void Oracle::CheckState(const Scheduler& s, std::vector<std::string>* errors) {
       if (p.reason.rfind(prefix, 0) != 0) continue;
       std::string named =
           p.reason.substr(prefix.size(), p.reason.find(':') - prefix.size());
-      if (p.position == 1 || heads[p.cluster_queue] != named) {
+      // Another tenant's head is not named (issue 14 §4).
+      auto tenant = [](const std::string& key) { return key.substr(0, key.find('/')); };
+      const std::string& head = heads[p.cluster_queue];
+      const bool foreign = tenant(head) != tenant(p.workload);
+      if (p.position == 1 ||
+          (foreign ? named != "a workload of another tenant" : head != named)) {
         err("pending", p.workload + " at position " +
                            std::to_string(p.position) + " says '" + p.reason +
                            "' but the head of " + p.cluster_queue + " is " +

@@ -802,5 +802,75 @@ TEST_F(ApiTenancy, WatchesNeverShowAnotherTenant) {
   std::printf("[ tenancy ] %zu watch cases\n", cases.size());
 }
 
+// ---- Preemption across tenants names no one ------------------------------------
+
+// t1's high-priority workload preempts t2's in a shared ClusterQueue: t2's
+// readers learn that a higher-priority workload of another tenant in that
+// ClusterQueue took its place, never its name, in a get, a list or a watch;
+// a cluster-admin reads the name in the condition's detail.
+TEST_F(ApiTenancy, PreemptionAcrossTenantsNamesNoOne) {
+  const std::string shared = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cqp}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: p, namespace: t1}
+spec: {clusterQueue: cqp}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: p, namespace: t2}
+spec: {clusterQueue: cqp}
+)";
+  ASSERT_EQ(h_->Admin("POST", "/api/v1/apply", shared).status, 200);
+  auto wl = [](const std::string& ns, const std::string& name, const std::string& extra) {
+    return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" + name +
+           R"(","namespace":")" + ns + R"("},"spec":{"queueName":"p",)" + extra +
+           R"("podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":1}}}}]}})";
+  };
+  const Who& viewer2 = who_[6];  // viewer@t2
+  ASSERT_EQ(viewer2.name(), "viewer@t2");
+  ASSERT_EQ(h_->Admin("POST", "/api/v1/workloads", wl("t2", "low", "")).status, 201);
+  std::vector<std::unique_ptr<RawWatch>> ws;
+  ws.push_back(std::make_unique<RawWatch>(srv_->port(), viewer2.token, "/api/v1/workloads?watch=1"));
+  PumpAll(ws, 150, 5000);
+  net::Response high = h_->Admin("POST", "/api/v1/workloads",
+                                 wl("t1", "vip", R"("priorityClassName":"pc1",)"));
+  ASSERT_EQ(high.status, 201) << high.body;
+  ASSERT_EQ(Str(Parse(high.body), {"status", "state"}), "Admitted") << high.body;
+  PumpAll(ws, 200, 5000);
+
+  const std::string kShown =
+      "preempted by a higher-priority workload of another tenant in ClusterQueue cqp";
+  net::Response got = h_->Call(viewer2.token, "GET", "/api/v1/workloads/t2/low");
+  net::Response list = h_->Call(viewer2.token, "GET", "/api/v1/workloads");
+  ASSERT_EQ(got.status, 200) << got.body;
+  ASSERT_EQ(list.status, 200) << list.body;
+  const std::string watched = ws[0]->Body();
+  for (const auto& [what, body] : {std::pair<std::string, std::string>{"get", got.body},
+                                   {"list", list.body},
+                                   {"watch", watched}}) {
+    EXPECT_EQ(body.find("vip"), std::string::npos) << what << " names t1's workload: " << body;
+    EXPECT_EQ(body.find("\"detail\""), std::string::npos) << what << ": " << body;
+    EXPECT_NE(body.find(kShown), std::string::npos) << what << ": " << body;
+  }
+  // The admin's view of the same workload names the preemptor.
+  net::Response admin = h_->Admin("GET", "/api/v1/workloads/t2/low");
+  std::string detail;
+  const json::value admin_obj = Parse(admin.body);
+  for (const json::value& c : admin_obj.at("status").at("conditions").as_array()) {
+    if (Str(c, {"type"}) == "Preempted") detail = Str(c, {"detail"});
+  }
+  EXPECT_EQ(detail, "preempted by t1/vip") << admin.body;
+}
+
 }  // namespace
 }  // namespace allot::server

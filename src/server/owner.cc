@@ -80,7 +80,7 @@ void Turn::Watch(Watcher w, int64_t from_rv) {
       if (e.resource_version <= from_rv || e.kind != w.kind) continue;
       if (!w.tenant.empty() && e.tenant != w.tenant) continue;
       if (!CanSee(w.principal, e.kind, e.tenant)) continue;
-      lines.push_back(e.line);
+      lines.push_back(e.LineFor(w.principal));
     }
     if (!lines.empty()) {
       Deliver([stream = w.stream, lines = std::move(lines)](store::Store&) mutable {
@@ -113,7 +113,7 @@ void Owner::Publish(const std::vector<Event>& events, Turn* turn) {
       if (e.kind != w.kind) continue;
       if (!w.tenant.empty() && e.tenant != w.tenant) continue;
       if (!CanSee(w.principal, e.kind, e.tenant)) continue;
-      lines.push_back(e.line);
+      lines.push_back(e.LineFor(w.principal));
     }
     if (lines.empty()) continue;
     turn->Deliver([stream = w.stream, lines = std::move(lines)](store::Store&) mutable {

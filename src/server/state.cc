@@ -57,7 +57,7 @@ void SetCondition(std::vector<Condition>* conds, Condition c) {
   for (Condition& old : *conds) {
     if (old.type == c.type) {
       if (old.status == c.status && old.reason == c.reason &&
-          old.message == c.message) {
+          old.message == c.message && old.detail == c.detail) {
         return;  // Unchanged: keep its transition time.
       }
       old = std::move(c);
@@ -188,6 +188,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
           c.status = str("status") == "True";
           c.reason = str("reason");
           c.message = str("message");
+          c.detail = str("detail");
           if (const json::value* t = co.if_contains("lastTransitionUnixMs");
               t && t->is_int64()) {
             c.time_unix_ms = t->as_int64();
@@ -605,8 +606,8 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   json::object last = WorkloadJson(it->second, false);
   ++rv_;
   internal::SetResourceVersion(&last, rv_);
-  txn->events.push_back(
-      {rv_, Kind::kWorkload, it->second.spec.ns, internal::EventLine("DELETED", json::serialize(last))});
+  txn->events.push_back(WorkloadEvent(it->second, "DELETED", last));
+  txn->events.back().resource_version = rv_;
   txn->batch.deletes.push_back({"Workload", key});
   // A delete after a put in the same turn: drop the put.
   dirty_.erase(key);
@@ -631,15 +632,14 @@ metrics::QueueLabels State::QueueOf(const WorkloadRecord& rec) const {
 }
 
 void State::Evicted(WorkloadRecord* rec, const std::string& reason,
-                    const std::string& message, int64_t now) {
+                    const std::string& message, int64_t now, const std::string& detail) {
   metrics_->Evicted(QueueOf(*rec), reason);
   CloseAccount(rec, now);
-  SetCondition(&rec->conditions, {"Evicted", true, reason, message, now});
-  SetCondition(&rec->conditions,
-               {"QuotaReserved", false, reason, "evicted: " + message, now});
-  SetCondition(&rec->conditions, {"Admitted", false, reason, message, now});
-  SetCondition(&rec->conditions,
-               {"Requeued", true, reason, "back in its queue", now});
+  SetCondition(&rec->conditions, {"Evicted", true, reason, message, now, detail});
+  SetCondition(&rec->conditions, {"QuotaReserved", false, reason, "evicted: " + message, now,
+                                  detail.empty() ? "" : "evicted: " + detail});
+  SetCondition(&rec->conditions, {"Admitted", false, reason, message, now, detail});
+  SetCondition(&rec->conditions, {"Requeued", true, reason, "back in its queue", now});
 }
 
 int32_t State::FinishTurn(Txn* txn) {
@@ -677,12 +677,21 @@ int32_t State::FinishTurn(Txn* txn) {
     if (auto e = preempted.find(key); e != preempted.end()) {
       std::string reason = sched::ToString(e->second.reason);
       std::optional<core::Admission> by = sched_->AdmissionOf(e->second.preemptor);
-      metrics_->Preempted(by ? by->cluster_queue : "", reason);
-      Evicted(&rec, "Preempted",
-              "preempted by " + e->second.preemptor + " (" + reason + ")", now);
+      const std::string by_cq = by ? by->cluster_queue : "";
+      metrics_->Preempted(by_cq, reason);
+      // The preemptor is named to its own tenant; to another, it is "a
+      // workload of another tenant" (the ClusterQueue is shared and
+      // named); cluster-admins read its name in the condition's detail.
+      const std::string named = "preempted by " + e->second.preemptor;
+      const bool foreign = TenantOfKey(e->second.preemptor) != rec.spec.ns;
+      const std::string shown =
+          foreign ? "preempted by a higher-priority workload of another tenant" +
+                        (by_cq.empty() ? std::string() : " in ClusterQueue " + by_cq)
+                  : named;
+      Evicted(&rec, "Preempted", shown + " (" + reason + ")", now,
+              foreign ? named + " (" + reason + ")" : "");
       SetCondition(&rec.conditions,
-                   {"Preempted", true, reason,
-                    "preempted by " + e->second.preemptor, now});
+                   {"Preempted", true, reason, shown, now, foreign ? named : ""});
     }
     std::optional<core::Admission> adm = sched_->AdmissionOf(key);
     if (adm) {
@@ -752,10 +761,10 @@ void State::Flush(Txn* txn) {
     WorkloadRecord& rec = it->second;
     Reindex(key, &rec);
     rec.resource_version = ++rv_;
-    std::string body = json::serialize(WorkloadJson(rec, false));
+    json::object obj = WorkloadJson(rec, false);
     const char* type = created_.count(key) ? "ADDED" : "MODIFIED";
-    txn->events.push_back(
-        {rv_, Kind::kWorkload, rec.spec.ns, internal::EventLine(type, body)});
+    txn->events.push_back(WorkloadEvent(rec, type, obj));
+    std::string body = json::serialize(obj);
     txn->workload_puts[key] = txn->batch.puts.size();
     txn->batch.puts.push_back({"Workload", key, rv_, std::move(body)});
   }

@@ -57,8 +57,12 @@ struct Condition {
   std::string type;  // Kueue's: QuotaReserved, Admitted, Evicted, ...
   bool status = true;
   std::string reason;
-  std::string message;
+  std::string message;  // What every reader of the workload may see.
   int64_t time_unix_ms = 0;
+  // The message naming another tenant's workload (its preemptor): shown
+  // to cluster-admins only, as "detail"; empty when `message` names
+  // nothing of another tenant.
+  std::string detail;
 };
 
 // What an agent said about one pod of the workload's current attempt.
@@ -154,6 +158,13 @@ struct Event {
   Kind kind = Kind::kWorkload;
   std::string tenant;  // The object's tenant ("" for cluster-scoped kinds).
   std::string line;    // {"type":"ADDED|MODIFIED|DELETED","object":{...}}\n
+  // The line for readers other than cluster-admins when it differs (a
+  // workload whose conditions carry a detail naming another tenant's
+  // workload); empty: `line` is for everyone.
+  std::string tenant_line;
+  const std::string& LineFor(const Principal& p) const {
+    return tenant_line.empty() || p.role == Role::kClusterAdmin ? line : tenant_line;
+  }
 };
 
 // What one owner turn writes and publishes.
@@ -393,12 +404,20 @@ class State {
                bool drain, std::set<std::string>* evict) const;
   Status SubmitWorkload(const Principal& p, core::Workload w, Txn* txn);
   Status DeleteWorkload(const std::string& key, Txn* txn);
+  // `detail`: the message naming another tenant's workload, for
+  // cluster-admins (Condition::detail).
   void Evicted(WorkloadRecord* rec, const std::string& reason,
-               const std::string& message, int64_t now);
+               const std::string& message, int64_t now, const std::string& detail = "");
   void MarkDirty(const std::string& key) { dirty_.insert(key); }
   void Flush(Txn* txn);
-  boost::json::object WorkloadJson(const WorkloadRecord& rec,
-                                   bool explain) const;
+  // `details`: with the conditions' details (what the store keeps and
+  // cluster-admins read); without, for everyone else.
+  boost::json::object WorkloadJson(const WorkloadRecord& rec, bool explain,
+                                   bool details = true) const;
+  // The event of a workload's change: its line, and the line without
+  // details when it has any.
+  Event WorkloadEvent(const WorkloadRecord& rec, const char* type,
+                      const boost::json::object& obj) const;
   // The object's API JSON; `status` adds what is computed now (usage of a
   // ClusterQueue, counts of a LocalQueue), which the store does not keep.
   boost::json::object ConfigJson(Kind kind, const std::string& key,

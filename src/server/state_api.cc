@@ -65,12 +65,13 @@ Docs Split(core::Config&& c, bool has_scheduler) {
   return d;
 }
 
-json::object ConditionJson(const Condition& c) {
+json::object ConditionJson(const Condition& c, bool details) {
   json::object o;
   o["type"] = c.type;
   o["status"] = c.status ? "True" : "False";
   o["reason"] = c.reason;
   o["message"] = c.message;
+  if (details && !c.detail.empty()) o["detail"] = c.detail;
   o["lastTransitionTime"] = core::FormatRfc3339Ms(c.time_unix_ms);
   o["lastTransitionUnixMs"] = c.time_unix_ms;
   return o;
@@ -87,8 +88,28 @@ void PutPending(const sched::PendingWorkload& p, json::object* status) {
 
 // ---- JSON -------------------------------------------------------------------
 
-json::object State::WorkloadJson(const WorkloadRecord& rec,
-                                 bool explain) const {
+Event State::WorkloadEvent(const WorkloadRecord& rec, const char* type,
+                           const json::object& obj) const {
+  Event e{rec.resource_version, Kind::kWorkload, rec.spec.ns,
+          internal::EventLine(type, json::serialize(obj)), ""};
+  bool any = false;
+  for (const Condition& c : rec.conditions) any = any || !c.detail.empty();
+  if (any) {
+    json::object o = obj;
+    if (json::value* st = o.if_contains("status"); st && st->is_object()) {
+      if (json::value* cs = st->as_object().if_contains("conditions"); cs && cs->is_array()) {
+        for (json::value& c : cs->as_array()) {
+          if (c.is_object()) c.as_object().erase("detail");
+        }
+      }
+    }
+    e.tenant_line = internal::EventLine(type, json::serialize(o));
+  }
+  return e;
+}
+
+json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
+                                 bool details) const {
   json::object obj = core::EncodeWorkload(rec.spec);
   internal::SetResourceVersion(&obj, rec.resource_version);
   json::value& sv = obj["status"];
@@ -114,7 +135,7 @@ json::object State::WorkloadJson(const WorkloadRecord& rec,
     status["podsExited"] = exited;
   }
   json::array conds;
-  for (const Condition& c : rec.conditions) conds.push_back(ConditionJson(c));
+  for (const Condition& c : rec.conditions) conds.push_back(ConditionJson(c, details));
   status["conditions"] = std::move(conds);
   if (explain) {
     if (std::optional<sched::PendingWorkload> p = sched_->Explain(rec.spec.Key())) {
@@ -468,7 +489,9 @@ Result<json::object> State::Get(const Principal& p, Kind kind,
     return Status::NotFound(std::string(KindName(kind)) + " " + key +
                             " does not exist");
   }
-  if (kind == Kind::kWorkload) return WorkloadJson(workloads_.at(key), explain);
+  if (kind == Kind::kWorkload) {
+    return WorkloadJson(workloads_.at(key), explain, p.role == Role::kClusterAdmin);
+  }
   return ConfigJson(kind, key, true);
 }
 
@@ -524,7 +547,7 @@ Result<std::string> State::List(const Principal& p, Kind kind,
     }
     std::unordered_map<std::string, sched::PendingWorkload> why = sched_->Explain(pending);
     for (const WorkloadRecord* r : page) {
-      json::object o = WorkloadJson(*r, false);
+      json::object o = WorkloadJson(*r, false, p.role == Role::kClusterAdmin);
       if (auto w = why.find(r->spec.Key()); w != why.end()) {
         PutPending(w->second, &o["status"].as_object());
       }
@@ -562,7 +585,8 @@ std::vector<std::string> State::Snapshot(const Principal& p, Kind kind,
     for (const auto& [k, r] : workloads_) {
       if (!tenant.empty() && r.spec.ns != tenant) continue;
       if (CanSee(p, kind, r.spec.ns))
-        lines.push_back(line(json::serialize(WorkloadJson(r, false))));
+        lines.push_back(
+            line(json::serialize(WorkloadJson(r, false, p.role == Role::kClusterAdmin))));
     }
     return lines;
   }

@@ -256,7 +256,8 @@ function plainReason(w) {
   // The reason ends with its place in line ("; 2nd in queue").
   if (st.pendingReason) return st.pendingReason + (st.position ? ` · ClusterQueue ${st.clusterQueue}` : "");
   const c = (st.conditions || []).find((c) => c.type === "Finished" || c.type === "Evicted" && c.status === "True");
-  return c ? c.message || c.reason : "";
+  // detail: the message naming another tenant's workload (cluster-admins only).
+  return c ? c.detail || c.message || c.reason : "";
 }
 
 async function workloadsPage(main, params) {
