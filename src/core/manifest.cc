@@ -23,6 +23,7 @@
 #include "core/manifest_encode.h"
 #include "core/manifest_internal.h"
 #include "core/names.h"
+#include "core/priority_policy.h"
 
 namespace allot::core {
 namespace internal {
@@ -432,8 +433,10 @@ Status ParseLocalQueue(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.CheckFields({"clusterQueue"}));
-  LocalQueue q{d.ns, d.name, "", d.source};
+  LocalQueue q{d.ns, d.name, "", d.source, d.annotations};
   ALLOT_RETURN_IF_ERROR(spec["clusterQueue"].GetName(&q.cluster_queue));
+  ALLOT_RETURN_IF_ERROR(
+      ParsePriorityPolicy(q.annotations, "LocalQueue " + d.ns + "/" + d.name).status());
   out->local_queues.push_back(std::move(q));
   return Status::Ok();
 }
@@ -451,7 +454,8 @@ Status ParsePriorityClass(const Doc& d, Config* out) {
 Status ParseNamespace(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields({"apiVersion", "kind", "metadata"},
                                            {"spec", "status"}));
-  out->namespaces.push_back(Namespace{d.name, d.labels, d.source});
+  ALLOT_RETURN_IF_ERROR(ParsePriorityPolicy(d.annotations, "Tenant " + d.name).status());
+  out->namespaces.push_back(Namespace{d.name, d.labels, d.source, d.annotations});
   return Status::Ok();
 }
 

@@ -434,7 +434,9 @@ json::object EncodeClusterQueue(const ClusterQueue& cq) {
 
 json::object EncodeLocalQueue(const LocalQueue& q) {
   json::object o = Header(kKueue, "LocalQueue");
-  o.emplace("metadata", Metadata(q.name, q.ns, {}));
+  json::object meta = Metadata(q.name, q.ns, {});
+  PutMap(&meta, "annotations", q.annotations);
+  o.emplace("metadata", std::move(meta));
   o.emplace("spec", json::object{{"clusterQueue", q.cluster_queue}});
   return o;
 }
@@ -448,7 +450,9 @@ json::object EncodePriorityClass(const WorkloadPriorityClass& pc) {
 
 json::object EncodeNamespace(const Namespace& ns) {
   json::object o = Header("v1", "Namespace");
-  o.emplace("metadata", Metadata(ns.name, "", ns.labels));
+  json::object meta = Metadata(ns.name, "", ns.labels);
+  PutMap(&meta, "annotations", ns.annotations);
+  o.emplace("metadata", std::move(meta));
   return o;
 }
 

@@ -195,6 +195,8 @@ struct LocalQueue {
   std::string name;
   std::string cluster_queue;
   SourceRef source;
+  // Kept for the priority policy (core/priority_policy.h).
+  Labels annotations;
 
   bool operator==(const LocalQueue&) const = default;
 };
@@ -212,6 +214,8 @@ struct Namespace {
   std::string name;
   Labels labels;
   SourceRef source;
+  // Kept for the priority policy (core/priority_policy.h).
+  Labels annotations;
 
   bool operator==(const Namespace&) const = default;
 };

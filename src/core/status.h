@@ -45,8 +45,8 @@ class [[nodiscard]] Status {
     return Status(StatusCode::kFailedPrecondition, std::move(msg),
                   std::move(field));
   }
-  static Status PermissionDenied(std::string msg) {
-    return Status(StatusCode::kPermissionDenied, std::move(msg), "");
+  static Status PermissionDenied(std::string msg, std::string field = "") {
+    return Status(StatusCode::kPermissionDenied, std::move(msg), std::move(field));
   }
   static Status Unauthenticated(std::string msg) {
     return Status(StatusCode::kUnauthenticated, std::move(msg), "");

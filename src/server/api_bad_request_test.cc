@@ -453,6 +453,15 @@ std::vector<Row> Rows() {
   add({"viewer cordons a node", "POST", "/api/v1/nodes/n1/cordon", "", 403, "Forbidden", "only a cluster-admin", "", Tok::kViewer});
   add({"member reads the audit log", "GET", "/api/v1/audit", "", 403, "Forbidden", "only a cluster-admin", "", Tok::kMember});
   add({"member creates a LocalQueue", "POST", "/api/v1/localqueues", kLq, 403, "Forbidden", "may not change LocalQueue", "", Tok::kMember});
+  // The priority policy (docs/server.md, "Priority policy").
+  add({"member gives a literal priority", "POST", W, Sub(kWl, R"("queueName":"q")", R"("queueName":"q","priority":5)"), 403, "Forbidden",
+       "a literal spec.priority is for cluster-admins only", "spec.priority", Tok::kMember});
+  add({"priority policy: allow-literal-priority not a boolean", "POST", "/api/v1/tenants",
+       Sub(kNs, R"("name":"fresh-t")", R"("name":"fresh-t","annotations":{"allot.dev/allow-literal-priority":"yes"})"), 400, kBad,
+       "must be \"true\" or \"false\"", "metadata.annotations.allot.dev/allow-literal-priority"});
+  add({"priority policy: a class list with a bad name", "POST", "/api/v1/localqueues",
+       Sub(kLq, R"("namespace":"team-a")", R"("namespace":"team-a","annotations":{"allot.dev/priority-classes":"low,Not_A_Name"})"), 400, kBad,
+       "is not a WorkloadPriorityClass name", "metadata.annotations.allot.dev/priority-classes"});
   add({"viewer submits a workload", "POST", W, kWl, 403, "Forbidden", "may not submit", "", Tok::kViewer});
   add({"member submits into another tenant", "POST", W, Sub(kWl, R"("namespace":"team-a")", R"("namespace":"team-b")"), 404, "NotFound", "does not exist", "metadata.namespace", Tok::kMember});
   add({"member deletes another tenant's workload", "DELETE", W + "/team-b/infer-1", "", 404, "NotFound", "does not exist", "", Tok::kMember});

@@ -802,6 +802,110 @@ TEST_F(ApiTenancy, WatchesNeverShowAnotherTenant) {
   std::printf("[ tenancy ] %zu watch cases\n", cases.size());
 }
 
+// ---- Priority policy ---------------------------------------------------------
+
+// Members may not outrank others at will: a literal priority is the
+// cluster-admin's unless allowed, a tenant or LocalQueue may list the
+// classes its members may name and a default, and only a cluster-admin
+// sets that policy. A refusal is a 403 naming what is allowed, and stores
+// nothing.
+TEST_F(ApiTenancy, PriorityPolicyBindsMembers) {
+  const Who& tadmin = who_[1];
+  const Who& member = who_[2];
+  ASSERT_EQ(member.name(), "member@t1");
+  ASSERT_EQ(h_->Admin("POST", "/api/v1/apply", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: pc2}
+value: 1000
+)").status, 200);
+  auto wl = [](const std::string& name, const std::string& extra) {
+    return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" + name +
+           R"(","namespace":"t1"},"spec":{"queueName":"q",)" + extra +
+           R"("podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":1}}}}]}})";
+  };
+  auto refused = [&](const std::string& desc, const net::Response& r, const std::string& field,
+                     const std::string& says, const std::string& name) {
+    EXPECT_EQ(r.status, 403) << desc << ": " << r.body;
+    EXPECT_EQ(Str(Parse(r.body), {"error", "field"}), field) << desc << ": " << r.body;
+    EXPECT_NE(r.body.find(says), std::string::npos) << desc << ": " << r.body;
+    EXPECT_EQ(h_->Admin("GET", "/api/v1/workloads/t1/" + name).status, 404) << desc;
+  };
+  // No policy: any class, but a literal priority is a cluster-admin's.
+  refused("literal", h_->Call(member.token, "POST", "/api/v1/workloads",
+                              wl("lit", R"("priority":2147483647,)")),
+          "spec.priority", "a literal spec.priority is for cluster-admins only", "lit");
+  EXPECT_EQ(h_->Call(member.token, "POST", "/api/v1/workloads",
+                     wl("any", R"("priorityClassName":"pc2",)")).status, 201);
+  net::Response r = h_->Admin("POST", "/api/v1/workloads", wl("adm", R"("priority":5000,)"));
+  EXPECT_EQ(r.status, 201) << r.body;
+
+  // The tenant allows pc1 only, by default.
+  r = h_->Admin("POST", "/api/v1/apply", R"(
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: t1
+  annotations: {allot.dev/priority-classes: "pc1", allot.dev/default-priority-class: pc1}
+)");
+  ASSERT_EQ(r.status, 200) << r.body;
+  refused("class", h_->Call(member.token, "POST", "/api/v1/workloads",
+                            wl("vip", R"("priorityClassName":"pc2",)")),
+          "spec.priorityClassName", "is not allowed in LocalQueue t1/q", "vip");
+  r = h_->Call(member.token, "POST", "/api/v1/workloads", wl("vip", R"("priorityClassName":"pc2",)"));
+  EXPECT_NE(r.body.find("allowed: pc1"), std::string::npos) << r.body;
+  r = h_->Call(member.token, "POST", "/api/v1/workloads", wl("plain", ""));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(Parse(r.body), {"spec", "priorityClassName"}), "pc1") << r.body;
+  EXPECT_EQ(json::serialize(Parse(r.body).at("status").at("priority")), "100") << r.body;
+
+  // A tenant-admin may not widen its LocalQueue's policy; a cluster-admin may.
+  const std::string lq_literal = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: q
+  namespace: t1
+  annotations: {allot.dev/allow-literal-priority: "true"}
+spec: {clusterQueue: cq1}
+)";
+  r = h_->Call(tadmin.token, "POST", "/api/v1/apply", lq_literal);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_NE(r.body.find("only a cluster-admin may set the priority policy"), std::string::npos)
+      << r.body;
+  refused("literal, still", h_->Call(member.token, "POST", "/api/v1/workloads",
+                                     wl("lit", R"("priority":7,)")),
+          "spec.priority", "cluster-admins only", "lit");
+  ASSERT_EQ(h_->Admin("POST", "/api/v1/apply", lq_literal).status, 200);
+  r = h_->Call(member.token, "POST", "/api/v1/workloads", wl("lit", R"("priority":7,)"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  // A tenant-admin's change that keeps the policy is its to make.
+  r = h_->Call(tadmin.token, "POST", "/api/v1/apply", lq_literal);
+  EXPECT_EQ(r.status, 200) << r.body;
+
+  // The policy is stored with the objects: it holds after a restart.
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  h_ = std::make_unique<Harness>(srv_.get());
+  refused("class, after a restart", h_->Call(member.token, "POST", "/api/v1/workloads",
+                                             wl("vip", R"("priorityClassName":"pc2",)")),
+          "spec.priorityClassName", "is not allowed in LocalQueue t1/q", "vip");
+  r = h_->Call(member.token, "POST", "/api/v1/workloads", wl("lit2", R"("priority":7,)"));
+  EXPECT_EQ(r.status, 201) << r.body;
+
+  // A policy that does not parse is refused where it is written.
+  r = h_->Admin("POST", "/api/v1/apply", R"(
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: t2
+  annotations: {allot.dev/allow-literal-priority: "yes"}
+)");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find(R"(allow-literal-priority: must be \"true\" or \"false\", not 'yes')"),
+            std::string::npos)
+      << r.body;
+}
+
 // ---- Preemption across tenants names no one ------------------------------------
 
 // t1's high-priority workload preempts t2's in a shared ClusterQueue: t2's

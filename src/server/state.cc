@@ -1,6 +1,8 @@
 // State: loading, configuration changes, workloads and scheduling turns.
 #include "server/state.h"
 
+#include "core/priority_policy.h"
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -20,6 +22,12 @@ namespace {
 constexpr const char* kStates[] = {"Pending",   "Admitted", "Running",
                                    "Succeeded", "Failed",   "Evicted",
                                    "Requeued",  "Suspended"};
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
 
 std::string TenantOfKey(const std::string& key) {
   size_t slash = key.find('/');
@@ -404,6 +412,21 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
       return Status::PermissionDenied(std::string("role ") + ToString(p.role) +
                                       " may not change " + what);
     }
+    if (ch.kind == Kind::kLocalQueue && p.role != Role::kClusterAdmin && ch.obj) {
+      // The priority policy is the cluster-admin's (a tenant-admin writes
+      // its LocalQueues, not what priorities they allow).
+      auto old = cand.local_queues.find(ch.key);
+      const core::Labels none;
+      const core::Labels& before = old == cand.local_queues.end() ? none : old->second.obj.annotations;
+      const auto* q = std::get_if<core::LocalQueue>(&*ch.obj);
+      if (q && core::PriorityPolicyChanged(before, q->annotations)) {
+        return Status::PermissionDenied(
+            "only a cluster-admin may set the priority policy of " + what + " (annotations " +
+                core::kPriorityClassesKey + ", " + core::kDefaultPriorityClassKey + ", " +
+                core::kAllowLiteralPriorityKey + ")",
+            "metadata.annotations");
+      }
+    }
     if (ch.kind == Kind::kLocalQueue && !cand.tenants.count(tenant)) {
       return Status::NotFound("tenant " + tenant + " does not exist",
                               "metadata.namespace");
@@ -566,11 +589,60 @@ Status State::CheckWorkload(const Principal& p, const core::Workload& w,
         "WorkloadPriorityClass " + w.priority_class_name + " does not exist",
         "spec.priorityClassName");
   }
+  return CheckPriority(p, w, PriorityPolicyOf(o, w.ns, w.queue_name));
+}
+
+void State::ApplyDefaultPriority(const Objects& o, core::Workload* w) {
+  if (!w->priority_class_name.empty() || w->priority != 0) return;
+  core::PriorityPolicy policy = PriorityPolicyOf(o, w->ns, w->queue_name);
+  if (policy.default_class) w->priority_class_name = *policy.default_class;
+}
+
+core::PriorityPolicy State::PriorityPolicyOf(const Objects& o, const std::string& ns,
+                                             const std::string& queue) {
+  // Stored objects were checked when they were written: a bad annotation
+  // cannot be here, and counts as none if it were.
+  core::PriorityPolicy tenant, lq;
+  if (auto t = o.tenants.find(ns); t != o.tenants.end()) {
+    auto r = core::ParsePriorityPolicy(t->second.obj.annotations, "Tenant " + ns);
+    if (r.ok()) tenant = *r;
+  }
+  if (auto q = o.local_queues.find(ns + "/" + queue); q != o.local_queues.end()) {
+    auto r = core::ParsePriorityPolicy(q->second.obj.annotations, "LocalQueue " + q->first);
+    if (r.ok()) lq = *r;
+  }
+  return core::MergePriorityPolicy(lq, tenant);
+}
+
+Status State::CheckPriority(const Principal& p, const core::Workload& w,
+                            const core::PriorityPolicy& policy) {
+  if (p.role == Role::kClusterAdmin) return Status::Ok();
+  if (w.priority_class_name.empty() && w.priority != 0 && !policy.literal.value_or(false)) {
+    std::string use = policy.classes && !policy.classes->empty()
+                          ? "; use spec.priorityClassName: " + Join(*policy.classes, ", ")
+                          : "; use spec.priorityClassName";
+    return Status::PermissionDenied(
+        "a literal spec.priority is for cluster-admins only (a cluster-admin may allow it "
+        "with the annotation " + std::string(core::kAllowLiteralPriorityKey) +
+            ": \"true\" on the Tenant or LocalQueue)" + use,
+        "spec.priority");
+  }
+  if (!w.priority_class_name.empty() && policy.classes &&
+      !std::binary_search(policy.classes->begin(), policy.classes->end(),
+                          w.priority_class_name)) {
+    return Status::PermissionDenied(
+        "WorkloadPriorityClass " + w.priority_class_name + " is not allowed in LocalQueue " +
+            w.ns + "/" + w.queue_name + " (" + core::kPriorityClassesKey + " of " +
+            policy.classes_from + "): " +
+            (policy.classes->empty() ? std::string("none is") : "allowed: " + Join(*policy.classes, ", ")),
+        "spec.priorityClassName");
+  }
   return Status::Ok();
 }
 
 Status State::SubmitWorkload(const Principal& p, core::Workload w, Txn* txn) {
   const std::string key = w.Key();
+  ApplyDefaultPriority(objs_, &w);
   ALLOT_RETURN_IF_ERROR(CheckWorkload(p, w, objs_));
   if (!w.priority_class_name.empty()) {
     w.priority = objs_.priority_classes.at(w.priority_class_name).obj.value;

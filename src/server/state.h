@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "core/priority_policy.h"
 #include "core/status.h"
 #include "metrics/metrics.h"
 #include "sched/scheduler.h"
@@ -398,6 +399,15 @@ class State {
       std::vector<ApplyResult>* results,
       const std::function<Status(const Objects&)>& check = nullptr);
   // The checks of a submission against configuration `o`.
+  // The priority policy of a submission to `queue` in tenant `ns`
+  // (core/priority_policy.h), and whether `p` may give `w` its priority.
+  static core::PriorityPolicy PriorityPolicyOf(const Objects& o, const std::string& ns,
+                                               const std::string& queue);
+  static Status CheckPriority(const Principal& p, const core::Workload& w,
+                              const core::PriorityPolicy& policy);
+  // A workload that names no class and gives no literal priority gets its
+  // queue's (or tenant's) default class.
+  static void ApplyDefaultPriority(const Objects& o, core::Workload* w);
   Status CheckWorkload(const Principal& p, const core::Workload& w,
                        const Objects& o) const;
   Status InUse(const Objects& objs, Kind kind, const std::string& key,
