@@ -302,6 +302,13 @@ int main(int argc, char** argv) {
   averify->add_option("--store", verify_store, "verify this store file directly (sqlite:PATH)");
   client_flags(averify);
   averify->callback([&] { rc = CmdAuditVerify(cf, verify_store); });
+  std::string ack_reason;
+  auto* aack = audit->add_subcommand(
+      "acknowledge", "accept a broken audit log tail so that changes resume (recorded in the log)");
+  aack->add_option("--reason", ack_reason, "why the break is accepted (kept in the record)")
+      ->required();
+  client_flags(aack);
+  aack->callback([&] { rc = CmdAuditAcknowledge(cf, ack_reason); });
 
   // usage
   allot::cli::UsageFlags uf_usage;

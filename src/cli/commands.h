@@ -90,6 +90,8 @@ int CmdTokenList(const ClientFlags& c);
 int CmdAuditList(const ClientFlags& c, const std::map<std::string, std::string>& q);
 // With `store_url`, verifies the store file itself (no server needed).
 int CmdAuditVerify(const ClientFlags& c, const std::string& store_url);
+// POST /api/v1/audit/acknowledge: a cluster-admin accepts a broken tail.
+int CmdAuditAcknowledge(const ClientFlags& c, const std::string& reason);
 int CmdWhoami(const ClientFlags& c);
 
 // `allot usage [--by tenant|queue|clusterqueue|flavor|user|workload]

@@ -651,12 +651,31 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     return;
   }
 
-  // Everything below has a principal; the owner checks it again.
-  auto authed = [this, refuse, token_hash](auto fn) {
-    owner_->Post([refuse, token_hash, fn = std::move(fn)](Turn& t) mutable {
+  // Everything below has a principal; the owner checks it again. While the
+  // audit chain is broken (docs/server.md, "Audit log") a change cannot be
+  // audited, so it is refused; agents keep syncing (their nodes' work keeps
+  // running) and the acknowledgement itself gets through.
+  const bool changes = method != "GET" && method != "HEAD" &&
+                       !(seg.size() == 2 && seg[0] == "agents") &&
+                       !(seg.size() == 2 && seg[0] == "audit" && seg[1] == "acknowledge");
+  auto authed = [this, refuse, token_hash, changes, ex](auto fn) {
+    owner_->Post([refuse, token_hash, changes, ex, fn = std::move(fn)](Turn& t) mutable {
       std::optional<Principal> p = t.state.Authenticate(token_hash);
       if (!p) {
         refuse(t, "unknown or revoked token");
+        return;
+      }
+      if (changes && !t.state.AuditBroken().empty()) {
+        net::Response r = JsonResponse(
+            503, json::object{{"error",
+                               json::object{{"code", "Unavailable"},
+                                            {"message",
+                                             "the audit log is broken (" + t.state.AuditBroken() +
+                                                 "): changes are refused until a cluster-admin "
+                                                 "acknowledges it with `allot audit acknowledge "
+                                                 "--reason TEXT`"},
+                                            {"field", ""}}}});
+        t.Reply(ex, std::move(r));
         return;
       }
       fn(t, *p);
@@ -985,6 +1004,49 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
     });
     return;
   }
+  // POST /api/v1/audit/acknowledge {"reason": TEXT}: a cluster-admin
+  // accepts a broken tail (docs/server.md, "Audit log").
+  if (seg.size() == 2 && seg[0] == "audit" && seg[1] == "acknowledge") {
+    if (method != "POST") {
+      ex->Reply(MethodNotAllowed(method, path, "POST"));
+      return;
+    }
+    boost::system::error_code ec;
+    json::value body = json::parse(req.body, ec);
+    const json::value* reason_v =
+        !ec && body.is_object() ? body.as_object().if_contains("reason") : nullptr;
+    if (reason_v == nullptr || !reason_v->is_string() || reason_v->as_string().empty() ||
+        body.as_object().size() != 1) {
+      ex->Reply(ErrorResponse(Status::InvalidArgument(
+          "the body must be {\"reason\": TEXT}: why the break is accepted", "reason")));
+      return;
+    }
+    std::string reason(reason_v->as_string());
+    if (reason.size() > 1024) {
+      ex->Reply(ErrorResponse(
+          Status::InvalidArgument("reason: at most 1024 bytes", "reason")));
+      return;
+    }
+    authed([ex, reason](Turn& t, const Principal& p) {
+      if (p.role != Role::kClusterAdmin) {
+        Status s = Status::PermissionDenied("only a cluster-admin may acknowledge the audit log");
+        t.state.Audit(p.user, p.tenant, "acknowledge", "AuditLog", Outcome(s), &t.txn);
+        t.Reply(ex, ErrorResponse(s));
+        return;
+      }
+      const std::string what = t.state.AuditBroken();
+      Status s = t.state.AcknowledgeAuditBreak(p, reason, &t.txn);
+      if (!s.ok()) {
+        t.Reply(ex, ErrorResponse(s));
+        return;
+      }
+      std::fprintf(stderr, "allot: audit log break acknowledged by %s (%s): %s\n",
+                   ForLog(p.user).c_str(), ForLog(reason).c_str(), what.c_str());
+      t.Reply(ex, JsonResponse(200, json::object{{"acknowledged", what},
+                                                 {"record", t.state.AuditHead().first}}));
+    });
+    return;
+  }
   if (!seg.empty() && (seg[0] == "audit" || seg[0] == "whoami") &&
       method != "GET") {
     ex->Reply(MethodNotAllowed(method, path, "GET"));
@@ -1018,7 +1080,8 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       // After the commit: the log then holds everything written up to
       // this turn, and memory's head at the end of this turn is the store's.
       t.After([ex, f, verify, &t] {
-        t.Deliver([ex, f, verify, head = t.state.AuditHead()](store::Store& store) {
+        t.Deliver([ex, f, verify, head = t.state.AuditHead(),
+                   broken = t.state.AuditBroken()](store::Store& store) {
         if (!verify) {
           Result<std::vector<store::AuditRow>> rows = store.ListAudit(f);
           if (!rows.ok()) {
@@ -1036,6 +1099,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
           return;
         }
         Status s = VerifyAuditChain(*rows, head);
+        if (s.ok() && !broken.empty()) s = Status::FailedPrecondition(broken);
         json::object o;
         o["ok"] = s.ok();
         o["records"] = rows->size();

@@ -394,6 +394,13 @@ std::vector<Row> Rows() {
   add({"GET of a missing object", "GET", "/api/v1/clusterqueues/nope", "", 404, "NotFound", "does not exist", {}});
   add({"unknown audit sub-resource", "GET", "/api/v1/audit/bogus", "", 404, "NotFound", "no route", {}});
   add({"unknown node action", "POST", "/api/v1/nodes/n1/reboot", "", 404, "NotFound", "no node action", {}});
+  // Acknowledging an audit log break (docs/server.md, "Audit log").
+  add({"audit acknowledge without a reason", "POST", "/api/v1/audit/acknowledge", "{}", 400, kBad, "{\"reason\": TEXT}", "reason"});
+  add({"audit acknowledge with an empty reason", "POST", "/api/v1/audit/acknowledge", R"({"reason":""})", 400, kBad, "TEXT", "reason"});
+  add({"audit acknowledge with another field", "POST", "/api/v1/audit/acknowledge", R"({"reason":"x","force":true})", 400, kBad, "TEXT", "reason"});
+  add({"audit acknowledge of an intact log", "POST", "/api/v1/audit/acknowledge", R"({"reason":"x"})", 409, "Conflict", "the audit log is not broken", {}});
+  add({"member acknowledges the audit log", "POST", "/api/v1/audit/acknowledge", R"({"reason":"x"})", 403, "Forbidden", "only a cluster-admin", "", Tok::kMember});
+  add({"GET of audit acknowledge", "GET", "/api/v1/audit/acknowledge", "", 405, "", "", {}});
   add({"node action on a missing node", "POST", "/api/v1/nodes/ghost/cordon", "", 404, "NotFound", "does not exist", {}});
   // Wrong methods: HTTP (RFC 9110) and the Kubernetes API server answer
   // 405 Method Not Allowed for a method a route does not take.

@@ -197,6 +197,7 @@ void Owner::CommitLoop() {
       std::fflush(stderr);
       std::_Exit(70);
     }
+    if (commit_hook_) commit_hook_(batches);
     Clock::time_point t1 = Clock::now();
     metrics_->StoreCommit(std::chrono::duration<double>(t1 - t0).count(),
                           batches.size());

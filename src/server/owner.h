@@ -108,6 +108,10 @@ class Owner {
   // Runs on the owner thread at the end of every turn, after scheduling and
   // before the turn's After functions. Set it before Start.
   void SetTurnHook(Command hook) { hook_ = std::move(hook); }
+  // Runs on the committer thread after each group commit is durable and
+  // before its replies go out (the audit head file). Set it before Start.
+  using CommitHook = std::function<void(const std::vector<const store::Batch*>&)>;
+  void SetCommitHook(CommitHook hook) { commit_hook_ = std::move(hook); }
   OwnerStats stats() const;
 
  private:
@@ -128,6 +132,7 @@ class Owner {
   std::function<int64_t()> now_;
   size_t ring_cap_;
   Command hook_;
+  CommitHook commit_hook_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

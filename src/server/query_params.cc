@@ -22,7 +22,7 @@ bool RouteParams(const std::string& method, const std::vector<std::string>& seg,
   const size_t n = seg.size();
   if (top == "whoami" || top == "tokens" || top == "apply") return take({});
   if (top == "audit") {
-    if (n == 2 && seg[1] == "verify") return take({});
+    if (n == 2 && (seg[1] == "verify" || seg[1] == "acknowledge")) return take({});
     return n == 1 && take({"sinceUnixMs", "untilUnixMs", "after", "limit", "principal",
                            "tenant", "verb"});
   }

@@ -10,6 +10,7 @@
 
 #include "net/http.h"
 #include "server/api.h"
+#include "server/audit_anchor.h"
 #include "server/crypto.h"
 #include "server/owner.h"
 #include "server/state.h"
@@ -90,6 +91,22 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   if (!snap.ok()) return snap.status();
   auto state = State::Load(*snap);
   if (!state.ok()) return state.status();
+  const std::string head_file = AuditHeadFileFor(url);
+  if (std::string broken = CheckAuditAtStart(**st, *snap, head_file); !broken.empty()) {
+    std::fprintf(stderr,
+                 "allot: AUDIT LOG BROKEN: %s. Changes are refused (503) and `allot audit "
+                 "verify` fails until a cluster-admin runs `allot audit acknowledge --reason "
+                 "TEXT`, which records the break in the log.\n",
+                 broken.c_str());
+    (*state)->SetAuditBroken(std::move(broken));
+  }
+  auto anchor = std::make_shared<AuditAnchor>(head_file, (*state)->AuditHead().first);
+  {
+    auto [seq, hash] = (*state)->AuditHead();
+    std::fprintf(stderr, "allot: audit head: record %lld, hash %s%s%s\n", (long long)seq,
+                 hash.empty() ? "-" : hash.c_str(), head_file.empty() ? "" : ", anchored in ",
+                 head_file.c_str());
+  }
 
   // Bootstrap the first cluster-admin token.
   Txn txn;
@@ -120,6 +137,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   if (!txn.batch.empty()) {
     (*state)->Audit("-", "", "bootstrap", "Token admin", "ok", &txn);
     ALLOT_RETURN_IF_ERROR((*st)->Commit(txn.batch));
+    anchor->Committed({&txn.batch});
   }
 
   auto impl = std::make_unique<ServerImpl>();
@@ -133,6 +151,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
                                     std::move(metrics), opts.node_timeout_ms);
   Api* hooked = impl->api.get();
   impl->owner->SetTurnHook([hooked](Turn& t) { hooked->OnTurnEnd(t); });
+  impl->owner->SetCommitHook(
+      [anchor](const std::vector<const store::Batch*>& b) { anchor->Committed(b); });
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
   const int64_t node_timeout = opts.node_timeout_ms;

@@ -519,7 +519,7 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
     internal::SetResourceVersion(&last, rv_);
     txn->events.push_back({rv_, kind,
                            kind == Kind::kTenant ? key : TenantOfKey(key),
-                           internal::EventLine("DELETED", json::serialize(last))});
+                           internal::EventLine("DELETED", json::serialize(last)), ""});
   }
   objs_ = std::move(cand);
   for (const auto& [kind, key] : touched) {
@@ -553,7 +553,7 @@ void State::PutObject(Kind kind, const std::string& key, bool added,
   std::string body = json::serialize(obj);
   txn->events.push_back(
       {rv_, kind, kind == Kind::kTenant ? key : TenantOfKey(key),
-       internal::EventLine(added ? "ADDED" : "MODIFIED", body)});
+       internal::EventLine(added ? "ADDED" : "MODIFIED", body), ""});
   txn->batch.puts.push_back({KindName(kind), key, rv_, std::move(body)});
 }
 
@@ -657,7 +657,7 @@ Status State::SubmitWorkload(const Principal& p, core::Workload w, Txn* txn) {
   rec.submitted_by = p.user;
   rec.conditions.push_back({"QuotaReserved", false, "Pending",
                             "waiting for a scheduling cycle",
-                            txn->now_unix_ms});
+                            txn->now_unix_ms, ""});
   workloads_.emplace(key, std::move(rec));
   created_.insert(key);
   MarkDirty(key);
@@ -711,7 +711,7 @@ void State::Evicted(WorkloadRecord* rec, const std::string& reason,
   SetCondition(&rec->conditions, {"QuotaReserved", false, reason, "evicted: " + message, now,
                                   detail.empty() ? "" : "evicted: " + detail});
   SetCondition(&rec->conditions, {"Admitted", false, reason, message, now, detail});
-  SetCondition(&rec->conditions, {"Requeued", true, reason, "back in its queue", now});
+  SetCondition(&rec->conditions, {"Requeued", true, reason, "back in its queue", now, ""});
 }
 
 int32_t State::FinishTurn(Txn* txn) {
@@ -785,7 +785,7 @@ int32_t State::FinishTurn(Txn* txn) {
         for (const Condition& c : rec.conditions) {
           if (c.type == "PodsReady") {
             SetCondition(&rec.conditions, {"PodsReady", false, "PodsStarting",
-                                           "the pods of this admission are starting", now});
+                                           "the pods of this admission are starting", now, ""});
             break;
           }
         }
@@ -793,13 +793,13 @@ int32_t State::FinishTurn(Txn* txn) {
       rec.spec.admission = std::move(adm);
       if (fresh) OpenAccount(&rec, now);
       rec.state = WorkloadState::kAdmitted;
-      SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now});
+      SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now, ""});
       SetCondition(&rec.conditions, {"Admitted", true, "Admitted",
-                                     "the workload is admitted", now});
+                                     "the workload is admitted", now, ""});
       for (const Condition& c : rec.conditions) {
         if (c.type == "Evicted" && c.status) {
           SetCondition(&rec.conditions,
-                       {"Evicted", false, "Readmitted", "admitted again", now});
+                       {"Evicted", false, "Readmitted", "admitted again", now, ""});
           break;
         }
       }

@@ -348,9 +348,20 @@ class State {
   // Registers `secret` as a cluster-admin token (bootstrap).
   Status AddAdminToken(const std::string& secret, const std::string& user,
                        Txn* txn);
+  // Appends an audit record to the turn's batch; while the chain is broken
+  // it appends nothing and writes the record to stderr instead.
   void Audit(const std::string& principal, const std::string& tenant,
              const std::string& verb, const std::string& object,
              const std::string& outcome, Txn* txn);
+  // Set at start when the log's tail does not match its head (audit.h,
+  // CheckAuditTail): what is wrong. While set, the API refuses changes and
+  // `audit verify` fails.
+  void SetAuditBroken(std::string why) { audit_broken_ = std::move(why); }
+  const std::string& AuditBroken() const { return audit_broken_; }
+  // A cluster-admin's acknowledgement of the break: one record, chained
+  // from the newest record there is, that says what was wrong and why it
+  // was accepted; appending resumes. FailedPrecondition when not broken.
+  Status AcknowledgeAuditBreak(const Principal& p, const std::string& reason, Txn* txn);
 
   int64_t resource_version() const { return rv_; }
   // The newest audit record (seq, hash) this state wrote or loaded.
@@ -450,6 +461,7 @@ class State {
   int64_t seq_ = 0;
   int64_t audit_seq_ = 0;
   std::string audit_hash_;
+  std::string audit_broken_;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
   // Usage rows closed this turn; Flush moves them into the batch.

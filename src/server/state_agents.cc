@@ -187,9 +187,9 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
   rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
   metrics_->Finished(QueueOf(*rec));
   CloseAccount(rec, now);
-  SetCondition(&rec->conditions, {"Finished", true, reason, message, now});
+  SetCondition(&rec->conditions, {"Finished", true, reason, message, now, ""});
   SetCondition(&rec->conditions,
-               {"QuotaReserved", false, "Finished", "quota released", now});
+               {"QuotaReserved", false, "Finished", "quota released", now, ""});
   MarkDirty(key);
 }
 
@@ -398,7 +398,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
                      {"PodsReady", false, "PodFailed",
                       "restart " + std::to_string(rec.restarts) + " of " +
                           std::to_string(rec.spec.backoff_limit) + ": " + why,
-                      now});
+                      now, ""});
       } else {
         Finish(&rec, false, "PodFailed", why, now);
       }
@@ -410,7 +410,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
       SetCondition(&rec.conditions,
                    {"PodsReady", true, "PodsReady",
                     "all " + std::to_string(total) + " pod(s) are running",
-                    now});
+                    now, ""});
     }
   }
   return Status::Ok();

@@ -1,6 +1,7 @@
 // State: the request-facing verbs (create, replace, delete, apply, get,
 // list), the JSON the API shows, tokens and the audit log.
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -749,6 +750,14 @@ json::array State::ListTokens(const Principal& p) const {
 void State::Audit(const std::string& principal, const std::string& tenant,
                   const std::string& verb, const std::string& object,
                   const std::string& outcome, Txn* txn) {
+  if (!audit_broken_.empty()) {
+    std::fprintf(stderr,
+                 "allot: audit (not appended: the chain is broken): principal=%s tenant=%s "
+                 "verb=%s object=%s outcome=%s\n",
+                 ForLog(principal).c_str(), ForLog(tenant).c_str(), verb.c_str(),
+                 ForLog(object).c_str(), ForLog(outcome).c_str());
+    return;
+  }
   store::AuditRow row;
   row.seq = ++audit_seq_;
   row.time_unix_ms = txn->now_unix_ms;
@@ -762,6 +771,18 @@ void State::Audit(const std::string& principal, const std::string& tenant,
   audit_hash_ = row.hash;
   txn->batch.meta["audit_head"] = std::to_string(row.seq) + ":" + row.hash;
   txn->batch.audit.push_back(std::move(row));
+}
+
+Status State::AcknowledgeAuditBreak(const Principal& p, const std::string& reason,
+                                    Txn* txn) {
+  if (audit_broken_.empty()) {
+    return Status::FailedPrecondition("the audit log is not broken: there is nothing to acknowledge");
+  }
+  const std::string what = audit_broken_;
+  audit_broken_.clear();
+  Audit(p.user, p.tenant, "acknowledge", "AuditLog",
+        "ok: acknowledged break: " + what + "; reason: " + reason, txn);
+  return Status::Ok();
 }
 
 }  // namespace allot::server
