@@ -409,14 +409,14 @@ Config HandBuilt() {
   c.cohorts = Cohorts();
   c.cluster_queues = ClusterQueues();
   c.local_queues = {{"team-a", "lq", "cq-0", {}, {{"allot.dev/priority-classes", "low,high"}}},
-                    {"default", "q", "cq-1", {}}};
+                    {"default", "q", "cq-1", {}, {}}};
   c.priority_classes = {{"high", 1000, {}},
                         {"min", std::numeric_limits<int32_t>::min(), {}},
                         {"zero", 0, {}}};
   c.namespaces = {{"team-a", {{"tier", "gold"}}, {},
                    {{"allot.dev/default-priority-class", "low"},
                     {"allot.dev/allow-literal-priority", "false"}}},
-                  {"bare", {}, {}}};
+                  {"bare", {}, {}, {}}};
   c.nodes = Nodes();
   c.workloads = Workloads();
   c.scheduler.fair_sharing = true;

@@ -2088,7 +2088,7 @@ TEST(SchedulerPropertyRepro, FreedDevicesRequeueOtherCohortTrees) {
             {core::kGpuResource, Quantity::FromUnits(8), {}, {}});
         c.cluster_queues[1].resource_groups[0].flavors.push_back(fq);
       }
-      c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+      c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
       auto created = Scheduler::Create(c);
       ASSERT_TRUE(created.ok()) << created.status().ToString();
       Scheduler& s = **created;
@@ -2131,7 +2131,7 @@ TEST(SchedulerPropertyRepro, StrictFifoBlockedByStaleHeadAfterPreemption) {
       GpuQueue("b", "co", 100, core::QueueingStrategy::kBestEffortFIFO)};
   c.cluster_queues[1].preemption.reclaim_within_cohort =
       core::ReclaimWithinCohort::kAny;
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
@@ -2202,7 +2202,7 @@ TEST(SchedulerPropertyRepro, PlacementPreemptionPingPong) {
       core::ReclaimWithinCohort::kAny;
   c.cluster_queues[1].preemption.borrow_within_cohort =
       core::BorrowWithinCohortPolicy::kLowerPriority;
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
@@ -2277,7 +2277,7 @@ TEST(SchedulerPropertyRepro, FairSharingPreemptionLoop) {
       core::ReclaimWithinCohort::kAny;
   c.cluster_queues[1].preemption.reclaim_within_cohort =
       core::ReclaimWithinCohort::kLowerPriority;
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   c.scheduler.fair_sharing = true;
   c.scheduler.preemption_strategies = {
       core::FairSharingStrategy::kLessThanInitialShare};
@@ -2320,7 +2320,7 @@ TEST(SchedulerPropertyRepro, PartialAdmissionWaitsForFreedDevices) {
   c.cluster_queues = {
       GpuQueue("a", "", 8, core::QueueingStrategy::kBestEffortFIFO),
       GpuQueue("b", "", 1, core::QueueingStrategy::kBestEffortFIFO)};
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
@@ -2363,7 +2363,7 @@ TEST(SchedulerPropertyRepro, PreemptionFreesQuotaOfTheVictimsQueue) {
       .flavors[0]
       .resources[0]
       .borrowing_limit = Quantity::FromUnits(2);
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
@@ -2404,7 +2404,7 @@ TEST(SchedulerPropertyRepro, PreemptionNeedsDevicesFreedInAnotherTree) {
       GpuQueue("b", "", 2, core::QueueingStrategy::kBestEffortFIFO)};
   c.cluster_queues[1].preemption.within_cluster_queue =
       core::WithinClusterQueue::kLowerPriority;
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
@@ -2464,7 +2464,7 @@ TEST(SchedulerPropertyRepro, ClassicalPreemptionLoop) {
       core::WithinClusterQueue::kLowerPriority;
   c.cluster_queues[1].preemption.reclaim_within_cohort =
       core::ReclaimWithinCohort::kAny;
-  c.local_queues = {{"team", "qa", "a", {}}, {"team", "qb", "b", {}}};
+  c.local_queues = {{"team", "qa", "a", {}, {}}, {"team", "qb", "b", {}, {}}};
   auto created = Scheduler::Create(c);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   Scheduler& s = **created;
