@@ -26,6 +26,7 @@
 #include "agent/gpu.h"
 #include "core/manifest_encode.h"
 #include "core/model.h"
+#include "proto/agent_protocol.h"
 
 namespace allot::cli {
 namespace {
@@ -107,12 +108,7 @@ class NoGpus : public agent::GpuSource {
   std::vector<agent::GpuInfo> none_;
 };
 
-struct LogAsk {
-  int64_t id = 0;
-  std::string pod;
-  int64_t offset = -1;
-  int64_t limit = 64 << 10;
-};
+using LogAsk = proto::LogRequest;
 
 // A unix user that a tenant's pods run as (--run-as).
 struct RunAsUser {
@@ -259,17 +255,14 @@ class Agent {
 
   // Reads the asked pieces of pod logs and sends them to the server.
   Status AnswerLogs(Client& cl, const std::vector<LogAsk>& asks) {
-    json::array logs;
+    proto::LogAnswers answers;
+    answers.node = node_.name;
     for (const LogAsk& a : asks) {
       agent::LogChunk c = agent::ReadLog(LogPath(a.pod), a.offset, a.limit);
-      logs.push_back(json::object{{"id", a.id},
-                                  {"exists", c.exists},
-                                  {"offset", c.offset},
-                                  {"nextOffset", c.next_offset},
-                                  {"data", c.data}});
+      answers.logs.push_back({a.id, c.exists, c.offset, c.next_offset, c.data});
     }
-    json::object o{{"node", node_.name}, {"logs", std::move(logs)}};
-    return cl.Call("POST", "/api/v1/agents/logs", json::serialize(o)).status();
+    return cl.Call("POST", "/api/v1/agents/logs", json::serialize(proto::EncodeLogAnswers(answers)))
+        .status();
   }
 
   Status SyncOnce(Client& cl, int wait_s) {
@@ -287,7 +280,7 @@ class Agent {
   }
 
   std::string ReportJson() {
-    json::array telemetry;
+    proto::AgentReport r;
     const auto now = std::chrono::steady_clock::now();
     const bool send = f_.sample_seconds > 0 &&
                       now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
@@ -300,89 +293,37 @@ class Agent {
         auto info = std::find_if(infos.begin(), infos.end(),
                                  [&](const agent::GpuInfo& i) { return i.uuid == s.uuid; });
         if (!send || info == infos.end()) continue;
-        telemetry.push_back(json::object{{"uuid", s.uuid},
-                                         {"index", info->index},
-                                         {"util", s.utilization_pct},
-                                         {"temp", s.temperature_c},
-                                         {"power", s.power_watts},
-                                         {"fbUsed", s.memory_used_bytes},
-                                         {"eccDbe", s.ecc_dbe_volatile},
-                                         {"xid", s.last_xid}});
+        r.gpu_samples.push_back({s.uuid, info->index, s.utilization_pct, s.temperature_c,
+                                 s.power_watts, s.memory_used_bytes, s.ecc_dbe_volatile,
+                                 s.last_xid});
       }
     }
-    json::object o;
-    if (!telemetry.empty()) {
-      o["gpuSamples"] = std::move(telemetry);
-      last_sample_sent_ = now;
-    }
-    o["node"] = core::EncodeNode(node_);
-    o["address"] = f_.address.empty() ? node_.name : f_.address;
-    o["simulated"] = gpus_->simulated();
-    json::array pods;
-    for (const auto& [id, p] : running_) {
-      pods.push_back(json::object{{"id", id}, {"exited", false}});
-    }
+    if (!r.gpu_samples.empty()) last_sample_sent_ = now;
+    r.node = node_;
+    r.address = f_.address.empty() ? node_.name : f_.address;
+    r.simulated = gpus_->simulated();
+    for (const auto& [id, p] : running_) r.pods.push_back({id, false, 0, 0, false, "", ""});
     for (const auto& [id, e] : exited_) {
-      json::object p{{"id", id},
-                     {"exited", true},
-                     {"exitCode", e.exit_code},
-                     {"signal", e.signal},
-                     {"stopped", e.stopped},
-                     {"lastLines", e.last_lines}};
-      if (!e.reason.empty()) p["reason"] = e.reason;
-      pods.push_back(std::move(p));
+      r.pods.push_back({id, true, e.exit_code, e.signal, e.stopped, e.last_lines, e.reason});
     }
-    o["pods"] = std::move(pods);
-    return json::serialize(o);
-  }
-
-  static std::vector<std::string> Strings(const json::value* v) {
-    std::vector<std::string> out;
-    if (v == nullptr || !v->is_array()) return out;
-    for (const json::value& x : v->as_array()) {
-      if (x.is_string()) out.emplace_back(x.as_string());
-    }
-    return out;
+    return json::serialize(proto::EncodeAgentReport(r));
   }
 
   // Makes the node run what the server wants (mu_ held).
   void Apply(const json::value& reply) {
-    const json::object* o = reply.if_object();
-    if (o == nullptr) return;
+    proto::SyncAnswer answer = proto::DecodeSyncAnswer(reply);
     // Log reads are asked once, in whichever answer: never dropped.
-    if (const json::value* lr = o->if_contains("logRequests"); lr && lr->is_array()) {
-      for (const json::value& a : lr->as_array()) {
-        const json::object* ao = a.if_object();
-        if (ao == nullptr) continue;
-        LogAsk ask;
-        const json::value* id = ao->if_contains("id");
-        const json::value* pod = ao->if_contains("pod");
-        if (!id || !id->is_int64() || !pod || !pod->is_string()) continue;
-        ask.id = id->as_int64();
-        ask.pod = std::string(pod->as_string());
-        if (const json::value* x = ao->if_contains("offset"); x && x->is_int64()) {
-          ask.offset = x->as_int64();
-        }
-        if (const json::value* x = ao->if_contains("limit"); x && x->is_int64()) {
-          ask.limit = x->as_int64();
-        }
-        // A pod id names a file under the log directory: no way out of it.
-        if (ask.pod.find("..") != std::string::npos) continue;
-        log_asks_.push_back(std::move(ask));
-      }
+    for (LogAsk& ask : answer.log_requests) {
+      // A pod id names a file under the log directory: no way out of it.
+      if (ask.pod.find("..") != std::string::npos) continue;
+      log_asks_.push_back(std::move(ask));
     }
-    if (const json::value* rev = o->if_contains("revision"); rev && rev->is_int64()) {
-      if (rev->as_int64() < revision_) return;  // An older answer.
-      revision_ = rev->as_int64();
+    if (reply.is_object() && reply.as_object().contains("revision")) {
+      if (answer.revision < revision_) return;  // An older answer.
+      revision_ = answer.revision;
     }
-    std::map<std::string, const json::object*> desired;
-    if (const json::value* pods = o->if_contains("pods"); pods && pods->is_array()) {
-      for (const json::value& p : pods->as_array()) {
-        const json::object* po = p.if_object();
-        const json::value* id = po ? po->if_contains("id") : nullptr;
-        if (id && id->is_string()) desired[std::string(id->as_string())] = po;
-      }
-    }
+    std::map<std::string, const proto::DesiredPod*> desired;
+    for (const proto::DesiredPod& d : answer.pods) desired[d.id] = &d;
     // What the server recorded as ended, it no longer lists.
     std::erase_if(exited_, [&](const auto& e) { return !desired.count(e.first); });
     for (auto& [id, p] : running_) {
@@ -393,59 +334,37 @@ class Agent {
     }
     std::set<std::string> busy;
     for (const auto& [id, p] : running_) busy.insert(p.gpus.begin(), p.gpus.end());
-    for (const auto& [id, po] : desired) {
+    for (const auto& [id, d] : desired) {
       if (running_.count(id) || exited_.count(id)) continue;
-      std::vector<std::string> gpus = Strings(po->if_contains("gpus"));
       // A stopping pod still holds a device this pod needs: next round.
-      if (std::any_of(gpus.begin(), gpus.end(),
+      if (std::any_of(d->gpus.begin(), d->gpus.end(),
                       [&](const std::string& g) { return busy.count(g) > 0; })) {
         continue;
       }
-      Start(id, *po, gpus);
-      if (running_.count(id)) busy.insert(gpus.begin(), gpus.end());
+      Start(*d);
+      if (running_.count(id)) busy.insert(d->gpus.begin(), d->gpus.end());
     }
     UpdateBusy();
   }
 
-  void Start(const std::string& id, const json::object& po,
-             const std::vector<std::string>& gpus) {
+  // Runs a desired pod: its command, environment and limits as sent.
+  void Start(const proto::DesiredPod& d) {
+    const std::string& id = d.id;
+    const std::vector<std::string>& gpus = d.gpus;
     agent::PodSpec spec;
     spec.id = id;
-    spec.command = Strings(po.if_contains("command"));
-    spec.args = Strings(po.if_contains("args"));
-    if (const json::value* env = po.if_contains("env"); env && env->is_array()) {
-      for (const json::value& e : env->as_array()) {
-        const json::object* eo = e.if_object();
-        if (eo == nullptr) continue;
-        const json::value* k = eo->if_contains("name");
-        const json::value* v = eo->if_contains("value");
-        if (k && v && k->is_string() && v->is_string()) {
-          spec.env[std::string(k->as_string())] = std::string(v->as_string());
-        }
-      }
-    }
+    spec.command = d.command;
+    spec.args = d.args;
+    for (const auto& [k, v] : d.env) spec.env[k] = v;
     spec.env["ALLOT_POD_ID"] = id;
     spec.env["ALLOT_AGENT_TAG"] = tag_;
     spec.log_path = LogPath(id);
-    if (const json::value* w = po.if_contains("workingDir");
-        w && w->is_string() && !w->as_string().empty()) {
-      spec.working_dir = std::string(w->as_string());
-    }
-    int64_t grace_ms = 30000, sim_ms = 0;
-    if (const json::value* g = po.if_contains("gracePeriodMs"); g && g->is_int64()) {
-      grace_ms = g->as_int64();
-    }
-    if (const json::value* g = po.if_contains("simulatedRuntimeMs"); g && g->is_int64()) {
-      sim_ms = g->as_int64();
-    }
-    spec.simulated_runtime = std::chrono::milliseconds(sim_ms);
+    spec.working_dir = d.working_dir;
+    const int64_t grace_ms = d.grace_ms;
+    spec.simulated_runtime = std::chrono::milliseconds(d.simulated_runtime_ms);
     // The pod's requests, its limits in its cgroup (when there is one).
-    for (const auto& [key, field] : {std::pair{"cpuMilli", &spec.cpu_milli},
-                                     std::pair{"memoryBytes", &spec.memory_bytes}}) {
-      if (const json::value* x = po.if_contains(key); x && x->is_int64() && x->as_int64() > 0) {
-        *field = x->as_int64();
-      }
-    }
+    spec.cpu_milli = d.cpu_milli;
+    spec.memory_bytes = d.memory_bytes;
     if (spec.command.empty() && !f_.simulate_exec) {
       exited_[id] = agent::PodExit{id, 127, 0, false,
                                    "the pod has no command (allot runs "

@@ -235,134 +235,12 @@ int KeyCount(const std::string& body, const std::string& key) {
   return n;
 }
 
-// The body of POST /api/v1/agents/sync:
-//   {"node": <an allot.dev/v1 Node manifest>, "address": "10.0.0.5",
-//    "simulated": true, "pods": [{"id","exited","exitCode","signal",
-//    "stopped","lastLines","reason"}]}
+// The body of POST /api/v1/agents/sync (proto::DecodeAgentReport), its
+// node's names checked as every other object's are.
 Result<AgentReport> ParseAgentReport(const std::string& body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec || !v.is_object()) {
-    return Status::InvalidArgument("the body is not a JSON object", "body");
-  }
-  const json::object& o = v.as_object();
-  for (const auto& kv : o) {
-    if (kv.key() != "node" && kv.key() != "address" && kv.key() != "simulated" &&
-        kv.key() != "pods" && kv.key() != "gpuSamples") {
-      return Status::InvalidArgument(
-          "unknown field '" + std::string(kv.key()) + "'", std::string(kv.key()));
-    }
-  }
-  AgentReport r;
-  const json::value* node = o.if_contains("node");
-  if (node == nullptr || !node->is_object()) {
-    return Status::InvalidArgument("node must be an allot.dev/v1 Node object",
-                                   "node");
-  }
-  core::Config c;
-  Status s = core::ParseManifests(json::serialize(*node), "node", &c);
-  if (s.ok() && c.nodes.size() != 1) {
-    s = Status::InvalidArgument("node must be one Node", "node");
-  }
-  if (s.ok()) s = CheckNames(c.nodes, false);
-  if (!s.ok()) return s;
-  r.node = std::move(c.nodes[0]);
-  if (const json::value* a = o.if_contains("address")) {
-    if (!a->is_string() || a->as_string().size() > 253) {
-      return Status::InvalidArgument("address must be a host name or IP", "address");
-    }
-    r.address = std::string(a->as_string());
-  }
-  if (const json::value* sim = o.if_contains("simulated")) {
-    if (!sim->is_bool()) {
-      return Status::InvalidArgument("simulated must be true or false", "simulated");
-    }
-    r.simulated = sim->as_bool();
-  }
-  if (const json::value* pods = o.if_contains("pods")) {
-    if (!pods->is_array() || pods->as_array().size() > 100000) {
-      return Status::InvalidArgument("pods must be a list", "pods");
-    }
-    for (const json::value& pv : pods->as_array()) {
-      const json::object* po = pv.if_object();
-      const json::value* id = po ? po->if_contains("id") : nullptr;
-      if (id == nullptr || !id->is_string() || id->as_string().empty()) {
-        return Status::InvalidArgument("every pod needs an id", "pods.id");
-      }
-      PodReport pr;
-      pr.id = std::string(id->as_string());
-      auto boolean = [&](const char* k, bool* out) {
-        if (const json::value* x = po->if_contains(k); x && x->is_bool()) {
-          *out = x->as_bool();
-        }
-      };
-      auto integer = [&](const char* k, int* out) {
-        if (const json::value* x = po->if_contains(k); x && x->is_int64()) {
-          *out = int(x->as_int64());
-        }
-      };
-      boolean("exited", &pr.exited);
-      boolean("stopped", &pr.stopped);
-      integer("exitCode", &pr.exit_code);
-      integer("signal", &pr.signal);
-      if (const json::value* x = po->if_contains("lastLines"); x && x->is_string()) {
-        pr.last_lines = std::string(x->as_string()).substr(0, 4096);
-      }
-      if (const json::value* x = po->if_contains("reason"); x && x->is_string()) {
-        pr.reason = std::string(x->as_string()).substr(0, 512);
-      }
-      r.pods.push_back(std::move(pr));
-    }
-  }
-  // "gpuSamples": [{"uuid","index","util","temp","power","fbUsed","eccDbe",
-  // "xid"}], numbers; a sample of a GPU the node does not have is refused.
-  if (const json::value* gs = o.if_contains("gpuSamples")) {
-    if (!gs->is_array() || gs->as_array().size() > r.node.gpus.size()) {
-      return Status::InvalidArgument(
-          "gpuSamples must be a list of at most one sample per GPU of the node",
-          "gpuSamples");
-    }
-    for (const json::value& sv : gs->as_array()) {
-      const json::object* so = sv.if_object();
-      const json::value* uuid = so ? so->if_contains("uuid") : nullptr;
-      if (uuid == nullptr || !uuid->is_string() ||
-          std::none_of(r.node.gpus.begin(), r.node.gpus.end(),
-                       [&](const core::Gpu& g) { return g.uuid == uuid->as_string(); })) {
-        return Status::InvalidArgument(
-            "every GPU sample needs the uuid of one of the node's GPUs",
-            "gpuSamples.uuid");
-      }
-      GpuTelemetry t;
-      t.uuid = std::string(uuid->as_string());
-      auto number = [&](const char* k, double lo, double hi, double* out) -> Status {
-        const json::value* x = so->if_contains(k);
-        if (x == nullptr) return Status::Ok();
-        if (!x->is_number() || x->to_number<double>() < lo || x->to_number<double>() > hi) {
-          return Status::InvalidArgument(
-              std::string("gpuSamples.") + k + " must be a number from " +
-                  std::to_string(int64_t(lo)) + " to " + std::to_string(int64_t(hi)),
-              std::string("gpuSamples.") + k);
-        }
-        *out = x->to_number<double>();
-        return Status::Ok();
-      };
-      double index = 0, util = 0, temp = 0, fb = 0, ecc = 0, xid = 0;
-      ALLOT_RETURN_IF_ERROR(number("index", 0, 1023, &index));
-      ALLOT_RETURN_IF_ERROR(number("util", 0, 100, &util));
-      ALLOT_RETURN_IF_ERROR(number("temp", -273, 1000, &temp));
-      ALLOT_RETURN_IF_ERROR(number("power", 0, 1e6, &t.power_watts));
-      ALLOT_RETURN_IF_ERROR(number("fbUsed", 0, 1e15, &fb));
-      ALLOT_RETURN_IF_ERROR(number("eccDbe", 0, 1e15, &ecc));
-      ALLOT_RETURN_IF_ERROR(number("xid", 0, 1e9, &xid));
-      t.index = int(index);
-      t.utilization_pct = int(util);
-      t.temperature_c = int(temp);
-      t.memory_used_bytes = int64_t(fb);
-      t.ecc_dbe_volatile = int64_t(ecc);
-      t.last_xid = int64_t(xid);
-      r.gpu_samples.push_back(std::move(t));
-    }
-  }
+  Result<AgentReport> r = proto::DecodeAgentReport(body);
+  if (!r.ok()) return r;
+  ALLOT_RETURN_IF_ERROR(CheckNames(std::vector<core::Node>{r->node}, false));
   return r;
 }
 
@@ -425,27 +303,6 @@ std::string RouteOf(const std::string& path) {
     route += kVerbs.count(seg[i]) ? seg[i] : "{id}";
   }
   return route;
-}
-
-json::object DesiredPodJson(const DesiredPod& d) {
-  json::object o;
-  o["id"] = d.id;
-  o["workload"] = d.workload;
-  json::array cmd, args, env, gpus;
-  for (const std::string& x : d.command) cmd.emplace_back(x);
-  for (const std::string& x : d.args) args.emplace_back(x);
-  for (const auto& [k, v] : d.env) env.push_back(json::object{{"name", k}, {"value", v}});
-  for (const std::string& x : d.gpus) gpus.emplace_back(x);
-  o["command"] = std::move(cmd);
-  o["args"] = std::move(args);
-  o["env"] = std::move(env);
-  o["workingDir"] = d.working_dir;
-  o["gpus"] = std::move(gpus);
-  o["gracePeriodMs"] = d.grace_ms;
-  o["simulatedRuntimeMs"] = d.simulated_runtime_ms;
-  if (d.cpu_milli > 0) o["cpuMilli"] = d.cpu_milli;
-  if (d.memory_bytes > 0) o["memoryBytes"] = d.memory_bytes;
-  return o;
 }
 
 // Objects, usage, telemetry and the overview are for people: a node token
@@ -515,26 +372,15 @@ net::Response ErrorResponse(const Status& s) {
 
 net::Response Api::SyncReply(const State& state, const std::string& node,
                              bool with_logs) {
-  json::array pods;
-  for (const DesiredPod& d : state.DesiredPods(node)) pods.push_back(DesiredPodJson(d));
-  json::object o;
-  o["node"] = node;
-  // Answers can cross (a held poll and an exit report): the agent applies
-  // only the newest.
-  o["revision"] = state.resource_version();
-  o["pods"] = std::move(pods);
+  proto::SyncAnswer a;
+  a.node = node;
+  a.revision = state.resource_version();
+  a.pods = state.DesiredPods(node);
   if (auto it = log_asks_.find(node); with_logs && it != log_asks_.end()) {
-    json::array asks;
-    for (const LogAsk& a : it->second) {
-      asks.push_back(json::object{{"id", a.id},
-                                  {"pod", a.pod_id},
-                                  {"offset", a.offset},
-                                  {"limit", a.limit}});
-    }
-    o["logRequests"] = std::move(asks);
+    a.log_requests = std::move(it->second);
     log_asks_.erase(it);
   }
-  return JsonResponse(200, o);
+  return JsonResponse(200, proto::EncodeSyncAnswer(a));
 }
 
 void Api::OnTurnEnd(Turn& t) {
@@ -1207,16 +1053,9 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       ex->Reply(MethodNotAllowed(method, path, "POST"));
       return;
     }
-    // {"node": N, "logs": [{"id", "offset", "nextOffset", "data", "exists"}]}
-    auto body = std::make_shared<json::value>();
-    boost::system::error_code ec;
-    *body = json::parse(req.body, ec);
-    const json::value* node_v = !ec && body->is_object() ? body->as_object().if_contains("node") : nullptr;
-    const json::value* logs_v = !ec && body->is_object() ? body->as_object().if_contains("logs") : nullptr;
-    if (node_v == nullptr || !node_v->is_string() || logs_v == nullptr ||
-        !logs_v->is_array()) {
-      ex->Reply(ErrorResponse(Status::InvalidArgument(
-          "the body must be {\"node\": NAME, \"logs\": [...]}", "body")));
+    auto body = std::make_shared<Result<proto::LogAnswers>>(proto::DecodeLogAnswers(req.body));
+    if (!body->ok()) {
+      ex->Reply(ErrorResponse(body->status()));
       return;
     }
     authed([this, ex, reply_after, body](Turn& t, const Principal& p) {
@@ -1225,7 +1064,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
                                "only a node token may answer log reads")));
         return;
       }
-      const std::string node(body->at("node").as_string());
+      const std::string node = (*body)->node;
       if (!MayActAsNode(p, node)) {
         Status s = Status::PermissionDenied("this node token is bound to node " + p.node +
                                             "; it may not answer for node " + node);
@@ -1234,23 +1073,16 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         return;
       }
       int answered = 0;
-      for (const json::value& a : body->at("logs").as_array()) {
-        const json::object* ao = a.if_object();
-        const json::value* id = ao ? ao->if_contains("id") : nullptr;
-        if (id == nullptr || !id->is_int64()) continue;
-        auto w = log_waits_.find(id->as_int64());
+      for (const proto::LogAnswer& a : (*body)->logs) {
+        auto w = log_waits_.find(a.id);
         if (w == log_waits_.end() || w->second.node != node) continue;
         json::object o;
         o["pod"] = w->second.pod_id;
         o["node"] = node;
-        for (const char* k : {"offset", "nextOffset"}) {
-          const json::value* v = ao->if_contains(k);
-          o[k] = v && v->is_int64() ? v->as_int64() : 0;
-        }
-        const json::value* data = ao->if_contains("data");
-        o["data"] = data && data->is_string() ? data->as_string() : json::string();
-        const json::value* exists = ao->if_contains("exists");
-        o["exists"] = exists && exists->is_bool() && exists->as_bool();
+        o["offset"] = a.offset;
+        o["nextOffset"] = a.next_offset;
+        o["data"] = a.data;
+        o["exists"] = a.exists;
         o["finished"] = w->second.finished;
         t.Reply(w->second.ex, JsonResponse(200, o));
         log_waits_.erase(w);

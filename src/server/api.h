@@ -54,12 +54,8 @@ class Api {
   // Log reads (GET .../workloads/NS/NAME/log): asked of the pod's agent in
   // its next sync answer, answered by its POST /api/v1/agents/logs.
   // Owner thread only.
-  struct LogAsk {
-    int64_t id = 0;
-    std::string pod_id;
-    int64_t offset = -1;  // -1: the last `limit` bytes.
-    int64_t limit = 0;
-  };
+  // A log read waiting for its node's next sync answer.
+  using LogAsk = proto::LogRequest;
   struct LogWait {
     std::shared_ptr<net::Exchange> ex;
     std::string node;

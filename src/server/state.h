@@ -34,6 +34,7 @@
 #include "core/priority_policy.h"
 #include "core/status.h"
 #include "metrics/metrics.h"
+#include "proto/agent_protocol.h"
 #include "sched/scheduler.h"
 #include "server/authz.h"
 #include "server/telemetry.h"
@@ -106,52 +107,11 @@ struct WorkloadRecord {
 // Nodes registered by an agent carry this label ("true"): the server then
 // expects their heartbeats and marks them NotReady without.
 inline constexpr char kAgentLabel[] = "allot.dev/agent";
-// One pod a node should run, as the agent receives it.
-struct DesiredPod {
-  std::string id;        // ns/name/aATTEMPT/podset/index
-  std::string workload;  // ns/name
-  std::vector<std::string> command;
-  std::vector<std::string> args;
-  std::vector<std::pair<std::string, std::string>> env;
-  std::string working_dir;
-  std::vector<std::string> gpus;  // GPU or MIG UUIDs.
-  int64_t grace_ms = 30000;
-  int64_t simulated_runtime_ms = 0;  // allot.dev/simulated-runtime
-  // The pod's requests; the agent makes them its cgroup's limits. 0: none.
-  int64_t cpu_milli = 0;
-  int64_t memory_bytes = 0;
-};
-
-// What an agent reports of one pod it runs or ran.
-struct PodReport {
-  std::string id;
-  bool exited = false;
-  int exit_code = 0;
-  int signal = 0;
-  bool stopped = false;  // Ended because the server asked.
-  std::string last_lines;
-  std::string reason;  // "OOMKilled: ..." when the agent knows more.
-};
-
-// One reading of one GPU, as an agent reports it (agent::GpuSample).
-struct GpuTelemetry {
-  std::string uuid;
-  int index = 0;  // NVML's index on its node: DCGM's "gpu" label.
-  int utilization_pct = 0;
-  int temperature_c = 0;
-  double power_watts = 0;
-  int64_t memory_used_bytes = 0;
-  int64_t ecc_dbe_volatile = 0;
-  int64_t last_xid = 0;
-};
-
-struct AgentReport {
-  core::Node node;      // name, labels, cpu, memory, gpus.
-  std::string address;  // Where its pods are reachable (MASTER_ADDR).
-  bool simulated = false;  // Simulated GPUs.
-  std::vector<PodReport> pods;
-  std::vector<GpuTelemetry> gpu_samples;  // Empty: none this time.
-};
+// The agent protocol's messages (proto/agent_protocol.h).
+using proto::AgentReport;
+using proto::DesiredPod;
+using proto::GpuTelemetry;
+using proto::PodReport;
 
 // One change for watchers: a line of newline-delimited JSON.
 struct Event {

@@ -1,0 +1,339 @@
+#include "proto/agent_protocol.h"
+
+#include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "core/manifest.h"
+#include "core/manifest_encode.h"
+
+namespace allot::proto {
+namespace json = boost::json;
+namespace {
+
+std::vector<std::string> Strings(const json::value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr || !v->is_array()) return out;
+  for (const json::value& x : v->as_array()) {
+    if (x.is_string()) out.emplace_back(x.as_string());
+  }
+  return out;
+}
+
+json::array StringArray(const std::vector<std::string>& v) {
+  json::array a;
+  for (const std::string& x : v) a.emplace_back(x);
+  return a;
+}
+
+void Int(const json::object& o, const char* k, int64_t* out) {
+  if (const json::value* x = o.if_contains(k); x && x->is_int64()) *out = x->as_int64();
+}
+
+std::string Str(const json::object& o, const char* k) {
+  const json::value* x = o.if_contains(k);
+  return x && x->is_string() ? std::string(x->as_string()) : std::string();
+}
+
+Result<PodReport> DecodePod(const json::value& pv) {
+  const json::object* po = pv.if_object();
+  const json::value* id = po ? po->if_contains("id") : nullptr;
+  if (id == nullptr || !id->is_string() || id->as_string().empty()) {
+    return Status::InvalidArgument("every pod needs an id", "pods.id");
+  }
+  PodReport pr;
+  pr.id = std::string(id->as_string());
+  auto boolean = [&](const char* k, bool* out) {
+    if (const json::value* x = po->if_contains(k); x && x->is_bool()) *out = x->as_bool();
+  };
+  auto integer = [&](const char* k, int* out) {
+    if (const json::value* x = po->if_contains(k); x && x->is_int64()) {
+      *out = int(x->as_int64());
+    }
+  };
+  boolean("exited", &pr.exited);
+  boolean("stopped", &pr.stopped);
+  integer("exitCode", &pr.exit_code);
+  integer("signal", &pr.signal);
+  pr.last_lines = Str(*po, "lastLines").substr(0, kMaxLastLines);
+  pr.reason = Str(*po, "reason").substr(0, kMaxReason);
+  return pr;
+}
+
+// "gpuSamples": [{"uuid","index","util","temp","power","fbUsed","eccDbe",
+// "xid"}], numbers; a sample of a GPU the node does not have is refused.
+Result<GpuTelemetry> DecodeSample(const json::value& sv, const core::Node& node) {
+  const json::object* so = sv.if_object();
+  const json::value* uuid = so ? so->if_contains("uuid") : nullptr;
+  if (uuid == nullptr || !uuid->is_string() ||
+      std::none_of(node.gpus.begin(), node.gpus.end(),
+                   [&](const core::Gpu& g) { return g.uuid == uuid->as_string(); })) {
+    return Status::InvalidArgument("every GPU sample needs the uuid of one of the node's GPUs",
+                                   "gpuSamples.uuid");
+  }
+  GpuTelemetry t;
+  t.uuid = std::string(uuid->as_string());
+  auto number = [&](const char* k, double lo, double hi, double* out) -> Status {
+    const json::value* x = so->if_contains(k);
+    if (x == nullptr) return Status::Ok();
+    if (!x->is_number() || x->to_number<double>() < lo || x->to_number<double>() > hi) {
+      return Status::InvalidArgument(std::string("gpuSamples.") + k + " must be a number from " +
+                                         std::to_string(int64_t(lo)) + " to " +
+                                         std::to_string(int64_t(hi)),
+                                     std::string("gpuSamples.") + k);
+    }
+    *out = x->to_number<double>();
+    return Status::Ok();
+  };
+  double index = 0, util = 0, temp = 0, fb = 0, ecc = 0, xid = 0;
+  ALLOT_RETURN_IF_ERROR(number("index", 0, 1023, &index));
+  ALLOT_RETURN_IF_ERROR(number("util", 0, 100, &util));
+  ALLOT_RETURN_IF_ERROR(number("temp", -273, 1000, &temp));
+  ALLOT_RETURN_IF_ERROR(number("power", 0, 1e6, &t.power_watts));
+  ALLOT_RETURN_IF_ERROR(number("fbUsed", 0, 1e15, &fb));
+  ALLOT_RETURN_IF_ERROR(number("eccDbe", 0, 1e15, &ecc));
+  ALLOT_RETURN_IF_ERROR(number("xid", 0, 1e9, &xid));
+  t.index = int(index);
+  t.utilization_pct = int(util);
+  t.temperature_c = int(temp);
+  t.memory_used_bytes = int64_t(fb);
+  t.ecc_dbe_volatile = int64_t(ecc);
+  t.last_xid = int64_t(xid);
+  return t;
+}
+
+DesiredPod DecodeDesiredPod(const json::object& po) {
+  DesiredPod d;
+  d.id = Str(po, "id");
+  d.workload = Str(po, "workload");
+  d.command = Strings(po.if_contains("command"));
+  d.args = Strings(po.if_contains("args"));
+  if (const json::value* env = po.if_contains("env"); env && env->is_array()) {
+    for (const json::value& e : env->as_array()) {
+      const json::object* eo = e.if_object();
+      if (eo == nullptr) continue;
+      const json::value* k = eo->if_contains("name");
+      const json::value* v = eo->if_contains("value");
+      if (k && v && k->is_string() && v->is_string()) {
+        d.env.emplace_back(std::string(k->as_string()), std::string(v->as_string()));
+      }
+    }
+  }
+  d.working_dir = Str(po, "workingDir");
+  d.gpus = Strings(po.if_contains("gpus"));
+  Int(po, "gracePeriodMs", &d.grace_ms);
+  Int(po, "simulatedRuntimeMs", &d.simulated_runtime_ms);
+  Int(po, "cpuMilli", &d.cpu_milli);
+  Int(po, "memoryBytes", &d.memory_bytes);
+  d.cpu_milli = std::max<int64_t>(d.cpu_milli, 0);
+  d.memory_bytes = std::max<int64_t>(d.memory_bytes, 0);
+  return d;
+}
+
+}  // namespace
+
+json::object EncodeAgentReport(const AgentReport& r) {
+  json::object o;
+  if (!r.gpu_samples.empty()) {
+    json::array samples;
+    for (const GpuTelemetry& s : r.gpu_samples) {
+      samples.push_back(json::object{{"uuid", s.uuid},
+                                     {"index", s.index},
+                                     {"util", s.utilization_pct},
+                                     {"temp", s.temperature_c},
+                                     {"power", s.power_watts},
+                                     {"fbUsed", s.memory_used_bytes},
+                                     {"eccDbe", s.ecc_dbe_volatile},
+                                     {"xid", s.last_xid}});
+    }
+    o["gpuSamples"] = std::move(samples);
+  }
+  o["node"] = core::EncodeNode(r.node);
+  o["address"] = r.address;
+  o["simulated"] = r.simulated;
+  json::array pods;
+  for (const PodReport& p : r.pods) {
+    // A running pod is its id; what ended says how.
+    if (!p.exited) {
+      pods.push_back(json::object{{"id", p.id}, {"exited", false}});
+      continue;
+    }
+    json::object po{{"id", p.id},         {"exited", true},
+                    {"exitCode", p.exit_code}, {"signal", p.signal},
+                    {"stopped", p.stopped},    {"lastLines", p.last_lines}};
+    if (!p.reason.empty()) po["reason"] = p.reason;
+    pods.push_back(std::move(po));
+  }
+  o["pods"] = std::move(pods);
+  return o;
+}
+
+Result<AgentReport> DecodeAgentReport(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object()) {
+    return Status::InvalidArgument("the body is not a JSON object", "body");
+  }
+  const json::object& o = v.as_object();
+  for (const auto& kv : o) {
+    if (kv.key() != "node" && kv.key() != "address" && kv.key() != "simulated" &&
+        kv.key() != "pods" && kv.key() != "gpuSamples") {
+      return Status::InvalidArgument("unknown field '" + std::string(kv.key()) + "'",
+                                     std::string(kv.key()));
+    }
+  }
+  AgentReport r;
+  const json::value* node = o.if_contains("node");
+  if (node == nullptr || !node->is_object()) {
+    return Status::InvalidArgument("node must be an allot.dev/v1 Node object", "node");
+  }
+  core::Config c;
+  Status s = core::ParseManifests(json::serialize(*node), "node", &c);
+  if (s.ok() && c.nodes.size() != 1) {
+    s = Status::InvalidArgument("node must be one Node", "node");
+  }
+  if (!s.ok()) return s;
+  r.node = std::move(c.nodes[0]);
+  if (const json::value* a = o.if_contains("address")) {
+    if (!a->is_string() || a->as_string().size() > 253) {
+      return Status::InvalidArgument("address must be a host name or IP", "address");
+    }
+    r.address = std::string(a->as_string());
+  }
+  if (const json::value* sim = o.if_contains("simulated")) {
+    if (!sim->is_bool()) {
+      return Status::InvalidArgument("simulated must be true or false", "simulated");
+    }
+    r.simulated = sim->as_bool();
+  }
+  if (const json::value* pods = o.if_contains("pods")) {
+    if (!pods->is_array() || pods->as_array().size() > kMaxPods) {
+      return Status::InvalidArgument("pods must be a list", "pods");
+    }
+    for (const json::value& pv : pods->as_array()) {
+      Result<PodReport> pr = DecodePod(pv);
+      if (!pr.ok()) return pr.status();
+      r.pods.push_back(std::move(*pr));
+    }
+  }
+  if (const json::value* gs = o.if_contains("gpuSamples")) {
+    if (!gs->is_array() || gs->as_array().size() > r.node.gpus.size()) {
+      return Status::InvalidArgument(
+          "gpuSamples must be a list of at most one sample per GPU of the node", "gpuSamples");
+    }
+    for (const json::value& sv : gs->as_array()) {
+      Result<GpuTelemetry> t = DecodeSample(sv, r.node);
+      if (!t.ok()) return t.status();
+      r.gpu_samples.push_back(std::move(*t));
+    }
+  }
+  return r;
+}
+
+json::object EncodeDesiredPod(const DesiredPod& d) {
+  json::object o;
+  o["id"] = d.id;
+  o["workload"] = d.workload;
+  json::array env;
+  for (const auto& [k, v] : d.env) env.push_back(json::object{{"name", k}, {"value", v}});
+  o["command"] = StringArray(d.command);
+  o["args"] = StringArray(d.args);
+  o["env"] = std::move(env);
+  o["workingDir"] = d.working_dir;
+  o["gpus"] = StringArray(d.gpus);
+  o["gracePeriodMs"] = d.grace_ms;
+  o["simulatedRuntimeMs"] = d.simulated_runtime_ms;
+  if (d.cpu_milli > 0) o["cpuMilli"] = d.cpu_milli;
+  if (d.memory_bytes > 0) o["memoryBytes"] = d.memory_bytes;
+  return o;
+}
+
+json::object EncodeSyncAnswer(const SyncAnswer& a) {
+  json::array pods;
+  for (const DesiredPod& d : a.pods) pods.push_back(EncodeDesiredPod(d));
+  json::object o;
+  o["node"] = a.node;
+  o["revision"] = a.revision;
+  o["pods"] = std::move(pods);
+  if (!a.log_requests.empty()) {
+    json::array asks;
+    for (const LogRequest& r : a.log_requests) {
+      asks.push_back(json::object{
+          {"id", r.id}, {"pod", r.pod}, {"offset", r.offset}, {"limit", r.limit}});
+    }
+    o["logRequests"] = std::move(asks);
+  }
+  return o;
+}
+
+SyncAnswer DecodeSyncAnswer(const json::value& v) {
+  SyncAnswer a;
+  const json::object* o = v.if_object();
+  if (o == nullptr) return a;
+  a.node = Str(*o, "node");
+  Int(*o, "revision", &a.revision);
+  if (const json::value* pods = o->if_contains("pods"); pods && pods->is_array()) {
+    for (const json::value& p : pods->as_array()) {
+      const json::object* po = p.if_object();
+      const json::value* id = po ? po->if_contains("id") : nullptr;
+      if (id && id->is_string()) a.pods.push_back(DecodeDesiredPod(*po));
+    }
+  }
+  if (const json::value* lr = o->if_contains("logRequests"); lr && lr->is_array()) {
+    for (const json::value& x : lr->as_array()) {
+      const json::object* ao = x.if_object();
+      if (ao == nullptr) continue;
+      const json::value* id = ao->if_contains("id");
+      const json::value* pod = ao->if_contains("pod");
+      if (!id || !id->is_int64() || !pod || !pod->is_string()) continue;
+      LogRequest r;
+      r.id = id->as_int64();
+      r.pod = std::string(pod->as_string());
+      Int(*ao, "offset", &r.offset);
+      Int(*ao, "limit", &r.limit);
+      a.log_requests.push_back(std::move(r));
+    }
+  }
+  return a;
+}
+
+json::object EncodeLogAnswers(const LogAnswers& a) {
+  json::array logs;
+  for (const LogAnswer& l : a.logs) {
+    logs.push_back(json::object{{"id", l.id},
+                                {"exists", l.exists},
+                                {"offset", l.offset},
+                                {"nextOffset", l.next_offset},
+                                {"data", l.data}});
+  }
+  return json::object{{"node", a.node}, {"logs", std::move(logs)}};
+}
+
+Result<LogAnswers> DecodeLogAnswers(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  const json::object* o = ec ? nullptr : v.if_object();
+  const json::value* node = o ? o->if_contains("node") : nullptr;
+  const json::value* logs = o ? o->if_contains("logs") : nullptr;
+  if (node == nullptr || !node->is_string() || logs == nullptr || !logs->is_array()) {
+    return Status::InvalidArgument("the body must be {\"node\": NAME, \"logs\": [...]}", "body");
+  }
+  LogAnswers a;
+  a.node = std::string(node->as_string());
+  for (const json::value& x : logs->as_array()) {
+    const json::object* ao = x.if_object();
+    const json::value* id = ao ? ao->if_contains("id") : nullptr;
+    if (id == nullptr || !id->is_int64()) continue;
+    LogAnswer l;
+    l.id = id->as_int64();
+    Int(*ao, "offset", &l.offset);
+    Int(*ao, "nextOffset", &l.next_offset);
+    l.data = Str(*ao, "data");
+    const json::value* exists = ao->if_contains("exists");
+    l.exists = exists && exists->is_bool() && exists->as_bool();
+    a.logs.push_back(std::move(l));
+  }
+  return a;
+}
+
+}  // namespace allot::proto

@@ -1,0 +1,142 @@
+// The agent protocol: what an agent and `allot serve` say to each other,
+// as types with one encoder and one decoder each (docs/agent.md).
+//
+//   POST /api/v1/agents/sync   body AgentReport, answer SyncAnswer
+//   POST /api/v1/agents/logs   body LogAnswers
+//
+// The server decodes strictly (a bad report is a 400 naming the field);
+// the agent decodes the server's answers leniently (an entry it cannot
+// read is skipped, so a newer server's extra fields do no harm). Pure: no
+// I/O, any thread.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+#include "core/status.h"
+
+namespace allot::proto {
+
+// A pod the server wants on a node.
+struct DesiredPod {
+  std::string id;        // ns/name/aATTEMPT/podset/index
+  std::string workload;  // ns/name
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string working_dir;
+  std::vector<std::string> gpus;  // GPU or MIG UUIDs.
+  int64_t grace_ms = 30000;
+  int64_t simulated_runtime_ms = 0;  // allot.dev/simulated-runtime
+  // The pod's requests; the agent makes them its cgroup's limits. 0: none.
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+
+  bool operator==(const DesiredPod&) const = default;
+};
+
+// What an agent reports of one pod it runs (exited false) or ran.
+struct PodReport {
+  std::string id;
+  bool exited = false;
+  int exit_code = 0;
+  int signal = 0;
+  bool stopped = false;  // Ended because the server asked.
+  std::string last_lines;  // At most kMaxLastLines bytes are kept.
+  std::string reason;      // "OOMKilled: ..." when the agent knows more.
+
+  bool operator==(const PodReport&) const = default;
+};
+
+// One reading of one GPU (agent::GpuSample, with its NVML index).
+struct GpuTelemetry {
+  std::string uuid;
+  int index = 0;  // NVML's index on its node: DCGM's "gpu" label.
+  int utilization_pct = 0;
+  int temperature_c = 0;
+  double power_watts = 0;
+  int64_t memory_used_bytes = 0;
+  int64_t ecc_dbe_volatile = 0;
+  int64_t last_xid = 0;
+
+  bool operator==(const GpuTelemetry&) const = default;
+};
+
+// The body of a sync: the node as the agent sees it, and its pods.
+struct AgentReport {
+  core::Node node;      // name, labels, cpu, memory, gpus.
+  std::string address;  // Where its pods are reachable (MASTER_ADDR).
+  bool simulated = false;  // Simulated GPUs.
+  std::vector<PodReport> pods;
+  std::vector<GpuTelemetry> gpu_samples;  // Empty: none this time.
+
+  bool operator==(const AgentReport&) const = default;
+};
+
+// A piece of a pod's log the server asks for.
+struct LogRequest {
+  int64_t id = 0;
+  std::string pod;
+  int64_t offset = -1;  // -1: the last `limit` bytes.
+  int64_t limit = 64 << 10;
+
+  bool operator==(const LogRequest&) const = default;
+};
+
+// The answer to a sync: the pods the node should run now.
+struct SyncAnswer {
+  std::string node;
+  // Answers can cross (a held poll and an exit report): the agent applies
+  // only the newest.
+  int64_t revision = 0;
+  std::vector<DesiredPod> pods;
+  std::vector<LogRequest> log_requests;
+
+  bool operator==(const SyncAnswer&) const = default;
+};
+
+// The agent's answer to log requests.
+struct LogAnswer {
+  int64_t id = 0;
+  bool exists = false;
+  int64_t offset = 0;
+  int64_t next_offset = 0;
+  std::string data;
+
+  bool operator==(const LogAnswer&) const = default;
+};
+struct LogAnswers {
+  std::string node;
+  std::vector<LogAnswer> logs;
+
+  bool operator==(const LogAnswers&) const = default;
+};
+
+inline constexpr size_t kMaxLastLines = 4096;
+inline constexpr size_t kMaxReason = 512;
+inline constexpr size_t kMaxPods = 100000;
+
+boost::json::object EncodeAgentReport(const AgentReport& r);
+// Strict: unknown fields, a node that is not one allot.dev/v1 Node, a pod
+// without an id, or a GPU sample out of range or of a GPU the node does
+// not have are InvalidArgument naming the field. (Names are not checked
+// against the server's rules here: the server does that.)
+Result<AgentReport> DecodeAgentReport(const std::string& body);
+
+boost::json::object EncodeDesiredPod(const DesiredPod& d);
+boost::json::object EncodeSyncAnswer(const SyncAnswer& a);
+// Lenient: pods without a string id and log requests without an integer
+// id and a pod are skipped.
+SyncAnswer DecodeSyncAnswer(const boost::json::value& v);
+
+boost::json::object EncodeLogAnswers(const LogAnswers& a);
+// The node and the list must be there; entries without an integer id are
+// skipped.
+Result<LogAnswers> DecodeLogAnswers(const std::string& body);
+
+}  // namespace allot::proto
