@@ -311,6 +311,9 @@ class Agent {
 
   // Makes the node run what the server wants (mu_ held).
   void Apply(const json::value& reply) {
+    // Not an answer at all: change nothing (an empty list would stop
+    // every pod).
+    if (!reply.is_object()) return;
     proto::SyncAnswer answer = proto::DecodeSyncAnswer(reply);
     // Log reads are asked once, in whichever answer: never dropped.
     for (LogAsk& ask : answer.log_requests) {
@@ -318,7 +321,7 @@ class Agent {
       if (ask.pod.find("..") != std::string::npos) continue;
       log_asks_.push_back(std::move(ask));
     }
-    if (reply.is_object() && reply.as_object().contains("revision")) {
+    if (const json::value* rev = reply.as_object().if_contains("revision"); rev && rev->is_int64()) {
       if (answer.revision < revision_) return;  // An older answer.
       revision_ = answer.revision;
     }
