@@ -904,6 +904,21 @@ metadata:
   EXPECT_NE(r.body.find(R"(allow-literal-priority: must be \"true\" or \"false\", not 'yes')"),
             std::string::npos)
       << r.body;
+
+  // A default the policy does not allow: an apply is refused whole, as a
+  // create is (it was checked without the default, then failed submitting).
+  ASSERT_EQ(h_->Admin("POST", "/api/v1/apply", R"(
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: t1
+  annotations: {allot.dev/priority-classes: "pc1", allot.dev/default-priority-class: pc2}
+)").status, 200);
+  refused("default not allowed, by apply",
+          h_->Call(member.token, "POST", "/api/v1/apply", wl("dflt", "")),
+          "spec.priorityClassName", "is not allowed in LocalQueue t1/q", "dflt");
+  refused("default not allowed", h_->Call(member.token, "POST", "/api/v1/workloads", wl("dflt", "")),
+          "spec.priorityClassName", "is not allowed in LocalQueue t1/q", "dflt");
 }
 
 // ---- Preemption across tenants names no one ------------------------------------

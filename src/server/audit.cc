@@ -17,19 +17,6 @@ void Field(std::string* out, const std::string& v) {
   *out += v;
 }
 
-std::optional<AuditHead> ParseHeadText(const std::string& s) {
-  size_t colon = s.find(':');
-  if (colon == std::string::npos || colon == 0) return std::nullopt;
-  AuditHead h;
-  for (size_t i = 0; i < colon; ++i) {
-    if (s[i] < '0' || s[i] > '9' || h.seq > (INT64_MAX - 9) / 10) return std::nullopt;
-    h.seq = h.seq * 10 + (s[i] - '0');
-  }
-  h.hash = s.substr(colon + 1);
-  if (h.hash.size() != 64) return std::nullopt;
-  return h;
-}
-
 // "record 5 was" or "records 5 to 7 were".
 std::string Records(int64_t from, int64_t to) {
   return from == to ? "record " + std::to_string(from) + " was"
@@ -83,7 +70,18 @@ Status VerifyAuditChain(const std::vector<store::AuditRow>& rows,
   return Status::Ok();
 }
 
-std::optional<AuditHead> ParseAuditHead(const std::string& text) { return ParseHeadText(text); }
+std::optional<AuditHead> ParseAuditHead(const std::string& s) {
+  size_t colon = s.find(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  AuditHead h;
+  for (size_t i = 0; i < colon; ++i) {
+    if (s[i] < '0' || s[i] > '9' || h.seq > (INT64_MAX - 9) / 10) return std::nullopt;
+    h.seq = h.seq * 10 + (s[i] - '0');
+  }
+  h.hash = s.substr(colon + 1);
+  if (h.hash.size() != 64) return std::nullopt;
+  return h;
+}
 
 std::optional<AuditHead> StoredAuditHead(const std::map<std::string, std::string>& meta) {
   auto it = meta.find("audit_head");

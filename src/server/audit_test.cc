@@ -446,6 +446,19 @@ class Db {
   sqlite3* db_ = nullptr;
 };
 
+// Appends to the store's log a forged record after record `last`, chained
+// and hashed correctly: only a head can tell.
+void AppendForged(Db& d, int64_t last) {
+  std::optional<AuditRow> prev = d.Row(last);
+  ASSERT_TRUE(prev.has_value());
+  AuditRow f = *prev;
+  f.seq = last + 1;
+  f.object = "Workload t1/forged";
+  f.prev_hash = prev->hash;
+  f.hash = AuditHash(f);
+  d.Insert(f);
+}
+
 constexpr char kCluster[] = R"(
 apiVersion: v1
 kind: Namespace
@@ -698,15 +711,10 @@ TEST(AuditLog, RecordsFiltersVerifiesAndDetectsTampering) {
   }
   {  // A forged record appended, chained correctly: the head tells.
     std::string path = copy("appended");
-    Db t(path);
-    std::optional<AuditRow> prev = t.Row(total);
-    ASSERT_TRUE(prev.has_value());
-    AuditRow forged = *prev;
-    forged.seq = total + 1;
-    forged.object = "Workload t1/forged";
-    forged.prev_hash = prev->hash;
-    forged.hash = AuditHash(forged);
-    t.Insert(forged);
+    {
+      Db t(path);
+      AppendForged(t, total);
+    }
     auto [rc, out] = VerifyHere(path);
     EXPECT_NE(rc, 0) << out;
     EXPECT_NE(out.find("record " + std::to_string(total + 1)), std::string::npos) << out;
@@ -856,14 +864,7 @@ TEST(AuditLog, ABrokenTailStopsAppendsUntilAcknowledged) {
       {"forged record appended",
        [total](const std::string& db) {
          Db d(db);
-         std::optional<AuditRow> prev = d.Row(total);
-         ASSERT_TRUE(prev.has_value());
-         AuditRow f = *prev;
-         f.seq = total + 1;
-         f.object = "Workload t1/forged";
-         f.prev_hash = prev->hash;
-         f.hash = AuditHash(f);
-         d.Insert(f);
+         AppendForged(d, total);
        },
        "record " + std::to_string(total + 1) + " was added outside the server"},
       {"last 3 deleted and the store's head rewritten",

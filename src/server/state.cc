@@ -583,19 +583,26 @@ Status State::CheckWorkload(const Principal& p, const core::Workload& w,
                                        " does not exist",
                                    "spec.queueName");
   }
-  if (!w.priority_class_name.empty() &&
-      !o.priority_classes.count(w.priority_class_name)) {
-    return Status::InvalidArgument(
-        "WorkloadPriorityClass " + w.priority_class_name + " does not exist",
-        "spec.priorityClassName");
+  // Checked as it will be stored: with the policy's default class, so that
+  // an apply checked here cannot fail when it submits.
+  const core::PriorityPolicy policy = PriorityPolicyOf(o, w.ns, w.queue_name);
+  const std::string cls = EffectiveClass(w, policy);
+  if (!cls.empty() && !o.priority_classes.count(cls)) {
+    return Status::InvalidArgument("WorkloadPriorityClass " + cls + " does not exist",
+                                   "spec.priorityClassName");
   }
-  return CheckPriority(p, w, PriorityPolicyOf(o, w.ns, w.queue_name));
+  return CheckPriority(p, w, cls, policy);
+}
+
+std::string State::EffectiveClass(const core::Workload& w, const core::PriorityPolicy& policy) {
+  if (!w.priority_class_name.empty() || w.priority != 0 || !policy.default_class) {
+    return w.priority_class_name;
+  }
+  return *policy.default_class;
 }
 
 void State::ApplyDefaultPriority(const Objects& o, core::Workload* w) {
-  if (!w->priority_class_name.empty() || w->priority != 0) return;
-  core::PriorityPolicy policy = PriorityPolicyOf(o, w->ns, w->queue_name);
-  if (policy.default_class) w->priority_class_name = *policy.default_class;
+  w->priority_class_name = EffectiveClass(*w, PriorityPolicyOf(o, w->ns, w->queue_name));
 }
 
 core::PriorityPolicy State::PriorityPolicyOf(const Objects& o, const std::string& ns,
@@ -614,10 +621,10 @@ core::PriorityPolicy State::PriorityPolicyOf(const Objects& o, const std::string
   return core::MergePriorityPolicy(lq, tenant);
 }
 
-Status State::CheckPriority(const Principal& p, const core::Workload& w,
+Status State::CheckPriority(const Principal& p, const core::Workload& w, const std::string& cls,
                             const core::PriorityPolicy& policy) {
   if (p.role == Role::kClusterAdmin) return Status::Ok();
-  if (w.priority_class_name.empty() && w.priority != 0 && !policy.literal.value_or(false)) {
+  if (cls.empty() && w.priority != 0 && !policy.literal.value_or(false)) {
     std::string use = policy.classes && !policy.classes->empty()
                           ? "; use spec.priorityClassName: " + Join(*policy.classes, ", ")
                           : "; use spec.priorityClassName";
@@ -627,11 +634,10 @@ Status State::CheckPriority(const Principal& p, const core::Workload& w,
             ": \"true\" on the Tenant or LocalQueue)" + use,
         "spec.priority");
   }
-  if (!w.priority_class_name.empty() && policy.classes &&
-      !std::binary_search(policy.classes->begin(), policy.classes->end(),
-                          w.priority_class_name)) {
+  if (!cls.empty() && policy.classes &&
+      !std::binary_search(policy.classes->begin(), policy.classes->end(), cls)) {
     return Status::PermissionDenied(
-        "WorkloadPriorityClass " + w.priority_class_name + " is not allowed in LocalQueue " +
+        "WorkloadPriorityClass " + cls + " is not allowed in LocalQueue " +
             w.ns + "/" + w.queue_name + " (" + core::kPriorityClassesKey + " of " +
             policy.classes_from + "): " +
             (policy.classes->empty() ? std::string("none is") : "allowed: " + Join(*policy.classes, ", ")),

@@ -369,16 +369,18 @@ class State {
       const Principal& p, std::vector<Change> changes, bool drain, Txn* txn,
       std::vector<ApplyResult>* results,
       const std::function<Status(const Objects&)>& check = nullptr);
-  // The checks of a submission against configuration `o`.
   // The priority policy of a submission to `queue` in tenant `ns`
-  // (core/priority_policy.h), and whether `p` may give `w` its priority.
+  // (core/priority_policy.h), and whether `p` may give `w` its priority
+  // when it is stored with class `cls`.
   static core::PriorityPolicy PriorityPolicyOf(const Objects& o, const std::string& ns,
                                                const std::string& queue);
   static Status CheckPriority(const Principal& p, const core::Workload& w,
-                              const core::PriorityPolicy& policy);
-  // A workload that names no class and gives no literal priority gets its
-  // queue's (or tenant's) default class.
+                              const std::string& cls, const core::PriorityPolicy& policy);
+  // The class `w` is stored with: its own, or, when it names none and
+  // gives no literal priority, its queue's (or tenant's) default.
+  static std::string EffectiveClass(const core::Workload& w, const core::PriorityPolicy& policy);
   static void ApplyDefaultPriority(const Objects& o, core::Workload* w);
+  // The checks of a submission against configuration `o`.
   Status CheckWorkload(const Principal& p, const core::Workload& w,
                        const Objects& o) const;
   Status InUse(const Objects& objs, Kind kind, const std::string& key,
