@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/duration.h"
 #include "core/manifest_encode.h"
 #include "core/manifest_internal.h"
 #include "core/names.h"
@@ -407,6 +408,20 @@ Status ParseClusterQueue(const Doc& d, Config* out) {
        {"Hold", StopPolicy::kHold},
        {"HoldAndDrain", StopPolicy::kHoldAndDrain}},
       &cq.stop_policy));
+  cq.annotations = d.annotations;
+  if (auto it = d.annotations.find(kMaxRunDurationKey); it != d.annotations.end()) {
+    const std::string field = std::string("metadata.annotations.") + kMaxRunDurationKey;
+    Result<int64_t> secs = ParseDurationSeconds(it->second);
+    if (!secs.ok()) {
+      return Status::InvalidArgument(
+          std::string(kMaxRunDurationKey) + ": " + secs.status().message(), field);
+    }
+    if (*secs <= 0) {
+      return Status::InvalidArgument(
+          std::string(kMaxRunDurationKey) + ": must be longer than 0s", field);
+    }
+    cq.max_run_seconds = *secs;
+  }
   out->cluster_queues.push_back(std::move(cq));
   return Status::Ok();
 }

@@ -364,7 +364,9 @@ json::object EncodeCohort(const Cohort& c) {
 
 json::object EncodeClusterQueue(const ClusterQueue& cq) {
   json::object o = Header(kKueue, "ClusterQueue");
-  o.emplace("metadata", Metadata(cq.name, "", {}));
+  json::object meta = Metadata(cq.name, "", {});
+  PutMap(&meta, "annotations", cq.annotations);
+  o.emplace("metadata", std::move(meta));
   json::object spec;
   PutString(&spec, "cohort", cq.cohort);
   if (cq.namespace_selector) {

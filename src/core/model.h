@@ -175,9 +175,18 @@ struct ClusterQueue {
   int64_t fair_weight_milli = 1000;  // fairSharing.weight, as milli-units.
   StopPolicy stop_policy = StopPolicy::kNone;
   SourceRef source;
+  Labels annotations;  // metadata.annotations, as given.
+  // The default run-time limit of its workloads that set no
+  // maximumExecutionTimeSeconds, from the annotation kMaxRunDurationKey
+  // (an Allot extension); 0: none.
+  int64_t max_run_seconds = 0;
 
   bool operator==(const ClusterQueue&) const = default;
 };
+
+// The ClusterQueue annotation that sets max_run_seconds: a duration
+// ("4h", "1h30m", core/duration.h).
+inline constexpr char kMaxRunDurationKey[] = "allot.dev/max-run-duration";
 
 // A node of the cohort tree; may hold quota of its own.
 struct Cohort {

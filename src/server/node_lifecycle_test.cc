@@ -2,17 +2,20 @@
 // its workloads for one node timeout plus the agents' longest backoff after
 // the server starts (agent/heartbeat.h), and its Ready condition says where
 // it stands. The real-process side (an agent backing off through a long
-// outage, nothing evicted) is AgentTest.LongServerOutageEvictsNobody.
+// outage, nothing evicted) is AgentTest.LongServerOutageEvictsNobody. The
+// node-lifecycle controller's own table is ctrl/node_lifecycle_test.cc.
 #include <gtest/gtest.h>
 
 #include "agent/heartbeat.h"
+#include "server/harness.h"
 #include "server/state.h"
 
 namespace allot::server {
 namespace {
 
 namespace json = boost::json;
-constexpr int64_t kT0 = 1764547200000;
+using testing::Harness;
+constexpr int64_t kT0 = Harness::kT0;
 constexpr int64_t kTimeout = 6000;
 
 AgentReport Report() {
@@ -29,44 +32,39 @@ std::string Ready(const State& st) {
   return std::string(c.at("status").as_string()) + "/" + std::string(c.at("reason").as_string());
 }
 
+ctrl::Options Timeout() {
+  ctrl::Options o;
+  o.node_timeout_ms = kTimeout;
+  o.agent_max_backoff_ms = agent::kMaxReconnectBackoffMs;
+  return o;
+}
+
 class NodeLifecycleTest : public ::testing::Test {
  protected:
-  // A state that knows node n1 from its store only, as after a restart.
+  // A state that knows node n1 from its store only, as after a restart
+  // a minute later.
   void SetUp() override {
-    auto first = State::Load(store::Snapshot{});
-    ASSERT_TRUE(first.ok());
-    Txn txn;
-    txn.now_unix_ms = kT0;
-    ASSERT_TRUE((*first)->AgentSync(agent_, Report(), &txn).ok());
-    (*first)->FinishTurn(&txn);
-    store::Snapshot snap;
-    snap.objects = txn.batch.puts;
-    ASSERT_FALSE(snap.objects.empty());
-    auto st = State::Load(snap);
-    ASSERT_TRUE(st.ok()) << st.status().ToString();
-    st_ = std::move(*st);
+    ASSERT_TRUE(h_.Sync(Report()).ok());
+    h_.Restart(kT0 + 60000);
   }
-  void Check(int64_t now) {
-    Txn txn;
-    txn.now_unix_ms = now;
-    st_->CheckNodes(now, kTimeout, &txn);
-  }
-  Principal agent_{"agent", Role::kNode, "", "t1", ""};
-  std::unique_ptr<State> st_;
+  void Check(int64_t now) { h_.At(now); }
+  Harness h_{Timeout()};
 };
 
 TEST_F(NodeLifecycleTest, RestartGivesEveryNodeAGracePeriod) {
   const int64_t start = kT0 + 60000;  // The restarted server's first check.
   Check(start);
-  EXPECT_EQ(Ready(*st_), "Unknown/AwaitingAgent");
+  EXPECT_EQ(Ready(h_.state()), "Unknown/AwaitingAgent");
   // Past one node timeout, an agent still backing off is not NotReady.
   Check(start + kTimeout + 500);
-  EXPECT_TRUE(st_->NodeReady("n1"));
-  EXPECT_EQ(Ready(*st_), "Unknown/AwaitingAgent");
+  EXPECT_TRUE(h_.state().NodeReady("n1"));
+  EXPECT_EQ(Ready(h_.state()), "Unknown/AwaitingAgent");
+  EXPECT_EQ(h_.next_wake(), start + kTimeout + agent::kMaxReconnectBackoffMs)
+      << "the controller wakes when the grace period ends";
   // Past the grace period it is.
   Check(start + kTimeout + agent::kMaxReconnectBackoffMs + 1);
-  EXPECT_FALSE(st_->NodeReady("n1"));
-  json::object c = st_->NodeReadyCondition("n1");
+  EXPECT_FALSE(h_.state().NodeReady("n1"));
+  json::object c = h_.state().NodeReadyCondition("n1");
   EXPECT_EQ(c.at("status").as_string(), "False");
   EXPECT_NE(c.at("message").as_string().find("not been heard from since the server started"),
             std::string::npos)
@@ -80,26 +78,35 @@ TEST_F(NodeLifecycleTest, AnAgentHeardWithinTheGraceIsReadyThenTimesOutAsUsual) 
   const int64_t start = kT0 + 60000;
   Check(start);
   const int64_t back = start + kTimeout + 1000;  // After one timeout, in the grace.
-  Check(back);
-  Txn txn;
-  txn.now_unix_ms = back;
-  ASSERT_TRUE(st_->AgentSync(agent_, Report(), &txn).ok());
-  st_->FinishTurn(&txn);
-  EXPECT_EQ(Ready(*st_), "True/AgentReady");
-  EXPECT_EQ(st_->NodeReadyCondition("n1").at("lastHeartbeatUnixMs").as_int64(), back);
+  h_.At(back);
+  ASSERT_TRUE(h_.Sync(Report()).ok());
+  EXPECT_EQ(Ready(h_.state()), "True/AgentReady");
+  EXPECT_EQ(h_.state().NodeReadyCondition("n1").at("lastHeartbeatUnixMs").as_int64(), back);
   Check(back + kTimeout);
-  EXPECT_TRUE(st_->NodeReady("n1"));
+  EXPECT_TRUE(h_.state().NodeReady("n1"));
   Check(back + kTimeout + 1);
-  EXPECT_EQ(Ready(*st_), "False/AgentNotHeartbeating");
-  EXPECT_NE(st_->NodeReadyCondition("n1").at("message").as_string().find("stopped heartbeating"),
-            std::string::npos);
+  EXPECT_EQ(Ready(h_.state()), "False/AgentNotHeartbeating");
+  EXPECT_NE(
+      h_.state().NodeReadyCondition("n1").at("message").as_string().find("stopped heartbeating"),
+      std::string::npos);
   // And back.
-  Txn again;
-  again.now_unix_ms = back + kTimeout + 2;
-  ASSERT_TRUE(st_->AgentSync(agent_, Report(), &again).ok());
-  EXPECT_EQ(Ready(*st_), "True/AgentReady");
-  EXPECT_EQ(st_->NodeReadyCondition("n1").at("lastTransitionUnixMs").as_int64(),
+  h_.At(back + kTimeout + 2);
+  ASSERT_TRUE(h_.Sync(Report()).ok());
+  EXPECT_EQ(Ready(h_.state()), "True/AgentReady");
+  EXPECT_EQ(h_.state().NodeReadyCondition("n1").at("lastTransitionUnixMs").as_int64(),
             back + kTimeout + 2);
+}
+
+TEST_F(NodeLifecycleTest, OnItsOwnTheControllerWakesExactlyAtTheDeadline) {
+  const int64_t start = kT0 + 60000;
+  Check(start);
+  h_.At(start + 100);
+  ASSERT_TRUE(h_.Sync(Report()).ok());
+  EXPECT_EQ(h_.next_wake(), start + 100 + kTimeout + 1);
+  h_.Advance(kTimeout + 50);  // Turns only where a controller is due.
+  EXPECT_EQ(Ready(h_.state()), "False/AgentNotHeartbeating");
+  EXPECT_EQ(h_.state().NodeReadyCondition("n1").at("lastTransitionUnixMs").as_int64(),
+            start + 100 + kTimeout + 1);
 }
 
 TEST(NodeConditionTest, ANodeWithoutAnAgentIsReady) {

@@ -1,5 +1,6 @@
 #include "server/owner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -132,7 +133,16 @@ void Owner::Loop() {
     Clock::time_point t0 = Clock::now();
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      auto ready = [&] { return stopping_ || !queue_.empty(); };
+      if (runner_) {
+        // Until a command comes, the next controller is due, or an idle
+        // turn is; a wait that ends without a command runs a turn anyway.
+        const int64_t wait_ms =
+            std::clamp<int64_t>(next_wake_ms_ - now_(), 0, kIdleTurnMs);
+        cv_.wait_for(l, std::chrono::milliseconds(wait_ms), ready);
+      } else {
+        cv_.wait(l, ready);
+      }
       if (queue_.empty() && stopping_) break;
       cmds.swap(queue_);
     }
@@ -141,8 +151,10 @@ void Owner::Loop() {
     txn.now_unix_ms = now_();
     Turn turn(*state_, txn, this);
     for (Command& c : cmds) c(turn);
+    if (runner_) state_->RunControllers(runner_.get(), &txn);
     Clock::time_point t2 = Clock::now();
     int32_t cycles = state_->FinishTurn(&txn);
+    if (runner_) next_wake_ms_ = state_->ControllersNextWake(runner_.get());
     Clock::time_point t3 = Clock::now();
     if (hook_) hook_(turn);
     Publish(txn.events, &turn);

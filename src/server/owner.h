@@ -1,7 +1,8 @@
 // Owner: the one thread that mutates State, with pipelined group commit.
 //
 // Network threads Post commands; the owner runs every queued command in
-// one turn and ends the turn with State::FinishTurn (scheduling). At that
+// one turn, then the controllers that are due (SetControllers), and ends
+// the turn with State::FinishTurn (scheduling). At that
 // point State is exactly what the turn's Batch makes durable, so the
 // turn's After functions compute their replies then. The Batch and the
 // replies (and the watch events) go to a second thread, the committer,
@@ -26,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "ctrl/runner.h"
 #include "net/http.h"
 #include "server/state.h"
 #include "store/store.h"
@@ -108,6 +110,13 @@ class Owner {
   // Runs on the owner thread at the end of every turn, after scheduling and
   // before the turn's After functions. Set it before Start.
   void SetTurnHook(Command hook) { hook_ = std::move(hook); }
+  // The controllers (ctrl/runner.h): run in every turn after its commands
+  // and before scheduling, on this state's view; their actions are applied
+  // in the same turn. The owner also runs a turn, without commands, when
+  // the next controller is due, and at least every kIdleTurnMs (held agent
+  // polls and log reads expire then). Set it before Start.
+  void SetControllers(std::unique_ptr<ctrl::Runner> runner) { runner_ = std::move(runner); }
+  static constexpr int64_t kIdleTurnMs = 1000;
   // Runs on the committer thread after each group commit is durable and
   // before its replies go out (the audit head file). Set it before Start.
   using CommitHook = std::function<void(const std::vector<const store::Batch*>&)>;
@@ -133,6 +142,8 @@ class Owner {
   size_t ring_cap_;
   Command hook_;
   CommitHook commit_hook_;
+  std::unique_ptr<ctrl::Runner> runner_;  // Owner thread only, once started.
+  int64_t next_wake_ms_ = 0;              // Owner thread only.
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

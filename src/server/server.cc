@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/heartbeat.h"
+#include "ctrl/registry.h"
 #include "net/http.h"
 #include "server/api.h"
 #include "server/audit_anchor.h"
@@ -42,21 +44,9 @@ class ServerImpl : public Server {
   std::unique_ptr<net::HttpServer> http;
   // Reads request bodies (manifests) off the network threads.
   std::unique_ptr<WorkPool> bodies;
-  // Posts a tick to the owner every second: node heartbeat deadlines and
-  // expired agent polls.
-  std::thread ticker;
-  std::mutex tick_mu;
-  std::condition_variable tick_cv;
-  bool ticking = true;
 
   uint16_t port() const override { return http->port(); }
   void Stop() override {
-    {
-      std::lock_guard<std::mutex> l(tick_mu);
-      ticking = false;
-    }
-    tick_cv.notify_all();
-    if (ticker.joinable()) ticker.join();
     if (http) http->Stop();
     if (bodies) bodies->Stop();
     if (owner && !stopped) {
@@ -151,22 +141,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
                                     std::move(metrics), opts.node_timeout_ms);
   Api* hooked = impl->api.get();
   impl->owner->SetTurnHook([hooked](Turn& t) { hooked->OnTurnEnd(t); });
+  ctrl::Options copts;
+  copts.node_timeout_ms = opts.node_timeout_ms;
+  copts.agent_max_backoff_ms = agent::kMaxReconnectBackoffMs;
+  impl->owner->SetControllers(std::make_unique<ctrl::Runner>(ctrl::DefaultControllers(copts)));
   impl->owner->SetCommitHook(
       [anchor](const std::vector<const store::Batch*>& b) { anchor->Committed(b); });
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
-  const int64_t node_timeout = opts.node_timeout_ms;
-  ServerImpl* raw = impl.get();
-  impl->ticker = std::thread([raw, node_timeout] {
-    std::unique_lock<std::mutex> l(raw->tick_mu);
-    while (!raw->tick_cv.wait_for(l, std::chrono::seconds(1),
-                                  [raw] { return !raw->ticking; })) {
-      raw->owner->Post([node_timeout](Turn& t) {
-        t.state.CheckNodes(t.txn.now_unix_ms, node_timeout, &t.txn);
-        t.state.CheckDeadlines(t.txn.now_unix_ms);
-      });
-    }
-  });
   net::ServerOptions so;
   so.listen = opts.listen;
   so.threads = opts.threads;

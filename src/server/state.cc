@@ -533,6 +533,7 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
   }
   sched_ = std::move(*sched);
   removed_since_rebuild_ = 0;
+  ctrl_changes_ |= ctrl::kConfig;
   for (const std::string& key : evict) {
     WorkloadRecord& rec = workloads_[key];
     Evicted(&rec, "Drained",
@@ -737,6 +738,7 @@ int32_t State::FinishTurn(Txn* txn) {
           std::chrono::duration<double>(Clock::now() - t0).count());
     }
     touched.insert(r.admitted.begin(), r.admitted.end());
+    if (!r.admitted.empty()) ctrl_changes_ |= ctrl::kAdmissions;
     for (sched::PreemptionEvent& e : r.preempted) {
       touched.insert(e.workload);
       preempted[e.workload] = std::move(e);

@@ -33,6 +33,8 @@
 #include "core/model.h"
 #include "core/priority_policy.h"
 #include "core/status.h"
+#include "ctrl/controller.h"
+#include "ctrl/runner.h"
 #include "metrics/metrics.h"
 #include "proto/agent_protocol.h"
 #include "sched/scheduler.h"
@@ -231,11 +233,6 @@ class State {
   std::vector<DesiredPod> DesiredPods(const std::string& node) const;
   // Nodes whose desired pods changed since the last call.
   std::set<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
-  // Agent-run nodes silent for `timeout_ms` become NotReady: unschedulable,
-  // and their workloads are evicted back to their queues (whole gangs).
-  void CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn);
-  // Fails workloads that ran past their maximumExecutionTimeSeconds.
-  void CheckDeadlines(int64_t now_ms);
   bool NodeReady(const std::string& node) const;
   // The node's Ready condition for its status.conditions (True with reason
   // NoAgent for a node without an agent).
@@ -252,6 +249,26 @@ class State {
   };
   Result<PodLogTarget> LogTarget(const Principal& p, const std::string& key,
                                  int32_t rank, int32_t attempt) const;
+
+  // ---- Controllers (server/state_controllers.cc) -------------------------
+  // A turn's controller step, after its commands and before FinishTurn:
+  // tells `runner` what changed, runs the controllers due at the turn's
+  // time on this state's view (ctrl/controller.h) and applies their
+  // actions. The first call's time is when the controllers started
+  // (View::StartedMs).
+  void RunControllers(ctrl::Runner* runner, Txn* txn);
+  // After FinishTurn: tells `runner` what the turn's scheduling changed and
+  // returns when the next controller is due (ctrl::kNever: none).
+  int64_t ControllersNextWake(ctrl::Runner* runner) {
+    runner->Note(std::exchange(ctrl_changes_, 0));
+    return runner->NextWakeMs();
+  }
+  // Applies what controllers asked for, each action as the principal
+  // "controller:NAME" and audited so. An action whose target no longer
+  // qualifies (finished, requeued, already NotReady) is skipped. Nodes
+  // marked NotReady by one call evict their workloads together, with one
+  // message naming them all.
+  void ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn);
 
   // ---- Usage and cost (server/state_usage.cc) ----------------------------
   // Rows for what admitted workloads hold now, from their admission to
@@ -463,9 +480,21 @@ class State {
     int64_t sampled_ms = 0;
   };
   std::map<std::string, AgentInfo> agents_;
-  // Until when (the first CheckNodes plus one node timeout and the agents'
-  // longest backoff) a node not heard from since start is not NotReady.
-  int64_t nodes_grace_until_ms_ = 0;
+  // Controllers: when they first ran, what changed for them since they
+  // last looked (ctrl::Change bits), and the failed pod of each workload
+  // whose gang the gang-restart controller has yet to restart or fail.
+  class ControllerView;
+  int64_t controllers_started_ms_ = 0;
+  uint32_t ctrl_changes_ = 0;
+  std::map<std::string, std::string> pod_failures_;  // Key -> why.
+  // Marks `nodes` NotReady and evicts what runs there, with one message:
+  // "node a, b CLAUSE; node c CLAUSE2", clauses and nodes in the order given.
+  struct NotReadyNode {
+    std::string name;
+    std::string message;  // Its Ready condition's.
+    std::string clause;
+  };
+  void MarkNotReady(const std::vector<NotReadyNode>& nodes, int64_t now);
   // The first turn since start: the last transition of what has not
   // changed since.
   int64_t first_turn_ms_ = 0;

@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cstdint>
 
-#include "agent/heartbeat.h"
 #include "core/manifest.h"
 #include "server/state.h"
 #include "server/state_internal.h"
@@ -226,6 +225,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
   AgentInfo& a = agents_[n.name];
   const bool was_ready = a.ready && a.last_seen_ms != 0;
   if (!a.ready || a.last_seen_ms == 0) {  // From NotReady, or Unknown since start.
+    ctrl_changes_ |= ctrl::kAgents;
     a.transition_ms = now;
     a.not_ready_message.clear();
   }
@@ -387,21 +387,10 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
       if (ps.signal != 0) why += " (signal " + std::to_string(ps.signal) + ")";
       if (!ps.reason.empty()) why += "; " + ps.reason;
       if (!ps.last_lines.empty()) why += "; last lines:\n" + ps.last_lines;
-      if (rec.restarts < rec.spec.backoff_limit) {
-        // The whole gang again, as a new attempt on the same admission:
-        // agents stop the old pods and start the new ones.
-        ++rec.restarts;
-        ++rec.attempt;
-        runs_[key].pods.clear();
-        rec.state = WorkloadState::kAdmitted;
-        SetCondition(&rec.conditions,
-                     {"PodsReady", false, "PodFailed",
-                      "restart " + std::to_string(rec.restarts) + " of " +
-                          std::to_string(rec.spec.backoff_limit) + ": " + why,
-                      now, ""});
-      } else {
-        Finish(&rec, false, "PodFailed", why, now);
-      }
+      // The gang-restart controller (ctrl/gang_restart.h) restarts it or
+      // fails it, in this turn.
+      pod_failures_.emplace(key, std::move(why));
+      ctrl_changes_ |= ctrl::kPodFailures;
     } else if (ok == total) {
       Finish(&rec, true, "Succeeded",
              "all " + std::to_string(total) + " pod(s) exited 0", now);
@@ -514,70 +503,6 @@ std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
     }
   }
   return out;
-}
-
-void State::CheckDeadlines(int64_t now_ms) {
-  std::vector<WorkloadRecord*> over;
-  for (const auto& [key, run] : runs_) {
-    WorkloadRecord& rec = workloads_.at(key);
-    const int64_t limit = rec.spec.max_execution_seconds;
-    if (limit <= 0 || rec.finished()) continue;
-    for (const Condition& c : rec.conditions) {
-      if (c.type == "QuotaReserved" && c.status &&
-          now_ms - c.time_unix_ms >= limit * 1000) {
-        over.push_back(&rec);
-      }
-    }
-  }
-  for (WorkloadRecord* rec : over) {
-    Finish(rec, false, "MaximumExecutionTimeExceeded",
-           "ran longer than its maximumExecutionTimeSeconds (" +
-               std::to_string(rec->spec.max_execution_seconds) + " s)",
-           now_ms);
-  }
-}
-
-void State::CheckNodes(int64_t now_ms, int64_t timeout_ms, Txn* txn) {
-  if (nodes_grace_until_ms_ == 0) {
-    // The first check after start: agents that backed off while the server
-    // was down get one timeout plus their longest retry interval.
-    nodes_grace_until_ms_ = now_ms + timeout_ms + agent::kMaxReconnectBackoffMs;
-  }
-  const bool in_grace = now_ms < nodes_grace_until_ms_;
-  std::set<std::string> evict;
-  std::vector<std::string> lost, silent;
-  for (auto& [name, a] : agents_) {
-    if (!a.ready) continue;
-    if (a.last_seen_ms == 0) {
-      // Known from the store, not heard from since start.
-      if (in_grace) continue;
-      silent.push_back(name);
-      a.not_ready_message = "its agent has not been heard from since the server started (" +
-                            std::to_string((timeout_ms + agent::kMaxReconnectBackoffMs) / 1000) +
-                            " s grace period)";
-    } else if (now_ms - a.last_seen_ms > timeout_ms) {
-      lost.push_back(name);
-      a.not_ready_message = "its agent stopped heartbeating (nothing for " +
-                            std::to_string(timeout_ms / 1000) + " s)";
-    } else {
-      continue;
-    }
-    a.ready = false;
-    a.transition_ms = now_ms;
-    if (auto it = node_index_.find(name); it != node_index_.end()) {
-      evict.insert(it->second.begin(), it->second.end());
-    }
-  }
-  if (lost.empty() && silent.empty()) return;
-  std::string message;
-  if (!lost.empty()) message = "node " + Join(lost, ", ") + " stopped heartbeating";
-  if (!silent.empty()) {
-    message += std::string(message.empty() ? "" : "; ") + "node " + Join(silent, ", ") +
-               " not heard from since the server started";
-  }
-  Status s = Reschedule(evict, "NodeNotReady", message, now_ms);
-  (void)s;  // Cannot fail: the configuration was valid and only shrinks.
-  (void)txn;
 }
 
 }  // namespace allot::server

@@ -244,6 +244,14 @@ json::object Summarize(const SimResult& r, const Trace& trace,
   fail["jobsKilled"] = r.failure_kills;
   fail["gpuHoursLost"] = Round4(Hours(r.lost_failure_gpu_ms));
   o["failures"] = std::move(fail);
+  if (r.deadline_kills > 0) {
+    // Only where a ClusterQueue sets allot.dev/max-run-duration and a job
+    // ran into it: such jobs are among the unfinished.
+    json::object dl;
+    dl["jobsKilled"] = r.deadline_kills;
+    dl["gpuHoursUsed"] = Round4(Hours(r.deadline_gpu_ms));
+    o["deadlines"] = std::move(dl);
+  }
 
   json::object tenants;
   for (size_t t = 0; t < nt; ++t) {

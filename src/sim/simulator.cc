@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include "ctrl/registry.h"
+#include "ctrl/runner.h"
 #include "sched/scheduler.h"
 
 namespace allot::sim {
@@ -54,6 +56,7 @@ class Integrator {
 // it is submitted (Sim::MakeWorkload).
 struct Job {
   int32_t queue = 0;     // Index into Sim::names_ (LocalQueue name).
+  int32_t cq = 0;        // Index into Sim::names_ (its ClusterQueue).
   int32_t pclass = -1;   // Index into Sim::names_, or -1.
   int32_t resource = 0;  // Index into Sim::names_.
   int32_t type = 0;      // Index into Sim::names_.
@@ -134,7 +137,11 @@ class Sim {
   // Stops a running job (preempted or killed); returns the GPU-ms lost.
   int64_t Stop(int32_t j, int64_t t);
   void Finish(int32_t j, int64_t t);
-  void Schedule(int64_t t);
+  // Whether it admitted anything.
+  bool Schedule(int64_t t);
+  // Runs the controllers due at `t` and applies their actions; whether
+  // any was applied.
+  bool RunControllers(int64_t t);
   void FailNode(int32_t n, int64_t t);
   void RepairNode(int32_t n, int64_t t);
   int64_t Exp(int64_t mean_ms) {
@@ -184,6 +191,37 @@ class Sim {
   std::map<std::pair<std::string, std::string>, std::string> lq_cq_;
   std::map<std::string, int32_t> priority_classes_;
   int64_t running_ = 0, pending_jobs_ = 0, down_nodes_ = 0;
+  std::set<int32_t> running_jobs_;
+  std::unique_ptr<ctrl::Runner> controllers_;
+  friend class SimView;
+};
+
+// The controllers' view of the simulation (ctrl/controller.h).
+class SimView : public ctrl::View {
+ public:
+  explicit SimView(const Sim& s) : s_(s) {}
+  int64_t StartedMs() const override { return 0; }
+  void ForEachAdmitted(const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
+    std::string key;  // Reused: a run may look at thousands of jobs.
+    char digits[16];
+    for (int32_t j : s_.running_jobs_) {
+      const Job& job = s_.jobs_[size_t(j)];
+      key.assign(s_.r_.tenants[size_t(s_.r_.jobs[size_t(j)].tenant)]).append("/j");
+      key.append(digits, std::to_chars(digits, digits + sizeof digits, j).ptr);
+      fn({key, s_.names_[size_t(job.cq)], job.run_start_ms, 0});
+    }
+  }
+  void ForEachPodFailure(const std::function<void(const ctrl::PodFailureView&)>&) const override {}
+  void ForEachAgent(const std::function<void(const ctrl::AgentView&)>&) const override {}
+  const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {
+    for (const core::ClusterQueue& cq : s_.config_.cluster_queues) {
+      if (cq.name == name) return &cq;
+    }
+    return nullptr;
+  }
+
+ private:
+  const Sim& s_;
 };
 
 void Sim::ComputeCaps() {
@@ -408,6 +446,7 @@ Status Sim::BuildJob(const TraceJob& tj) {
   }
   Job j;
   j.queue = Name(queue);
+  j.cq = Name(lq->second);
   j.pclass = pclass.empty() ? -1 : Name(pclass);
   j.resource = Name(resource);
   j.type = Name(tj.type);
@@ -452,6 +491,7 @@ void Sim::Start(int32_t j, int64_t t) {
   JobOutcome& o = r_.jobs[size_t(j)];
   job.run_start_ms = t;
   ++job.attempt;
+  running_jobs_.insert(j);
   o.waited_ms += t - job.pending_since_ms;
   if (o.first_admit_ms < 0) o.first_admit_ms = t;
   alloc_[size_t(o.tenant)].Add(t, o.gpu_milli);
@@ -484,6 +524,7 @@ int64_t Sim::Stop(int32_t j, int64_t t) {
   int64_t lost = ran - kept;
   o.lost_ms += lost;
   job.run_start_ms = -1;
+  running_jobs_.erase(j);
   job.pending_since_ms = t;
   ++job.attempt;  // Its completion is stale now.
   alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
@@ -500,6 +541,7 @@ void Sim::Finish(int32_t j, int64_t t) {
   (void)sched_->RemoveWorkload(Key(j));
   o.finish_ms = t;
   job.run_start_ms = -1;
+  running_jobs_.erase(j);
   alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
   demand_[size_t(o.tenant)].Add(t, -o.gpu_milli);
   --running_;
@@ -507,11 +549,13 @@ void Sim::Finish(int32_t j, int64_t t) {
   r_.end_ms = std::max(r_.end_ms, t);
 }
 
-void Sim::Schedule(int64_t t) {
+bool Sim::Schedule(int64_t t) {
+  bool admitted = false;
   while (true) {
     sched::CycleResult c = sched_->RunCycle();
     ++r_.cycles;
     if (c.attempts == 0) break;
+    admitted |= !c.admitted.empty();
     for (const std::string& key : c.admitted) {
       int64_t j = ParseJobIndex(key);
       if (j >= 0) Start(int32_t(j), t);
@@ -524,6 +568,34 @@ void Sim::Schedule(int64_t t) {
       r_.lost_preemption_gpu_ms += Stop(int32_t(j), t);
     }
   }
+  return admitted;
+}
+
+bool Sim::RunControllers(int64_t t) {
+  if (controllers_->NextWakeMs() > t) return false;
+  std::vector<ctrl::TakenAction> actions = controllers_->Run(SimView(*this), t);
+  ++r_.controller_runs;
+  bool applied = false;
+  for (const ctrl::TakenAction& a : actions) {
+    if (a.action.type != ctrl::Action::Type::kFail) continue;
+    int64_t j = ParseJobIndex(a.action.target);
+    if (j < 0 || !running_jobs_.count(int32_t(j))) continue;
+    Job& job = jobs_[size_t(j)];
+    JobOutcome& o = r_.jobs[size_t(j)];
+    (void)sched_->RemoveWorkload(a.action.target);
+    ++r_.deadline_kills;
+    r_.deadline_gpu_ms += (t - job.run_start_ms) * o.gpu_milli;
+    o.killed_ms = t;
+    ++job.attempt;  // Its completion is stale now.
+    job.run_start_ms = -1;
+    running_jobs_.erase(int32_t(j));
+    alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
+    demand_[size_t(o.tenant)].Add(t, -o.gpu_milli);
+    --running_;
+    Forget(int32_t(j));
+    applied = true;
+  }
+  return applied;
 }
 
 void Sim::FailNode(int32_t n, int64_t t) {
@@ -580,6 +652,7 @@ void Sim::RepairNode(int32_t n, int64_t t) {
 
 Status Sim::Run() {
   ALLOT_RETURN_IF_ERROR(Setup());
+  controllers_ = std::make_unique<ctrl::Runner>(ctrl::DefaultControllers(ctrl::Options{}));
   if (opt_.mtbf_ms > 0) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       if (nodes_[n].flavor.empty() || nodes_[n].devices.empty()) continue;
@@ -596,6 +669,13 @@ Status Sim::Run() {
     bool work_left = next < jobs_.size() || running_ > 0;
     if (!node_events_.empty() && (work_left || (pending_jobs_ > 0 && down_nodes_ > 0))) {
       t = std::min(t, node_events_.top().t);
+    }
+    // The controllers' wake-ups matter while jobs run; an instant with
+    // only those is not an event (nothing is scheduled unless they act).
+    const int64_t wake = running_ > 0 ? controllers_->NextWakeMs() : kNever;
+    if (wake < t) {
+      if (RunControllers(wake) && Schedule(wake)) controllers_->Note(ctrl::kAdmissions);
+      continue;
     }
     if (t == kNever) break;
     // 1. Completions.
@@ -630,8 +710,9 @@ Status Sim::Run() {
       if (!s.ok()) return s;
       ++next;
     }
-    // 4. Decide.
-    Schedule(t);
+    // 4. Decide, and let the controllers act on the decisions.
+    if (Schedule(t)) controllers_->Note(ctrl::kAdmissions);
+    if (RunControllers(t) && Schedule(t)) controllers_->Note(ctrl::kAdmissions);
     r_.end_ms = std::max(r_.end_ms, t);
   }
   for (auto& i : alloc_) i.Advance(r_.end_ms);

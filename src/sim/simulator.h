@@ -11,6 +11,11 @@
 //    its creation time, so its place) and loses the progress made since its
 //    last checkpoint (checkpoints every `checkpoint_interval_ms` of run
 //    time of that attempt; 0 = never, all progress is lost);
+//  - the server's controllers (ctrl/registry.h) run on the virtual clock
+//    after each scheduling step: a job past its ClusterQueue's
+//    allot.dev/max-run-duration is stopped and does not finish (the
+//    deadlines controller); nodes here have no agents and pods do not
+//    fail, so the node-lifecycle and gang-restart controllers find nothing;
 //  - with `mtbf_ms` > 0 every node fails after an exponentially distributed
 //    up time (mean mtbf_ms) and comes back after an exponentially
 //    distributed repair (mean mttr_ms), from a seeded generator. A down
@@ -67,6 +72,9 @@ struct JobOutcome {
   int32_t preemptions = 0;      // By the scheduler.
   int32_t failures = 0;         // Killed by a node failure.
   int64_t lost_ms = 0;          // Run time thrown away (both causes).
+  // When the deadlines controller stopped it (its ClusterQueue's
+  // allot.dev/max-run-duration); -1: never. Such a job does not finish.
+  int64_t killed_ms = -1;
 };
 
 // Per-window integrals (milli-units x ms, exact) of one tenant.
@@ -92,6 +100,11 @@ struct SimResult {
   int64_t failure_events = 0;          // Node failures.
   int64_t failure_kills = 0;           // Jobs killed by them.
   int64_t lost_failure_gpu_ms = 0;
+  // Jobs the controllers (ctrl/registry.h) stopped: past their
+  // ClusterQueue's maximum run time, and the GPU time they had used.
+  int64_t deadline_kills = 0;
+  int64_t deadline_gpu_ms = 0;  // GPU-milli x ms.
+  int64_t controller_runs = 0;
   int64_t start_ms = 0;  // First submission (0).
   int64_t end_ms = 0;    // Last completion (or the last event).
   int64_t window_ms = 0;

@@ -12,6 +12,8 @@
 namespace allot::sim {
 namespace {
 
+namespace json = boost::json;
+
 // One node of 4 GPUs; tenants a and b with 2 GPUs of quota each in one
 // cohort; Kueue's default queues (reclaim Any).
 constexpr char kCluster[] = R"(
@@ -110,6 +112,44 @@ TEST(SimulatorTest, ReclaimPreemptsAndLosesAllProgress) {
   EXPECT_EQ(r.preemption_events, 1);
   EXPECT_EQ(r.lost_preemption_gpu_ms, 10000 * 4000);  // 10 s x 4 GPUs
   EXPECT_EQ(r.end_ms, 160000);
+}
+
+// The deadlines controller on the virtual clock: ClusterQueue a lets its
+// workloads run 30 s; b sets no limit.
+TEST(SimulatorTest, ClusterQueueMaxRunDurationStopsLongJobs) {
+  std::string text = kCluster;
+  const std::string a = "metadata: {name: a}";
+  text.replace(text.find(a), a.size(),
+               "metadata: {name: a, annotations: {allot.dev/max-run-duration: 30s}}");
+  core::Config cfg;
+  ASSERT_TRUE(core::ParseManifests(text, "cluster.yaml", &cfg).ok());
+  ASSERT_TRUE(core::ValidateConfig(&cfg).ok());
+  // a: 2 GPUs for 100 s at t=0 (stopped at 30), 1 GPU for 20 s at t=5
+  // (finishes at 25); b: 1 GPU for 100 s at t=0 (no limit: finishes).
+  Trace t = Csv(
+      "submit,tenant,gpus_per_pod,duration\n"
+      "0,a,2,100\n"
+      "0,b,1,100\n"
+      "5,a,1,20\n");
+  auto r = Simulate(cfg, cfg, t, {}, "kueue");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->jobs.size(), 3u);
+  EXPECT_EQ(r->jobs[0].killed_ms, 30000);
+  EXPECT_EQ(r->jobs[0].finish_ms, -1) << "a stopped job does not finish";
+  EXPECT_EQ(r->jobs[1].finish_ms, 100000);
+  EXPECT_EQ(r->jobs[2].finish_ms, 25000);
+  EXPECT_EQ(r->jobs[2].killed_ms, -1);
+  EXPECT_EQ(r->deadline_kills, 1);
+  EXPECT_EQ(r->deadline_gpu_ms, 30000 * 2000);
+  json::object sum = Summarize(*r, t, 10);
+  EXPECT_EQ(sum.at("deadlines").at("jobsKilled").as_int64(), 1);
+  EXPECT_EQ(sum.at("jobs").at("completed").as_int64(), 2);
+  // Without the annotation nothing is stopped, and the summary says nothing
+  // of deadlines.
+  SimResult plain = RunPolicy("kueue", t);
+  EXPECT_EQ(plain.deadline_kills, 0);
+  EXPECT_EQ(plain.jobs[0].finish_ms, 100000);
+  EXPECT_EQ(Summarize(plain, t, 10).if_contains("deadlines"), nullptr);
 }
 
 TEST(SimulatorTest, CheckpointsKeepProgress) {

@@ -1,0 +1,125 @@
+// Controllers: the control plane's reactions to time and change, as pure
+// functions.
+//
+// A controller is like the scheduler: no I/O, no clock, no threads, no
+// state of its own between runs. It reads a View of the state (read-only)
+// and the time, and returns a Plan: the actions to take now and when it
+// next wants to run. A Runner (ctrl/runner.h) decides which controllers
+// are due; whoever owns the state applies their actions: the server's
+// owner thread through server::State, as the controller's own principal
+// ("controller:NAME", audited as such), and the simulator on its virtual
+// clock. So every controller is also a what-if in `allot simulate`.
+//
+// Adding one: a .cc with the class and its test file (scenario tables over
+// ctrl/test_view.h), and one line in ctrl/registry.cc.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model.h"
+
+namespace allot::ctrl {
+
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+// What changed in the state since controllers last looked, as bits: a
+// controller names those that should wake it (Controller::Triggers).
+enum Change : uint32_t {
+  kAdmissions = 1u << 0,   // A workload was admitted (its reservation began).
+  kConfig = 1u << 1,       // Flavors, queues, cohorts or classes changed.
+  kPodFailures = 1u << 2,  // A pod of a current attempt exited non-zero.
+  kAgents = 1u << 3,       // An agent was heard from for the first time or came back.
+};
+
+// An admitted, unfinished workload, as controllers see it.
+struct AdmittedView {
+  std::string_view key;            // "tenant/name".
+  std::string_view cluster_queue;  // Of its admission.
+  int64_t reserved_ms = 0;         // When its quota reservation began.
+  int64_t max_execution_seconds = 0;  // Its own limit; 0: none.
+};
+
+// A workload whose current attempt has a failed pod.
+struct PodFailureView {
+  std::string_view key;
+  int32_t restarts = 0;       // Gang restarts so far.
+  int32_t backoff_limit = 0;  // How many it may have.
+  std::string_view why;       // "pod X exited with code N; ...".
+};
+
+// A node whose agent the server knows.
+struct AgentView {
+  std::string_view name;
+  bool ready = true;
+  int64_t last_seen_ms = 0;  // 0: not heard from since start.
+};
+
+// The read-only state controllers read. Implementations: server::State's
+// (server/state_controllers.cc), the simulator's, and tests' (test_view.h).
+class View {
+ public:
+  virtual ~View() = default;
+  // When the state's owner started: the first turn that ran controllers.
+  virtual int64_t StartedMs() const = 0;
+  virtual void ForEachAdmitted(const std::function<void(const AdmittedView&)>& fn) const = 0;
+  virtual void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const = 0;
+  virtual void ForEachAgent(const std::function<void(const AgentView&)>& fn) const = 0;
+  // nullptr when there is none of that name.
+  virtual const core::ClusterQueue* FindClusterQueue(std::string_view name) const = 0;
+};
+
+// One thing a controller wants done. The applier checks that it still
+// holds (the workload is still admitted, the node still Ready) and skips
+// it otherwise.
+struct Action {
+  enum class Type {
+    kFail,          // Finish workload `target` as Failed (reason, message).
+    kRestartGang,   // Start workload `target`'s pods again, a new attempt.
+    kNodeNotReady,  // Mark node `target` NotReady and evict what runs there.
+  };
+  Type type = Type::kFail;
+  std::string target;
+  std::string reason;
+  std::string message;
+  // kNodeNotReady: the clause of the evicted workloads' message this node
+  // belongs to ("stopped heartbeating", "not heard from since the server
+  // started"); nodes of one run share one message.
+  std::string clause;
+
+  bool operator==(const Action&) const = default;
+};
+const char* ToString(Action::Type t);
+
+struct Plan {
+  std::vector<Action> actions;
+  int64_t next_wake_ms = kNever;  // When it next wants to run, if nothing changes.
+};
+
+// Settings the controllers share, from the server's flags (or the
+// simulator's defaults).
+struct Options {
+  int64_t node_timeout_ms = 10000;
+  // The agents' longest reconnect backoff (agent/heartbeat.h): a node not
+  // heard from since start gets one timeout plus this.
+  int64_t agent_max_backoff_ms = 2000;
+};
+
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  // Its principal is "controller:" + Name(); its actions are audited so.
+  virtual std::string_view Name() const = 0;
+  // The changes (Change bits) that make it due before its wake time.
+  virtual uint32_t Triggers() const { return 0; }
+  // The least time between two runs caused by changes (a scan over every
+  // admitted workload should not run on every turn of a busy server).
+  virtual int64_t MinIntervalMs() const { return 0; }
+  virtual Plan Run(const View& view, int64_t now_ms) const = 0;
+};
+
+}  // namespace allot::ctrl

@@ -1,0 +1,17 @@
+#include "ctrl/registry.h"
+
+#include "ctrl/deadlines.h"
+#include "ctrl/gang_restart.h"
+#include "ctrl/node_lifecycle.h"
+
+namespace allot::ctrl {
+
+std::vector<std::unique_ptr<Controller>> DefaultControllers(const Options& o) {
+  std::vector<std::unique_ptr<Controller>> c;
+  c.push_back(std::make_unique<NodeLifecycle>(o));
+  c.push_back(std::make_unique<GangRestart>());
+  c.push_back(std::make_unique<Deadlines>());
+  return c;
+}
+
+}  // namespace allot::ctrl

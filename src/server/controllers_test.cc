@@ -1,0 +1,145 @@
+// The controllers as the server runs them, in process (server/harness.h):
+// State, the runner and a real SQLite store on a fake clock. Each
+// controller's own decisions are tables in src/ctrl/*_test.cc; here, that
+// their actions reach the state, the store and the audit log, and survive
+// a restart.
+#include <gtest/gtest.h>
+
+#include "server/harness.h"
+
+namespace allot::server {
+namespace {
+
+using testing::Harness;
+
+// ClusterQueue "limited" lets workloads that set no limit of their own run
+// 1h30m; "open" sets none. One node of 4 GPUs.
+constexpr char kCluster[] = R"(
+apiVersion: v1
+kind: Namespace
+metadata: {name: t1}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: f1}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: limited
+  annotations: {allot.dev/max-run-duration: 1h30m}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: open}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: limited, namespace: t1}
+spec: {clusterQueue: limited}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: open, namespace: t1}
+spec: {clusterQueue: open}
+---
+apiVersion: allot.dev/v1
+kind: Node
+metadata: {name: n1}
+status:
+  capacity: {cpu: 32, memory: 256Gi}
+  gpus: [{uuid: G-0}, {uuid: G-1}, {uuid: G-2}, {uuid: G-3}]
+)";
+
+std::string Workload(const std::string& name, const std::string& queue,
+                     const std::string& limit = "") {
+  return "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: " + name +
+         ", namespace: t1}\nspec:\n  queueName: " + queue + "\n" +
+         (limit.empty() ? "" : "  maximumExecutionTimeSeconds: " + limit + "\n") +
+         "  podSets: [{count: 1, template: {resources: {requests: {nvidia.com/gpu: 1}}}}]\n";
+}
+
+constexpr int64_t kMin = 60 * 1000;
+
+TEST(ControllersInProcess, ClusterQueueMaxRunDurationFailsWorkloadsThatSetNone) {
+  Harness h;
+  ASSERT_TRUE(h.Apply(kCluster).ok());
+  ASSERT_TRUE(h.Apply(Workload("dflt", "limited")).ok());
+  ASSERT_TRUE(h.Apply(Workload("own", "limited", "7200")).ok());  // Its own: 2 h.
+  ASSERT_TRUE(h.Apply(Workload("free", "open")).ok());
+  const int64_t admitted = h.now();
+  EXPECT_EQ(h.WorkloadState("t1/dflt"), "Admitted");
+  EXPECT_EQ(h.next_wake(), admitted + 1000) << "a new admission wakes the deadlines controller";
+  h.Advance(1000);
+  EXPECT_EQ(h.next_wake(), admitted + 90 * kMin) << "then it sleeps until the first deadline";
+
+  h.Advance(90 * kMin - 1001);
+  EXPECT_EQ(h.WorkloadState("t1/dflt"), "Admitted") << "one millisecond before its deadline";
+  h.Advance(1);
+  EXPECT_EQ(h.WorkloadState("t1/dflt"), "Failed");
+  EXPECT_EQ(h.Reason("t1/dflt", "Finished"), "MaximumExecutionTimeExceeded");
+  EXPECT_EQ(h.WorkloadState("t1/own"), "Admitted") << "its own limit wins over the queue's";
+  // Audited as the controller, not as a cluster-admin.
+  const store::AuditRow last = h.AuditLog().back();
+  EXPECT_EQ(last.principal, "controller:deadlines");
+  EXPECT_EQ(last.tenant, "t1");
+  EXPECT_EQ(last.verb, "fail");
+  EXPECT_EQ(last.object, "Workload t1/dflt");
+  // The quota is free again: a workload waiting for it is admitted.
+  ASSERT_TRUE(h.Apply(Workload("next", "limited")).ok());
+  ASSERT_TRUE(h.Apply(Workload("next2", "limited")).ok());
+  EXPECT_EQ(h.WorkloadState("t1/next"), "Admitted");
+  EXPECT_EQ(h.WorkloadState("t1/next2"), "Pending") << "2 GPUs of quota: own + next";
+
+  // The deadline survives a restart: it counts from the stored reservation.
+  h.Restart(h.now() + 10 * kMin);
+  h.Advance(20 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/own"), "Failed");
+  EXPECT_EQ(h.WorkloadState("t1/free"), "Admitted");
+  h.Advance(24 * 60 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/free"), "Admitted") << "no limit anywhere";
+}
+
+TEST(ControllersInProcess, ARestartedServerRunsControllersFromItsFirstTurn) {
+  Harness h;
+  ASSERT_TRUE(h.Apply(kCluster).ok());
+  ASSERT_TRUE(h.Apply(Workload("w", "limited")).ok());
+  // The server is down past the deadline: the first turn after the start
+  // fails the workload.
+  h.Restart(h.now() + 2 * 60 * kMin);
+  EXPECT_EQ(h.next_wake(), 0);
+  h.Turn();
+  EXPECT_EQ(h.WorkloadState("t1/w"), "Failed");
+}
+
+TEST(ControllersInProcess, ABadMaxRunDurationIsRefusedAndChangesNothing) {
+  Harness h;
+  ASSERT_TRUE(h.Apply(kCluster).ok());
+  for (const char* bad : {"90", "1.5h", "-1h", "0s", "30m1h", "forever"}) {
+    std::string text = kCluster;
+    const std::string v = "max-run-duration: 1h30m";
+    text.replace(text.find(v), v.size(), std::string("max-run-duration: \"") + bad + "\"");
+    Status s = h.Apply(text);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("allot.dev/max-run-duration"), std::string::npos) << s.message();
+    EXPECT_EQ(s.field(), "metadata.annotations.allot.dev/max-run-duration") << bad;
+  }
+  // The stored queue still has its 1h30m.
+  auto cq = h.state().Get(Harness::kAdmin, Kind::kClusterQueue, "limited");
+  ASSERT_TRUE(cq.ok());
+  EXPECT_EQ(cq->at("metadata").at("annotations").at("allot.dev/max-run-duration").as_string(),
+            "1h30m");
+}
+
+}  // namespace
+}  // namespace allot::server

@@ -1,0 +1,131 @@
+// State's side of the controllers (ctrl/controller.h): the read-only view
+// they run on, and how their actions change the state. Owner thread only.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/state.h"
+#include "server/state_internal.h"
+
+namespace allot::server {
+
+using internal::SetCondition;
+
+class State::ControllerView : public ctrl::View {
+ public:
+  explicit ControllerView(const State& s) : s_(s) {}
+
+  int64_t StartedMs() const override { return s_.controllers_started_ms_; }
+
+  void ForEachAdmitted(const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
+    for (const auto& [key, run] : s_.runs_) {
+      const WorkloadRecord& rec = s_.workloads_.at(key);
+      if (rec.finished() || !rec.spec.admission) continue;
+      for (const Condition& c : rec.conditions) {
+        if (c.type != "QuotaReserved" || !c.status) continue;
+        fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms,
+            rec.spec.max_execution_seconds});
+      }
+    }
+  }
+
+  void ForEachPodFailure(
+      const std::function<void(const ctrl::PodFailureView&)>& fn) const override {
+    for (const auto& [key, why] : s_.pod_failures_) {
+      const WorkloadRecord* rec = s_.FindWorkload(key);
+      if (rec == nullptr || rec->finished() || !rec->spec.admission) continue;
+      fn({key, rec->restarts, rec->spec.backoff_limit, why});
+    }
+  }
+
+  void ForEachAgent(const std::function<void(const ctrl::AgentView&)>& fn) const override {
+    for (const auto& [name, a] : s_.agents_) fn({name, a.ready, a.last_seen_ms});
+  }
+
+  const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {
+    auto it = s_.objs_.cluster_queues.find(std::string(name));
+    return it == s_.objs_.cluster_queues.end() ? nullptr : &it->second.obj;
+  }
+
+ private:
+  const State& s_;
+};
+
+void State::RunControllers(ctrl::Runner* runner, Txn* txn) {
+  if (controllers_started_ms_ == 0) controllers_started_ms_ = txn->now_unix_ms;
+  runner->Note(std::exchange(ctrl_changes_, 0));
+  std::vector<ctrl::TakenAction> actions =
+      runner->Run(ControllerView(*this), txn->now_unix_ms);
+  if (!actions.empty()) ApplyControllerActions(actions, txn);
+}
+
+void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn) {
+  const int64_t now = txn->now_unix_ms;
+  std::vector<NotReadyNode> not_ready;
+  for (const ctrl::TakenAction& t : actions) {
+    const ctrl::Action& a = t.action;
+    const std::string principal = "controller:" + t.controller;
+    const char* verb = ctrl::ToString(a.type);
+    if (a.type == ctrl::Action::Type::kNodeNotReady) {
+      auto it = agents_.find(a.target);
+      if (it == agents_.end() || !it->second.ready) continue;
+      not_ready.push_back({a.target, a.message, a.clause});
+      Audit(principal, "", verb, "Node " + a.target, "ok", txn);
+      continue;
+    }
+    auto it = workloads_.find(a.target);
+    if (it == workloads_.end()) continue;
+    WorkloadRecord& rec = it->second;
+    if (rec.finished() || !rec.spec.admission) continue;
+    if (a.type == ctrl::Action::Type::kFail) {
+      Finish(&rec, false, a.reason, a.message, now);
+    } else {
+      // The whole gang again, as a new attempt on the same admission:
+      // agents stop the old pods and start the new ones.
+      ++rec.restarts;
+      ++rec.attempt;
+      runs_[a.target].pods.clear();
+      rec.state = WorkloadState::kAdmitted;
+      SetCondition(&rec.conditions, {"PodsReady", false, a.reason, a.message, now, ""});
+      MarkDirty(a.target);
+    }
+    pod_failures_.erase(a.target);
+    Audit(principal, rec.spec.ns, verb, "Workload " + a.target, "ok", txn);
+  }
+  // A failure the controller did not act on (its workload left in this
+  // turn) is not carried to the next attempt.
+  pod_failures_.clear();
+  if (!not_ready.empty()) MarkNotReady(not_ready, now);
+}
+
+void State::MarkNotReady(const std::vector<NotReadyNode>& nodes, int64_t now) {
+  std::set<std::string> evict;
+  // Clause -> its nodes, in the order given.
+  std::vector<std::pair<std::string, std::string>> clauses;
+  for (const NotReadyNode& n : nodes) {
+    AgentInfo& a = agents_[n.name];
+    a.ready = false;
+    a.transition_ms = now;
+    a.not_ready_message = n.message;
+    if (auto it = node_index_.find(n.name); it != node_index_.end()) {
+      evict.insert(it->second.begin(), it->second.end());
+    }
+    auto c = std::find_if(clauses.begin(), clauses.end(),
+                          [&](const auto& x) { return x.first == n.clause; });
+    if (c == clauses.end()) {
+      clauses.push_back({n.clause, n.name});
+    } else {
+      c->second += ", " + n.name;
+    }
+  }
+  std::string message;
+  for (const auto& [clause, names] : clauses) {
+    message += std::string(message.empty() ? "" : "; ") + "node " + names + " " + clause;
+  }
+  Status s = Reschedule(evict, "NodeNotReady", message, now);
+  (void)s;  // Cannot fail: the configuration was valid and only shrinks.
+}
+
+}  // namespace allot::server
