@@ -16,6 +16,7 @@
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
 #include "core/names.h"
+#include "server/api_internal.h"
 #include "server/audit.h"
 #include "server/crypto.h"
 #include "server/query_params.h"
@@ -40,14 +41,6 @@ const char* CodeName(StatusCode c) {
     case StatusCode::kInternal: return "Internal";
   }
   return "Internal";
-}
-
-net::Response JsonResponse(int status, const json::value& v) {
-  net::Response r;
-  r.status = status;
-  r.body = json::serialize(v);
-  r.body += '\n';
-  return r;
 }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -342,6 +335,14 @@ void DeliverUsage(Turn& t, std::shared_ptr<net::Exchange> ex, store::UsageFilter
 
 }  // namespace
 
+net::Response JsonResponse(int status, const json::value& v) {
+  net::Response r;
+  r.status = status;
+  r.body = json::serialize(v);
+  r.body += '\n';
+  return r;
+}
+
 int HttpStatusFor(StatusCode code) {
   switch (code) {
     case StatusCode::kOk: return 200;
@@ -368,70 +369,6 @@ net::Response ErrorResponse(const Status& s) {
     r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"allot\""});
   }
   return r;
-}
-
-net::Response Api::SyncReply(const State& state, const std::string& node,
-                             bool with_logs) {
-  proto::SyncAnswer a;
-  a.node = node;
-  a.revision = state.resource_version();
-  a.pods = state.DesiredPods(node);
-  if (auto it = log_asks_.find(node); with_logs && it != log_asks_.end()) {
-    a.log_requests = std::move(it->second);
-    log_asks_.erase(it);
-  }
-  return JsonResponse(200, proto::EncodeSyncAnswer(a));
-}
-
-void Api::OnTurnEnd(Turn& t) {
-  std::set<std::string> changed = t.state.TakeChangedNodes();
-  for (const auto& [node, asks] : log_asks_) changed.insert(node);
-  for (const std::string& node : changed) {
-    auto it = held_.find(node);
-    if (it == held_.end()) continue;
-    t.Reply(it->second.ex, SyncReply(t.state, node, true));
-    held_.erase(it);
-  }
-  // What waits on a token revoked in this turn is answered now.
-  auto revoked = [&t](const std::string& token_id) {
-    return !t.state.TokenLive(token_id);
-  };
-  const net::Response gone = ErrorResponse(
-      Status::Unauthenticated("the token of this request was revoked while it waited"));
-  for (auto it = held_.begin(); it != held_.end();) {
-    if (revoked(it->second.token_id)) {
-      t.Reply(it->second.ex, gone);
-      it = held_.erase(it);
-    } else if (it->second.deadline_ms <= t.txn.now_unix_ms) {
-      t.Reply(it->second.ex, SyncReply(t.state, it->first, true));
-      it = held_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = log_waits_.begin(); it != log_waits_.end();) {
-    const bool cut = revoked(it->second.token_id);
-    if (cut || it->second.deadline_ms <= t.txn.now_unix_ms) {
-      if (cut) {
-        t.Reply(it->second.ex, gone);
-      } else {
-        json::object e{{"code", "Timeout"},
-                       {"message", "node " + it->second.node +
-                                       " did not send the log in time; try again"},
-                       {"field", ""}};
-        t.Reply(it->second.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
-      }
-      // Not asked yet (the node has not polled): no longer asked.
-      if (auto q = log_asks_.find(it->second.node); q != log_asks_.end()) {
-        const int64_t id = it->first;
-        std::erase_if(q->second, [id](const LogAsk& a) { return a.id == id; });
-        if (q->second.empty()) log_asks_.erase(q);
-      }
-      it = log_waits_.erase(it);
-    } else {
-      ++it;
-    }
-  }
 }
 
 void Api::Handle(std::shared_ptr<net::Exchange> raw) {
@@ -1037,11 +974,8 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         reply_after(t, ex, ErrorResponse(target.status()));
         return;
       }
-      const int64_t id = next_log_id_++;
-      log_asks_[target->node].push_back(LogAsk{id, target->pod_id, offset, limit});
-      // An agent that does not answer within 10 s: 504 (OnTurnEnd).
-      log_waits_[id] = LogWait{ex, target->node, target->pod_id, target->finished,
-                               t.txn.now_unix_ms + 10000, p.token_id};
+      broker_.AskLog(t, ex, target->node, target->pod_id, target->finished, offset, limit,
+                     p.token_id);
     });
     return;
   }
@@ -1072,22 +1006,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
         reply_after(t, ex, ErrorResponse(s));
         return;
       }
-      int answered = 0;
-      for (const proto::LogAnswer& a : (*body)->logs) {
-        auto w = log_waits_.find(a.id);
-        if (w == log_waits_.end() || w->second.node != node) continue;
-        json::object o;
-        o["pod"] = w->second.pod_id;
-        o["node"] = node;
-        o["offset"] = a.offset;
-        o["nextOffset"] = a.next_offset;
-        o["data"] = a.data;
-        o["exists"] = a.exists;
-        o["finished"] = w->second.finished;
-        t.Reply(w->second.ex, JsonResponse(200, o));
-        log_waits_.erase(w);
-        ++answered;
-      }
+      const int answered = broker_.AnswerLogs(t, node, (*body)->logs);
       reply_after(t, ex, JsonResponse(200, json::object{{"answered", answered}}));
     });
     return;
@@ -1138,18 +1057,7 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       }
       // Answer now when the agent has something to do or to forget, else
       // hold the request until its pods change or `wait` runs out.
-      std::set<std::string> desired;
-      for (const DesiredPod& d : t.state.DesiredPods(node)) desired.insert(d.id);
-      auto old = held_.find(node);
-      if (old != held_.end()) {  // A newer poll replaces it.
-        reply_after(t, old->second.ex, SyncReply(t.state, node, false));
-        held_.erase(old);
-      }
-      if (wait_ms == 0 || exits || desired != reported || log_asks_.count(node)) {
-        reply_after(t, ex, SyncReply(t.state, node, true));
-        return;
-      }
-      held_[node] = HeldPoll{ex, t.txn.now_unix_ms + wait_ms, p.token_id};
+      broker_.Sync(t, ex, node, reported, exits, wait_ms, p.token_id);
     });
     return;
   }
