@@ -23,6 +23,8 @@ namespace allot::server {
 
 inline constexpr char kVersion[] = "0.2.0";
 
+struct ApiCall;
+
 class Api {
  public:
   // An agent's poll is held at most a third of `node_timeout_ms`, so that
@@ -45,6 +47,14 @@ class Api {
   std::shared_ptr<const TokenIndex> tokens_;
   std::shared_ptr<metrics::Metrics> metrics_;
   int64_t max_hold_ms_;
+  // Network thread: the routes under /api/v1/ and /metrics (api.cc).
+  void Route(const ApiCall& c);
+  // Network thread: node actions, pod logs and the agent protocol
+  // (api_agents.cc); what they post uses broker_ on the owner thread.
+  void HandleNodeAction(const ApiCall& c);
+  void HandlePodLog(const ApiCall& c);
+  void HandleAgentLogs(const ApiCall& c);
+  void HandleAgentSync(const ApiCall& c);
   // The agents' long polls and the log relay; owner thread only.
   AgentBroker broker_;
 };
