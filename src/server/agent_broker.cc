@@ -1,7 +1,6 @@
 #include "server/agent_broker.h"
 
 #include <boost/json.hpp>
-
 #include <utility>
 
 #include "server/api.h"
@@ -10,8 +9,8 @@
 namespace allot::server {
 namespace json = boost::json;
 
-net::Response AgentBroker::SyncReply(const State& state, const std::string& node,
-                                     bool with_logs) {
+net::Response AgentBroker::SyncReply(const State& state,
+                                     const std::string& node, bool with_logs) {
   proto::SyncAnswer a;
   a.node = node;
   a.revision = state.resource_version();
@@ -23,9 +22,10 @@ net::Response AgentBroker::SyncReply(const State& state, const std::string& node
   return JsonResponse(200, proto::EncodeSyncAnswer(a));
 }
 
-void AgentBroker::Sync(Turn& t, std::shared_ptr<net::Exchange> ex, const std::string& node,
-                       const std::set<std::string>& reported, bool exits, int64_t wait_ms,
-                       const std::string& token_id) {
+void AgentBroker::Sync(Turn& t, std::shared_ptr<net::Exchange> ex,
+                       const std::string& node,
+                       const std::set<std::string>& reported, bool exits,
+                       int64_t wait_ms, const std::string& token_id) {
   std::set<std::string> desired;
   for (const DesiredPod& d : t.state.DesiredPods(node)) desired.insert(d.id);
   auto old = held_.find(node);
@@ -40,14 +40,16 @@ void AgentBroker::Sync(Turn& t, std::shared_ptr<net::Exchange> ex, const std::st
   held_[node] = HeldPoll{std::move(ex), t.txn.now_unix_ms + wait_ms, token_id};
 }
 
-void AgentBroker::AskLog(Turn& t, std::shared_ptr<net::Exchange> ex, const std::string& node,
-                         const std::string& pod_id, bool finished, int64_t offset,
-                         int64_t limit, const std::string& token_id) {
+void AgentBroker::AskLog(Turn& t, std::shared_ptr<net::Exchange> ex,
+                         const std::string& node, const std::string& pod_id,
+                         bool finished, int64_t offset, int64_t limit,
+                         const std::string& token_id) {
   const int64_t id = next_log_id_++;
   log_asks_[node].push_back(proto::LogRequest{id, pod_id, offset, limit});
   // An agent that does not answer within 10 s: 504 (OnTurnEnd).
-  log_waits_[id] = LogWait{std::move(ex), node, pod_id, finished,
-                           t.txn.now_unix_ms + 10000, token_id};
+  log_waits_[id] =
+      LogWait{std::move(ex), node, pod_id, finished, t.txn.now_unix_ms + 10000,
+              token_id};
 }
 
 int AgentBroker::AnswerLogs(Turn& t, const std::string& node,
@@ -84,8 +86,8 @@ void AgentBroker::OnTurnEnd(Turn& t) {
   auto revoked = [&t](const std::string& token_id) {
     return !t.state.TokenLive(token_id);
   };
-  const net::Response gone = ErrorResponse(
-      Status::Unauthenticated("the token of this request was revoked while it waited"));
+  const net::Response gone = ErrorResponse(Status::Unauthenticated(
+      "the token of this request was revoked while it waited"));
   for (auto it = held_.begin(); it != held_.end();) {
     if (revoked(it->second.token_id)) {
       t.Reply(it->second.ex, gone);
@@ -103,16 +105,19 @@ void AgentBroker::OnTurnEnd(Turn& t) {
       if (cut) {
         t.Reply(it->second.ex, gone);
       } else {
-        json::object e{{"code", "Timeout"},
-                       {"message", "node " + it->second.node +
-                                       " did not send the log in time; try again"},
-                       {"field", ""}};
-        t.Reply(it->second.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
+        json::object e{
+            {"code", "Timeout"},
+            {"message", "node " + it->second.node +
+                            " did not send the log in time; try again"},
+            {"field", ""}};
+        t.Reply(it->second.ex,
+                JsonResponse(504, json::object{{"error", std::move(e)}}));
       }
       // Not asked yet (the node has not polled): no longer asked.
       if (auto q = log_asks_.find(it->second.node); q != log_asks_.end()) {
         const int64_t id = it->first;
-        std::erase_if(q->second, [id](const proto::LogRequest& a) { return a.id == id; });
+        std::erase_if(q->second,
+                      [id](const proto::LogRequest& a) { return a.id == id; });
         if (q->second.empty()) log_asks_.erase(q);
       }
       it = log_waits_.erase(it);

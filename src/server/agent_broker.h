@@ -40,9 +40,9 @@ class AgentBroker {
   // A log read of `pod_id` on `node` (GET .../workloads/NS/NAME/log): asked
   // of the node in its next sync answer, answered by AnswerLogs, or 504
   // after 10 s.
-  void AskLog(Turn& t, std::shared_ptr<net::Exchange> ex, const std::string& node,
-              const std::string& pod_id, bool finished, int64_t offset, int64_t limit,
-              const std::string& token_id);
+  void AskLog(Turn& t, std::shared_ptr<net::Exchange> ex,
+              const std::string& node, const std::string& pod_id, bool finished,
+              int64_t offset, int64_t limit, const std::string& token_id);
   // `node`'s agent answers log reads (POST /api/v1/agents/logs): each answer
   // to a read waiting on that node is relayed; returns how many were.
   int AnswerLogs(Turn& t, const std::string& node,
@@ -68,11 +68,12 @@ class AgentBroker {
   };
   // The answer to `node`'s sync: its desired pods, and (`with_logs`) the
   // log reads asked of it since its last answer.
-  net::Response SyncReply(const State& state, const std::string& node, bool with_logs);
+  net::Response SyncReply(const State& state, const std::string& node,
+                          bool with_logs);
 
-  std::map<std::string, HeldPoll> held_;                             // By node.
+  std::map<std::string, HeldPoll> held_;                            // By node.
   std::map<std::string, std::vector<proto::LogRequest>> log_asks_;  // By node.
-  std::map<int64_t, LogWait> log_waits_;                             // By ask id.
+  std::map<int64_t, LogWait> log_waits_;  // By ask id.
   int64_t next_log_id_ = 1;
 };
 

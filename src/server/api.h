@@ -1,11 +1,14 @@
 // Api: the HTTP/JSON API of `allot serve` (docs/api/openapi.yaml).
 //
-// Runs on the network threads: routes the request, turns away one without a
-// live bearer token (TokenIndex) before reading its body, parses and
-// size-checks the body there (YAML/JSON parsing is the expensive part), then
-// posts one command to the Owner, which authenticates again (a token may be
-// revoked in between), authorizes, changes state, audits, and replies after
-// the commit. A refused token is audited by the Owner too.
+// Runs on the network threads: routes the request (Route, in api.cc; the
+// handlers by area in api_objects.cc, api_agents.cc, api_admin.cc and
+// api_usage.cc), turns away one without a live bearer token (TokenIndex)
+// before reading its body, parses and size-checks the body there (YAML/JSON
+// parsing is the expensive part), then posts one command to the Owner,
+// which authenticates again (a token may be revoked in between), authorizes,
+// changes state, audits, and replies after the commit. A refused token is
+// audited by the Owner too. The agents' held polls and the log relay are
+// AgentBroker's (owner thread).
 #pragma once
 
 #include <algorithm>

@@ -1,9 +1,8 @@
 // The API's handlers for tokens, whoami and the audit log.
 // Network threads: each parses and checks its request, then posts its work
 // to the owner through ApiCall::authed (api_internal.h).
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -87,27 +86,38 @@ void HandleTokens(const ApiCall& c) {
     json::value v = json::parse(req.body, ec);
     if (ec || !v.is_object()) {
       bad = Status::InvalidArgument(
-          "the body must be a JSON object {\"user\",\"role\",\"tenant\",\"node\"}", "body");
+          "the body must be a JSON object "
+          "{\"user\",\"role\",\"tenant\",\"node\"}",
+          "body");
     } else if (int dup = KeyCount(req.body, "user") > 1     ? 1
                          : KeyCount(req.body, "role") > 1   ? 2
                          : KeyCount(req.body, "tenant") > 1 ? 3
                          : KeyCount(req.body, "node") > 1   ? 4
                                                             : 0) {
-      const char* f = dup == 1 ? "user" : dup == 2 ? "role" : dup == 3 ? "tenant" : "node";
+      const char* f = dup == 1   ? "user"
+                      : dup == 2 ? "role"
+                      : dup == 3 ? "tenant"
+                                 : "node";
       bad = Status::InvalidArgument("field given twice", f);
     } else {
       for (const auto& [k, val] : v.as_object()) {
         if (!val.is_string()) {
-          bad = Status::InvalidArgument(std::string(k) + " must be a string", std::string(k));
+          bad = Status::InvalidArgument(std::string(k) + " must be a string",
+                                        std::string(k));
           break;
         }
         std::string sv(val.as_string());
-        if (k == "user") user = sv;
-        else if (k == "role") role_s = sv;
-        else if (k == "tenant") tenant = sv;
-        else if (k == "node") node = sv;
+        if (k == "user")
+          user = sv;
+        else if (k == "role")
+          role_s = sv;
+        else if (k == "tenant")
+          tenant = sv;
+        else if (k == "node")
+          node = sv;
         else {
-          bad = Status::InvalidArgument("unknown field " + std::string(k), std::string(k));
+          bad = Status::InvalidArgument("unknown field " + std::string(k),
+                                        std::string(k));
           break;
         }
       }
@@ -146,13 +156,15 @@ void HandleTokens(const ApiCall& c) {
     std::string id = seg[1];
     authed([ex, id](Turn& t, const Principal& p) {
       Status s = t.state.RevokeToken(p, id, &t.txn);
-      t.state.Audit(p.user, p.tenant, "revoke", "Token " + id, Outcome(s), &t.txn);
+      t.state.Audit(p.user, p.tenant, "revoke", "Token " + id, Outcome(s),
+                    &t.txn);
       t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"revoked", id}})
-                                : ErrorResponse(s));
+                         : ErrorResponse(s));
     });
     return;
   }
-  ex->Reply(MethodNotAllowed(method, path, seg.size() == 1 ? "GET, POST" : "DELETE"));
+  ex->Reply(
+      MethodNotAllowed(method, path, seg.size() == 1 ? "GET, POST" : "DELETE"));
 }
 
 void HandleAuditAcknowledge(const ApiCall& c) {
@@ -163,12 +175,14 @@ void HandleAuditAcknowledge(const ApiCall& c) {
   }
   boost::system::error_code ec;
   json::value body = json::parse(req.body, ec);
-  const json::value* reason_v =
-      !ec && body.is_object() ? body.as_object().if_contains("reason") : nullptr;
-  if (reason_v == nullptr || !reason_v->is_string() || reason_v->as_string().empty() ||
-      body.as_object().size() != 1) {
+  const json::value* reason_v = !ec && body.is_object()
+                                    ? body.as_object().if_contains("reason")
+                                    : nullptr;
+  if (reason_v == nullptr || !reason_v->is_string() ||
+      reason_v->as_string().empty() || body.as_object().size() != 1) {
     ex->Reply(ErrorResponse(Status::InvalidArgument(
-        "the body must be {\"reason\": TEXT}: why the break is accepted", "reason")));
+        "the body must be {\"reason\": TEXT}: why the break is accepted",
+        "reason")));
     return;
   }
   std::string reason(reason_v->as_string());
@@ -179,8 +193,10 @@ void HandleAuditAcknowledge(const ApiCall& c) {
   }
   authed([ex, reason](Turn& t, const Principal& p) {
     if (p.role != Role::kClusterAdmin) {
-      Status s = Status::PermissionDenied("only a cluster-admin may acknowledge the audit log");
-      t.state.Audit(p.user, p.tenant, "acknowledge", "AuditLog", Outcome(s), &t.txn);
+      Status s = Status::PermissionDenied(
+          "only a cluster-admin may acknowledge the audit log");
+      t.state.Audit(p.user, p.tenant, "acknowledge", "AuditLog", Outcome(s),
+                    &t.txn);
       t.Reply(ex, ErrorResponse(s));
       return;
     }
@@ -192,8 +208,9 @@ void HandleAuditAcknowledge(const ApiCall& c) {
     }
     std::fprintf(stderr, "allot: audit log break acknowledged by %s (%s): %s\n",
                  ForLog(p.user).c_str(), ForLog(reason).c_str(), what.c_str());
-    t.Reply(ex, JsonResponse(200, json::object{{"acknowledged", what},
-                                               {"record", t.state.AuditHead().first}}));
+    t.Reply(ex, JsonResponse(
+                    200, json::object{{"acknowledged", what},
+                                      {"record", t.state.AuditHead().first}}));
   });
   return;
 }
@@ -202,13 +219,18 @@ void HandleAuditRead(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
   store::AuditFilter f;
   Status bad;
-  if (req.query.count("sinceUnixMs")) f.since_unix_ms = QueryInt(req, "sinceUnixMs", 0, &bad);
-  if (req.query.count("untilUnixMs")) f.until_unix_ms = QueryInt(req, "untilUnixMs", 0, &bad);
+  if (req.query.count("sinceUnixMs"))
+    f.since_unix_ms = QueryInt(req, "sinceUnixMs", 0, &bad);
+  if (req.query.count("untilUnixMs"))
+    f.until_unix_ms = QueryInt(req, "untilUnixMs", 0, &bad);
   f.after_seq = QueryInt(req, "after", f.after_seq, &bad);
   f.limit = QueryInt(req, "limit", f.limit, &bad);
-  if (auto it = req.query.find("principal"); it != req.query.end()) f.principal = it->second;
-  if (auto it = req.query.find("tenant"); it != req.query.end()) f.tenant = it->second;
-  if (auto it = req.query.find("verb"); it != req.query.end()) f.verb = it->second;
+  if (auto it = req.query.find("principal"); it != req.query.end())
+    f.principal = it->second;
+  if (auto it = req.query.find("tenant"); it != req.query.end())
+    f.tenant = it->second;
+  if (auto it = req.query.find("verb"); it != req.query.end())
+    f.verb = it->second;
   bool verify = seg.size() == 2 && seg[1] == "verify";
   if (seg.size() > 2 || (seg.size() == 2 && !verify)) {
     ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
@@ -229,29 +251,30 @@ void HandleAuditRead(const ApiCall& c) {
     t.After([ex, f, verify, &t] {
       t.Deliver([ex, f, verify, head = t.state.AuditHead(),
                  broken = t.state.AuditBroken()](store::Store& store) {
-      if (!verify) {
-        Result<std::vector<store::AuditRow>> rows = store.ListAudit(f);
+        if (!verify) {
+          Result<std::vector<store::AuditRow>> rows = store.ListAudit(f);
+          if (!rows.ok()) {
+            ex->Reply(ErrorResponse(rows.status()));
+            return;
+          }
+          json::array items;
+          for (const store::AuditRow& r : *rows) items.push_back(AuditJson(r));
+          ex->Reply(
+              JsonResponse(200, json::object{{"items", std::move(items)}}));
+          return;
+        }
+        Result<std::vector<store::AuditRow>> rows = store.ListAudit({});
         if (!rows.ok()) {
           ex->Reply(ErrorResponse(rows.status()));
           return;
         }
-        json::array items;
-        for (const store::AuditRow& r : *rows) items.push_back(AuditJson(r));
-        ex->Reply(JsonResponse(200, json::object{{"items", std::move(items)}}));
-        return;
-      }
-      Result<std::vector<store::AuditRow>> rows = store.ListAudit({});
-      if (!rows.ok()) {
-        ex->Reply(ErrorResponse(rows.status()));
-        return;
-      }
-      Status s = VerifyAuditChain(*rows, head);
-      if (s.ok() && !broken.empty()) s = Status::FailedPrecondition(broken);
-      json::object o;
-      o["ok"] = s.ok();
-      o["records"] = rows->size();
-      if (!s.ok()) o["error"] = s.message();
-      ex->Reply(JsonResponse(200, o));
+        Status s = VerifyAuditChain(*rows, head);
+        if (s.ok() && !broken.empty()) s = Status::FailedPrecondition(broken);
+        json::object o;
+        o["ok"] = s.ok();
+        o["records"] = rows->size();
+        if (!s.ok()) o["error"] = s.message();
+        ex->Reply(JsonResponse(200, o));
       });
     });
   });

@@ -1,9 +1,9 @@
-// The API's handlers for nodes and agents: node actions, pod logs, the agent sync long poll and log answers.
-// Network threads: each parses and checks its request, then posts its work
-// to the owner through ApiCall::authed (api_internal.h).
-#include <boost/json.hpp>
-
+// The API's handlers for nodes and agents: node actions, pod logs, the agent
+// sync long poll and log answers. Network threads: each parses and checks its
+// request, then posts its work to the owner through ApiCall::authed
+// (api_internal.h).
 #include <algorithm>
+#include <boost/json.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -32,7 +32,7 @@ void Api::HandleNodeAction(const ApiCall& c) {
     t.state.Audit(p.user, p.tenant, action, "Node " + node, Outcome(s), &t.txn);
     std::string done = action == "drain" ? "drained" : action + "ed";
     t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"result", done}})
-                              : ErrorResponse(s));
+                       : ErrorResponse(s));
   });
   return;
 }
@@ -44,13 +44,15 @@ void Api::HandlePodLog(const ApiCall& c) {
     return;
   }
   Status bad;
-  auto num = [&](const char* k, int64_t lo, int64_t hi, int64_t def) -> int64_t {
+  auto num = [&](const char* k, int64_t lo, int64_t hi,
+                 int64_t def) -> int64_t {
     auto it = req.query.find(k);
     if (it == req.query.end() || !bad.ok()) return def;
     Result<int64_t> v = ParseInt(it->second, k);
     if (v.ok() && (*v < lo || *v > hi)) {
-      v = Status::InvalidArgument(std::string(k) + " must be " + std::to_string(lo) +
-                                      " to " + std::to_string(hi),
+      v = Status::InvalidArgument(std::string(k) + " must be " +
+                                      std::to_string(lo) + " to " +
+                                      std::to_string(hi),
                                   k);
     }
     if (!v.ok()) bad = v.status();
@@ -71,8 +73,8 @@ void Api::HandlePodLog(const ApiCall& c) {
       t.Reply(ex, ErrorResponse(target.status()));
       return;
     }
-    broker_.AskLog(t, ex, target->node, target->pod_id, target->finished, offset, limit,
-                   p.token_id);
+    broker_.AskLog(t, ex, target->node, target->pod_id, target->finished,
+                   offset, limit, p.token_id);
   });
   return;
 }
@@ -83,7 +85,8 @@ void Api::HandleAgentLogs(const ApiCall& c) {
     ex->Reply(MethodNotAllowed(method, path, "POST"));
     return;
   }
-  auto body = std::make_shared<Result<proto::LogAnswers>>(proto::DecodeLogAnswers(req.body));
+  auto body = std::make_shared<Result<proto::LogAnswers>>(
+      proto::DecodeLogAnswers(req.body));
   if (!body->ok()) {
     ex->Reply(ErrorResponse(body->status()));
     return;
@@ -91,14 +94,16 @@ void Api::HandleAgentLogs(const ApiCall& c) {
   authed([this, ex, body](Turn& t, const Principal& p) {
     if (p.role != Role::kNode && p.role != Role::kClusterAdmin) {
       t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                             "only a node token may answer log reads")));
+                      "only a node token may answer log reads")));
       return;
     }
     const std::string node = (*body)->node;
     if (!MayActAsNode(p, node)) {
-      Status s = Status::PermissionDenied("this node token is bound to node " + p.node +
-                                          "; it may not answer for node " + node);
-      t.state.Audit(p.user, p.tenant, "logs", "Node " + node, Outcome(s), &t.txn);
+      Status s = Status::PermissionDenied(
+          "this node token is bound to node " + p.node +
+          "; it may not answer for node " + node);
+      t.state.Audit(p.user, p.tenant, "logs", "Node " + node, Outcome(s),
+                    &t.txn);
       t.Reply(ex, ErrorResponse(s));
       return;
     }
@@ -118,21 +123,22 @@ void Api::HandleAgentSync(const ApiCall& c) {
     ex->Reply(MethodNotAllowed(method, path, "POST"));
     return;
   }
-  auto report = std::make_shared<Result<AgentReport>>(ParseAgentReport(req.body));
+  auto report =
+      std::make_shared<Result<AgentReport>>(ParseAgentReport(req.body));
   int64_t wait_ms = 0;
   if (auto it = req.query.find("wait"); it != req.query.end()) {
     Result<int64_t> w = ParseInt(it->second, "wait");
     if (!w.ok() || *w < 0 || *w > 300) {
-      ex->Reply(ErrorResponse(Status::InvalidArgument(
-          "wait must be 0 to 300 seconds", "wait")));
+      ex->Reply(ErrorResponse(
+          Status::InvalidArgument("wait must be 0 to 300 seconds", "wait")));
       return;
     }
     wait_ms = std::min(*w * 1000, max_hold_ms_);
   }
   authed([this, ex, report, wait_ms](Turn& t, const Principal& p) {
     if (!report->ok()) {
-      t.state.Audit(p.user, p.tenant, "sync", "Node ?", Outcome(report->status()),
-                    &t.txn);
+      t.state.Audit(p.user, p.tenant, "sync", "Node ?",
+                    Outcome(report->status()), &t.txn);
       t.Reply(ex, ErrorResponse(report->status()));
       return;
     }
@@ -141,13 +147,16 @@ void Api::HandleAgentSync(const ApiCall& c) {
     std::set<std::string> reported;
     bool exits = false;
     for (const PodReport& pr : r.pods) {
-      if (pr.exited) exits = true;
-      else reported.insert(pr.id);
+      if (pr.exited)
+        exits = true;
+      else
+        reported.insert(pr.id);
     }
     bool registered = false;
     Status s = t.state.AgentSync(p, std::move(r), &t.txn, &registered);
     if (!s.ok() || registered) {
-      t.state.Audit(p.user, p.tenant, "sync", "Node " + node, Outcome(s), &t.txn);
+      t.state.Audit(p.user, p.tenant, "sync", "Node " + node, Outcome(s),
+                    &t.txn);
     }
     if (!s.ok()) {
       t.Reply(ex, ErrorResponse(s));

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <boost/json.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,8 +33,12 @@ net::Response JsonResponse(int status, const boost::json::value& v);
 class Authed {
  public:
   using Fn = std::function<void(Turn&, const Principal&)>;
-  Authed(Owner* owner, std::shared_ptr<net::Exchange> ex, std::string token_hash, bool changes)
-      : owner_(owner), ex_(std::move(ex)), token_hash_(std::move(token_hash)), changes_(changes) {}
+  Authed(Owner* owner, std::shared_ptr<net::Exchange> ex,
+         std::string token_hash, bool changes)
+      : owner_(owner),
+        ex_(std::move(ex)),
+        token_hash_(std::move(token_hash)),
+        changes_(changes) {}
   void operator()(Fn fn) const;
 
  private:
@@ -70,7 +73,8 @@ void HandleOverview(const ApiCall& c);
 void HandleUsage(const ApiCall& c);
 // api_objects.cc
 void HandleApply(const ApiCall& c);
-void HandleObject(const ApiCall& c);  // /KIND[/TENANT]/NAME; 404 for anything else.
+void HandleObject(
+    const ApiCall& c);  // /KIND[/TENANT]/NAME; 404 for anything else.
 
 // The body of a create, replace or apply, parsed on the network thread.
 struct Body {
@@ -87,19 +91,21 @@ std::vector<std::string> Split(const std::string& s, char sep);
 Result<int64_t> ParseInt(const std::string& v, const char* field);
 // Query parameter `k` of `req` as a non-negative integer, or `dflt` when it
 // is absent; a malformed one sets *bad (the first error wins) and gives dflt.
-int64_t QueryInt(const net::Request& req, const char* k, int64_t dflt, Status* bad);
+int64_t QueryInt(const net::Request& req, const char* k, int64_t dflt,
+                 Status* bad);
 // An audit record's outcome: "ok", or the HTTP status and the message.
 std::string Outcome(const Status& s);
 // {"error":{"code","message","field"}} with `status`.
 net::Response Http(int status, const char* code, const std::string& message,
                    const std::string& field = "");
-net::Response MethodNotAllowed(const std::string& method, const std::string& path,
+net::Response MethodNotAllowed(const std::string& method,
+                               const std::string& path,
                                const std::string& allow);
 // Objects, usage, telemetry and the overview are for people: a node token
 // speaks the agent protocol only and a metrics token reads /metrics only,
 // so both get 403 on these routes (replied here; false then), not an empty
 // answer that looks like an empty cluster. Owner thread.
-bool MayReadReports(Turn& t, const std::shared_ptr<net::Exchange>& ex, const Principal& p,
-                    const std::string& what);
+bool MayReadReports(Turn& t, const std::shared_ptr<net::Exchange>& ex,
+                    const Principal& p, const std::string& what);
 
 }  // namespace allot::server

@@ -1,9 +1,9 @@
-// The API's handlers for objects: /api/v1/KIND[/TENANT]/NAME (list, watch, create, get, replace, delete) and apply.
-// Network threads: each parses and checks its request, then posts its work
-// to the owner through ApiCall::authed (api_internal.h).
-#include <boost/json.hpp>
-
+// The API's handlers for objects: /api/v1/KIND[/TENANT]/NAME (list, watch,
+// create, get, replace, delete) and apply. Network threads: each parses and
+// checks its request, then posts its work to the owner through ApiCall::authed
+// (api_internal.h).
 #include <algorithm>
+#include <boost/json.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -41,7 +41,8 @@ void HandleApply(const ApiCall& c) {
       if (r.ok()) {
         for (const ApplyResult& a : *r) {
           json::object o;
-          o["kind"] = a.key == "SchedulerConfig" ? "SchedulerConfig" : KindName(a.kind);
+          o["kind"] =
+              a.key == "SchedulerConfig" ? "SchedulerConfig" : KindName(a.kind);
           o["name"] = a.key;
           o["action"] = a.action;
           items.push_back(std::move(o));
@@ -49,9 +50,11 @@ void HandleApply(const ApiCall& c) {
       }
     }
     t.state.Audit(p.user, p.tenant, "apply",
-                  std::to_string(items.size()) + " object(s)", Outcome(s), &t.txn);
-    t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"results", std::move(items)}})
-                              : ErrorResponse(s));
+                  std::to_string(items.size()) + " object(s)", Outcome(s),
+                  &t.txn);
+    t.Reply(ex, s.ok() ? JsonResponse(
+                             200, json::object{{"results", std::move(items)}})
+                       : ErrorResponse(s));
   });
   return;
 }
@@ -70,13 +73,17 @@ void ListObjects(const ApiCall& c, Kind kind) {
   o.queue = q("queue");
   if (!q("state").empty()) {
     Result<WorkloadState> st = ParseWorkloadState(q("state"));
-    if (st.ok()) o.state = *st; else bad = st.status();
+    if (st.ok())
+      o.state = *st;
+    else
+      bad = st.status();
   }
   if (!q("label").empty()) {
     for (const std::string& kv : Split(q("label"), ',')) {
       size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        bad = Status::InvalidArgument("label must be k=v[,k=v...], not '" + q("label") + "'", "label");
+        bad = Status::InvalidArgument(
+            "label must be k=v[,k=v...], not '" + q("label") + "'", "label");
         break;
       }
       o.labels[kv.substr(0, eq)] = kv.substr(eq + 1);
@@ -84,14 +91,20 @@ void ListObjects(const ApiCall& c, Kind kind) {
   }
   if (!q("limit").empty() && bad.ok()) {
     Result<int64_t> n = ParseInt(q("limit"), "limit");
-    if (n.ok()) o.limit = *n; else bad = n.status();
+    if (n.ok())
+      o.limit = *n;
+    else
+      bad = n.status();
   }
   o.after = q("continue");
   bool watch = QueryFlag(q("watch"));
   std::optional<int64_t> from_rv;
   if (!q("resourceVersion").empty() && bad.ok()) {
     Result<int64_t> n = ParseInt(q("resourceVersion"), "resourceVersion");
-    if (n.ok()) from_rv = *n; else bad = n.status();
+    if (n.ok())
+      from_rv = *n;
+    else
+      bad = n.status();
   }
   authed([ex, kind, o, bad, watch, from_rv](Turn& t, const Principal& p) {
     if (!bad.ok()) {
@@ -151,13 +164,19 @@ void CreateObjects(const ApiCall& c, Kind kind) {
       const core::Config& c = body->config;
       for (const auto& w : c.workloads) name = w.Key();
       for (const auto& x : c.local_queues) name = x.ns + "/" + x.name;
-      auto any = [&](const auto& v) { for (const auto& x : v) name = x.name; };
-      any(c.flavors); any(c.cohorts); any(c.cluster_queues);
-      any(c.priority_classes); any(c.namespaces); any(c.nodes);
+      auto any = [&](const auto& v) {
+        for (const auto& x : v) name = x.name;
+      };
+      any(c.flavors);
+      any(c.cohorts);
+      any(c.cluster_queues);
+      any(c.priority_classes);
+      any(c.namespaces);
+      any(c.nodes);
       s = t.state.Create(p, kind, std::move(body->config), &t.txn);
     }
-    t.state.Audit(p.user, p.tenant, "create", std::string(KindName(kind)) + " " + name,
-                  Outcome(s), &t.txn);
+    t.state.Audit(p.user, p.tenant, "create",
+                  std::string(KindName(kind)) + " " + name, Outcome(s), &t.txn);
     if (!s.ok()) {
       t.Reply(ex, ErrorResponse(s));
       return;
@@ -203,8 +222,8 @@ void ReplaceObject(const ApiCall& c, Kind kind, const std::string& key) {
       s = t.state.Replace(p, kind, key, std::move(body->config),
                           body->expected_rv, &t.txn);
     }
-    t.state.Audit(p.user, p.tenant, "replace", std::string(KindName(kind)) + " " + key,
-                  Outcome(s), &t.txn);
+    t.state.Audit(p.user, p.tenant, "replace",
+                  std::string(KindName(kind)) + " " + key, Outcome(s), &t.txn);
     if (!s.ok()) {
       t.Reply(ex, ErrorResponse(s));
       return;
@@ -220,13 +239,14 @@ void ReplaceObject(const ApiCall& c, Kind kind, const std::string& key) {
 void DeleteObject(const ApiCall& c, Kind kind, const std::string& key) {
   const auto& [ex, req, path, seg, method, authed] = c;
   bool drain = false;
-  if (auto it = req.query.find("drain"); it != req.query.end()) drain = QueryFlag(it->second);
+  if (auto it = req.query.find("drain"); it != req.query.end())
+    drain = QueryFlag(it->second);
   authed([ex, kind, key, drain](Turn& t, const Principal& p) {
     Status s = t.state.Delete(p, kind, key, drain, &t.txn);
     t.state.Audit(p.user, p.tenant, drain ? "delete (drain)" : "delete",
                   std::string(KindName(kind)) + " " + key, Outcome(s), &t.txn);
     t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"deleted", key}})
-                              : ErrorResponse(s));
+                       : ErrorResponse(s));
   });
   return;
 }
@@ -236,8 +256,9 @@ void DeleteObject(const ApiCall& c, Kind kind, const std::string& key) {
 void HandleObject(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
   // ---- resources: /api/v1/{plural}[/{tenant}]/{name} -----------------------
-  Result<Kind> kind_r = seg.empty() ? Result<Kind>(Status::NotFound("no route " + path))
-                                    : KindFromPlural(seg[0]);
+  Result<Kind> kind_r = seg.empty()
+                            ? Result<Kind>(Status::NotFound("no route " + path))
+                            : KindFromPlural(seg[0]);
   if (!kind_r.ok()) {
     ex->Reply(ErrorResponse(Status::NotFound("no route " + path + ": " +
                                              kind_r.status().message())));
@@ -247,9 +268,9 @@ void HandleObject(const ApiCall& c) {
   const size_t key_parts = IsNamespaced(kind) ? 2 : 1;
   if (seg.size() != 1 && seg.size() != 1 + key_parts) {
     ex->Reply(ErrorResponse(Status::NotFound(
-        "no route " + path + (IsNamespaced(kind)
-                                  ? ": use /api/v1/" + seg[0] + "/TENANT/NAME"
-                                  : ": use /api/v1/" + seg[0] + "/NAME"))));
+        "no route " + path +
+        (IsNamespaced(kind) ? ": use /api/v1/" + seg[0] + "/TENANT/NAME"
+                            : ": use /api/v1/" + seg[0] + "/NAME"))));
     return;
   }
   const bool collection = seg.size() == 1;

@@ -1,9 +1,8 @@
 // The API's handlers for /metrics, telemetry, the overview and usage and cost.
 // Network threads: each parses and checks its request, then posts its work
 // to the owner through ApiCall::authed (api_internal.h).
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -29,9 +28,10 @@ namespace {
 // Once the turn is committed: the usage rows of `f` (the closed stretches
 // in the store, plus `open`, what is still held, from the state) given to
 // `reply`, which builds the answer; a store error is answered instead.
-void DeliverUsage(Turn& t, std::shared_ptr<net::Exchange> ex, store::UsageFilter f,
-                  std::vector<store::UsageRow> open,
-                  std::function<net::Response(std::vector<store::UsageRow>&)> reply) {
+void DeliverUsage(
+    Turn& t, std::shared_ptr<net::Exchange> ex, store::UsageFilter f,
+    std::vector<store::UsageRow> open,
+    std::function<net::Response(std::vector<store::UsageRow>&)> reply) {
   t.Deliver([ex = std::move(ex), f, open = std::move(open),
              reply = std::move(reply)](store::Store& store) mutable {
     Result<std::vector<store::UsageRow>> rows = store.ListUsage(f);
@@ -50,7 +50,8 @@ void DeliverUsage(Turn& t, std::shared_ptr<net::Exchange> ex, store::UsageFilter
 void HandleMetrics(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
   if (method != "GET") {
-    ex->Reply(ErrorResponse(Status::NotFound("no route " + method + " " + path)));
+    ex->Reply(
+        ErrorResponse(Status::NotFound("no route " + method + " " + path)));
     return;
   }
   authed([ex](Turn& t, const Principal& p) {
@@ -82,21 +83,29 @@ void HandleTelemetry(const ApiCall& c) {
   }
   Status bad;
   store::RollupFilter f;
-  auto num = [&](const char* k, int64_t dflt) { return QueryInt(req, k, dflt, &bad); };
+  auto num = [&](const char* k, int64_t dflt) {
+    return QueryInt(req, k, dflt, &bad);
+  };
   const int64_t since = num("sinceUnixMs", -1);
   const int64_t until = num("untilUnixMs", -1);
-  if (auto it = req.query.find("node"); it != req.query.end()) f.node = it->second;
-  if (auto it = req.query.find("uuid"); it != req.query.end()) f.uuid = it->second;
+  if (auto it = req.query.find("node"); it != req.query.end())
+    f.node = it->second;
+  if (auto it = req.query.find("uuid"); it != req.query.end())
+    f.uuid = it->second;
   authed([ex, f, bad, since, until](Turn& t, const Principal& p) mutable {
     if (!MayReadReports(t, ex, p, "telemetry")) return;
     const int64_t now = t.txn.now_unix_ms;
     f.until_unix_ms = until >= 0 ? until : now;
-    f.since_unix_ms = since >= 0 ? since : f.until_unix_ms - 3600000;  // Default: the last hour.
+    f.since_unix_ms =
+        since >= 0 ? since
+                   : f.until_unix_ms - 3600000;  // Default: the last hour.
     if (bad.ok() && f.until_unix_ms <= f.since_unix_ms) {
-      bad = Status::InvalidArgument("untilUnixMs must be after sinceUnixMs", "untilUnixMs");
+      bad = Status::InvalidArgument("untilUnixMs must be after sinceUnixMs",
+                                    "untilUnixMs");
     }
     if (bad.ok() && f.until_unix_ms - f.since_unix_ms > 31LL * 86400000) {
-      bad = Status::InvalidArgument("the window is at most 31 days", "sinceUnixMs");
+      bad = Status::InvalidArgument("the window is at most 31 days",
+                                    "sinceUnixMs");
     }
     if (!bad.ok()) {
       t.Reply(ex, ErrorResponse(bad));
@@ -108,8 +117,9 @@ void HandleTelemetry(const ApiCall& c) {
     for (const auto& [uuid, st] : t.state.LatestTelemetry(f.node)) {
       if (!f.uuid.empty() && uuid != f.uuid) continue;
       const GpuTelemetry& g = st.second;
-      latest[uuid] = json::array{st.first, g.utilization_pct, g.temperature_c,
-                                 int64_t(g.power_watts + 0.5), g.memory_used_bytes >> 20};
+      latest[uuid] =
+          json::array{st.first, g.utilization_pct, g.temperature_c,
+                      int64_t(g.power_watts + 0.5), g.memory_used_bytes >> 20};
     }
     t.Deliver([ex, f, latest = std::move(latest)](store::Store& store) mutable {
       Result<std::vector<store::RollupRow>> rows = store.ListRollups(f);
@@ -124,19 +134,23 @@ void HandleTelemetry(const ApiCall& c) {
         std::string node;
         for (; i < rows->size() && (*rows)[i].uuid == uuid; ++i) {
           node = (*rows)[i].node;
-          for (const MinutePoint& m : DecodeHour((*rows)[i], f.since_unix_ms, f.until_unix_ms)) {
-            points.push_back(json::array{m.t_ms, m.util_pct, m.temp_c, m.power_w, m.fb_used_mib});
+          for (const MinutePoint& m :
+               DecodeHour((*rows)[i], f.since_unix_ms, f.until_unix_ms)) {
+            points.push_back(json::array{m.t_ms, m.util_pct, m.temp_c,
+                                         m.power_w, m.fb_used_mib});
           }
         }
-        items.push_back(json::object{{"uuid", uuid}, {"node", node}, {"points", std::move(points)}});
+        items.push_back(json::object{
+            {"uuid", uuid}, {"node", node}, {"points", std::move(points)}});
       }
-      ex->Reply(JsonResponse(200, json::object{
-          {"stepMs", 60000},
-          {"sinceUnixMs", f.since_unix_ms},
-          {"untilUnixMs", f.until_unix_ms},
-          {"columns", json::array{"t", "util", "temp", "power", "fbUsedMiB"}},
-          {"items", std::move(items)},
-          {"latest", std::move(latest)}}));
+      ex->Reply(JsonResponse(
+          200, json::object{{"stepMs", 60000},
+                            {"sinceUnixMs", f.since_unix_ms},
+                            {"untilUnixMs", f.until_unix_ms},
+                            {"columns", json::array{"t", "util", "temp",
+                                                    "power", "fbUsedMiB"}},
+                            {"items", std::move(items)},
+                            {"latest", std::move(latest)}}));
     });
   });
   return;
@@ -170,14 +184,15 @@ void HandleOverview(const ApiCall& c) {
       tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
       f.since_unix_ms = int64_t(timegm(&tm)) * 1000;
       f.until_unix_ms = now;
-      DeliverUsage(t, ex, f, t.state.OpenUsage(f.tenant, now),
-                   [f, o = std::move(o)](std::vector<store::UsageRow>& rows) mutable {
-                     json::object month =
-                         UsageReport(rows, UsageBy::kTenant, f.since_unix_ms, f.until_unix_ms);
-                     o["thisMonth"] = json::object{{"sinceUnixMs", f.since_unix_ms},
-                                                   {"total", std::move(month["total"])}};
-                     return JsonResponse(200, o);
-                   });
+      DeliverUsage(
+          t, ex, f, t.state.OpenUsage(f.tenant, now),
+          [f, o = std::move(o)](std::vector<store::UsageRow>& rows) mutable {
+            json::object month = UsageReport(rows, UsageBy::kTenant,
+                                             f.since_unix_ms, f.until_unix_ms);
+            o["thisMonth"] = json::object{{"sinceUnixMs", f.since_unix_ms},
+                                          {"total", std::move(month["total"])}};
+            return JsonResponse(200, o);
+          });
     });
   });
   return;
@@ -195,7 +210,9 @@ void HandleUsage(const ApiCall& c) {
   }
   const bool idle = seg.size() == 2;
   Status bad;
-  auto num = [&](const char* k, int64_t dflt) { return QueryInt(req, k, dflt, &bad); };
+  auto num = [&](const char* k, int64_t dflt) {
+    return QueryInt(req, k, dflt, &bad);
+  };
   store::UsageFilter f;
   f.since_unix_ms = num("sinceUnixMs", 0);
   const bool has_until = req.query.count("untilUnixMs") > 0;
@@ -204,14 +221,20 @@ void HandleUsage(const ApiCall& c) {
   UsageBy by = UsageBy::kTenant;
   if (auto it = req.query.find("by"); it != req.query.end() && bad.ok()) {
     Result<UsageBy> b = ParseUsageBy(it->second);
-    if (b.ok()) by = *b; else bad = b.status();
+    if (b.ok())
+      by = *b;
+    else
+      bad = b.status();
   }
   if (bad.ok() && has_until && f.until_unix_ms <= f.since_unix_ms) {
-    bad = Status::InvalidArgument("untilUnixMs must be after sinceUnixMs", "untilUnixMs");
+    bad = Status::InvalidArgument("untilUnixMs must be after sinceUnixMs",
+                                  "untilUnixMs");
   }
   std::string tenant;
-  if (auto it = req.query.find("tenant"); it != req.query.end()) tenant = it->second;
-  authed([ex, f, by, bad, tenant, idle, has_until, minutes](Turn& t, const Principal& p) mutable {
+  if (auto it = req.query.find("tenant"); it != req.query.end())
+    tenant = it->second;
+  authed([ex, f, by, bad, tenant, idle, has_until, minutes](
+             Turn& t, const Principal& p) mutable {
     if (!MayReadReports(t, ex, p, "usage")) return;
     if (!bad.ok()) {
       t.Reply(ex, ErrorResponse(bad));
@@ -220,7 +243,8 @@ void HandleUsage(const ApiCall& c) {
     // A tenant's users see their tenant only; another tenant is empty.
     if (p.role != Role::kClusterAdmin) {
       if (!tenant.empty() && tenant != p.tenant) {
-        t.Reply(ex, ErrorResponse(Status::NotFound("Tenant " + tenant + " does not exist")));
+        t.Reply(ex, ErrorResponse(Status::NotFound("Tenant " + tenant +
+                                                   " does not exist")));
         return;
       }
       tenant = p.tenant;
@@ -233,7 +257,8 @@ void HandleUsage(const ApiCall& c) {
       if (!has_until) f.until_unix_ms = now;
       if (idle) {
         json::array items;
-        for (const State::IdleHolder& h : t.state.IdleHolders(f.tenant, now, minutes * 60000)) {
+        for (const State::IdleHolder& h :
+             t.state.IdleHolders(f.tenant, now, minutes * 60000)) {
           UsageAmounts wasted;
           int64_t gpus_milli = 0;
           for (const store::UsageRow& u : h.rows) {
@@ -251,15 +276,17 @@ void HandleUsage(const ApiCall& c) {
               {"wastedCostMicros", wasted.cost_micros},
               {"wastedCost", double(wasted.cost_micros) / 1e6}});
         }
-        t.Reply(ex, JsonResponse(200, json::object{{"minutes", minutes},
-                                                   {"items", std::move(items)}}));
+        t.Reply(ex,
+                JsonResponse(200, json::object{{"minutes", minutes},
+                                               {"items", std::move(items)}}));
         return;
       }
-      DeliverUsage(t, ex, f, t.state.OpenUsage(f.tenant, now),
-                   [f, by](std::vector<store::UsageRow>& rows) {
-                     return JsonResponse(200, UsageReport(rows, by, f.since_unix_ms,
-                                                          f.until_unix_ms));
-                   });
+      DeliverUsage(
+          t, ex, f, t.state.OpenUsage(f.tenant, now),
+          [f, by](std::vector<store::UsageRow>& rows) {
+            return JsonResponse(
+                200, UsageReport(rows, by, f.since_unix_ms, f.until_unix_ms));
+          });
     });
   });
   return;
