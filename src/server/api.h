@@ -1,11 +1,14 @@
 // Api: the HTTP/JSON API of `allot serve` (docs/api/openapi.yaml).
 //
-// Runs on the network threads: routes the request, turns away one without a
-// live bearer token (TokenIndex) before reading its body, parses and
-// size-checks the body there (YAML/JSON parsing is the expensive part), then
-// posts one command to the Owner, which authenticates again (a token may be
-// revoked in between), authorizes, changes state, audits, and replies after
-// the commit. A refused token is audited by the Owner too.
+// Runs on the network threads: routes the request (Route, in api.cc; the
+// handlers by area in api_objects.cc, api_agents.cc, api_admin.cc and
+// api_usage.cc), turns away one without a live bearer token (TokenIndex)
+// before reading its body, parses and size-checks the body there (YAML/JSON
+// parsing is the expensive part), then posts one command to the Owner,
+// which authenticates again (a token may be revoked in between), authorizes,
+// changes state, audits, and replies after the commit. A refused token is
+// audited by the Owner too. The agents' held polls and the log relay are
+// AgentBroker's (owner thread).
 #pragma once
 
 #include <algorithm>
@@ -16,11 +19,14 @@
 
 #include "metrics/metrics.h"
 #include "net/http.h"
+#include "server/agent_broker.h"
 #include "server/owner.h"
 
 namespace allot::server {
 
 inline constexpr char kVersion[] = "0.2.0";
+
+struct ApiCall;
 
 class Api {
  public:
@@ -35,42 +41,25 @@ class Api {
         max_hold_ms_(std::max<int64_t>(500, node_timeout_ms / 3)) {}
   void Handle(std::shared_ptr<net::Exchange> ex);
   // Owner thread, at the end of every turn (Owner::SetTurnHook): answers
-  // the held agent polls whose node's pods changed or whose wait ran out.
-  void OnTurnEnd(Turn& t);
+  // the held agent polls whose node's pods changed or whose wait ran out
+  // (AgentBroker::OnTurnEnd).
+  void OnTurnEnd(Turn& t) { broker_.OnTurnEnd(t); }
 
  private:
   Owner* owner_;
   std::shared_ptr<const TokenIndex> tokens_;
   std::shared_ptr<metrics::Metrics> metrics_;
   int64_t max_hold_ms_;
-  // Agent long polls waiting for their node's pods to change, by node.
-  // Owner thread only.
-  struct HeldPoll {
-    std::shared_ptr<net::Exchange> ex;
-    int64_t deadline_ms = 0;
-    std::string token_id;  // Answered 401 at once if it is revoked.
-  };
-  std::map<std::string, HeldPoll> held_;
-  // Log reads (GET .../workloads/NS/NAME/log): asked of the pod's agent in
-  // its next sync answer, answered by its POST /api/v1/agents/logs.
-  // Owner thread only.
-  // A log read waiting for its node's next sync answer.
-  using LogAsk = proto::LogRequest;
-  struct LogWait {
-    std::shared_ptr<net::Exchange> ex;
-    std::string node;
-    std::string pod_id;
-    bool finished = false;
-    int64_t deadline_ms = 0;
-    std::string token_id;  // Answered 401 at once if it is revoked.
-  };
-  std::map<std::string, std::vector<LogAsk>> log_asks_;  // By node.
-  std::map<int64_t, LogWait> log_waits_;                 // By ask id.
-  int64_t next_log_id_ = 1;
-  // The answer to `node`'s sync: its desired pods, and (`with_logs`) the
-  // log reads asked of it since its last answer.
-  net::Response SyncReply(const State& state, const std::string& node,
-                          bool with_logs);
+  // Network thread: the routes under /api/v1/ and /metrics (api.cc).
+  void Route(const ApiCall& c);
+  // Network thread: node actions, pod logs and the agent protocol
+  // (api_agents.cc); what they post uses broker_ on the owner thread.
+  void HandleNodeAction(const ApiCall& c);
+  void HandlePodLog(const ApiCall& c);
+  void HandleAgentLogs(const ApiCall& c);
+  void HandleAgentSync(const ApiCall& c);
+  // The agents' long polls and the log relay; owner thread only.
+  AgentBroker broker_;
 };
 
 // {"error":{"code","message","field"}} with the HTTP status for `s`.
