@@ -5,9 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -25,6 +23,7 @@
 #include <vector>
 
 #include "net/http.h"
+#include "testing/process.h"
 
 namespace allot::cli::testing {
 
@@ -50,61 +49,37 @@ class UpFixture : public ::testing::Test {
     ASSERT_NE(bin, nullptr) << "ALLOT_BIN is not set";
     args.insert(args.begin(), {bin, "up", "--listen", "127.0.0.1:0", "--data-dir", dir_,
                                "--simulate-gpus", "8xH100-80GB"});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     out_path_ = dir_ + "/up.out." + std::to_string(++starts_);
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execv(bin, argv.data());
-      ::_exit(127);
-    }
+    ASSERT_TRUE(proc_.Spawn(std::move(args), out_path_, /*append=*/false));
     const std::regex api("the API is at (http://[0-9.:]+)"), tok("admin token (allot_[0-9a-f]+)");
-    for (int i = 0; i < 200; ++i) {
-      std::smatch m1, m2;
-      const std::string out = Output();
-      if (std::regex_search(out, m1, api) && std::regex_search(out, m2, tok)) {
-        url_ = m1[1];
-        token_ = m2[1];
-        net::ClientOptions o;
-        o.base_url = url_;
-        auto c = net::HttpClient::Create(o);
-        ASSERT_TRUE(c.ok());
-        client_ = std::move(*c);
-        return;
-      }
-      std::this_thread::sleep_for(100ms);
+    const bool up = allot::testing::WaitFor(
+        [&] {
+          std::smatch m1, m2;
+          const std::string out = Output();
+          if (!std::regex_search(out, m1, api) || !std::regex_search(out, m2, tok)) return false;
+          url_ = m1[1];
+          token_ = m2[1];
+          return true;
+        },
+        20s, 100ms);
+    if (up) {
+      net::ClientOptions o;
+      o.base_url = url_;
+      auto c = net::HttpClient::Create(o);
+      ASSERT_TRUE(c.ok());
+      client_ = std::move(*c);
+      return;
     }
     FAIL() << "allot up did not start:\n" << Output();
   }
 
   // SIGINT, as Ctrl-C; returns the exit status.
   int Stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGINT);
-    int status = 0;
-    for (int i = 0; i < 300; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    return 137;
+    if (!proc_.started()) return -1;
+    return proc_.Terminate(30s, SIGINT) ? proc_.exit_code() : 137;
   }
 
-  std::string Output() const {
-    std::ifstream in(out_path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string Output() const { return allot::testing::ReadFile(out_path_); }
 
   struct Ran {
     int code = -1;
@@ -116,9 +91,6 @@ class UpFixture : public ::testing::Test {
   Ran Allot(std::vector<std::string> args, const std::string& token = "") {
     const char* bin = std::getenv("ALLOT_BIN");
     args.insert(args.begin(), bin);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     // The environment is built here: the child of a threaded process only
     // opens files and execs.
     std::vector<std::string> env;
@@ -132,34 +104,15 @@ class UpFixture : public ::testing::Test {
     }
     if (!token.empty()) env.push_back("ALLOT_TOKEN=" + token);
     env.push_back("XDG_CONFIG_HOME=" + dir_);  // No config file.
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
     const std::string out = dir_ + "/cli.out", err = dir_ + "/cli.err";
-    pid_t pid = fork();
-    if (pid == 0) {
-      int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(126);
-      ::execve(bin, argv.data(), envp.data());
-      ::_exit(127);
-    }
+    allot::testing::ChildProcess p;
     Ran r;
-    int status = 0;
-    for (int i = 0; i < 1200 && ::waitpid(pid, &status, WNOHANG) != pid; ++i) {
-      std::this_thread::sleep_for(50ms);
-      if (i == 1199) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-      }
-    }
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::ifstream o(out), e(err);
-    std::stringstream so, se;
-    so << o.rdbuf();
-    se << e.rdbuf();
-    r.out = so.str();
-    r.err = se.str();
+    if (!p.Spawn(std::move(args), out, /*append=*/false, &env, err)) return r;
+    allot::testing::WaitFor([&] { return p.Exited(); }, 60s);
+    p.Kill9();
+    r.code = p.exit_code();
+    r.out = allot::testing::ReadFile(out);
+    r.err = allot::testing::ReadFile(err);
     return r;
   }
 
@@ -210,7 +163,7 @@ class UpFixture : public ::testing::Test {
 
   std::string dir_, out_path_, url_, token_;
   std::unique_ptr<net::HttpClient> client_;
-  pid_t pid_ = -1;
+  allot::testing::ChildProcess proc_;
   int starts_ = 0;
 };
 

@@ -7,9 +7,10 @@
 // pending with a reason containing a given substring. Lists are compared
 // sorted, so a scenario states a set, not an order.
 //
-// The YAML helpers below emit the documents that every scenario repeats
-// (flavors, nodes, local queues, workloads); ClusterQueues and Cohorts are
-// written out in each test so that the quota under test is visible there.
+// The YAML builders of the documents that every scenario repeats (flavors,
+// nodes, local queues, workloads) live in testing/builders.h, shared by all
+// test binaries; ClusterQueues and Cohorts are written out in each test so
+// that the quota under test is visible there.
 //
 // Test-only; header-only so each test file stays self-contained.
 #pragma once
@@ -27,255 +28,21 @@
 
 #include "core/manifest.h"
 #include "sched/scheduler.h"
+#include "testing/builders.h"
 
 namespace allot::sched::testing {
 
-// ---------------------------------------------------------------------------
-// YAML snippets. Each returns complete documents followed by "---\n".
-
-// A ResourceFlavor `name` selecting nodes labeled
-// allot.dev/gpu-product=<product>; every node when `product` is empty.
-inline std::string Flavor(const std::string& name, const std::string& product) {
-  std::string out = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
-                    "metadata: {name: " + name + "}\n";
-  if (!product.empty()) out += "spec: {nodeLabels: {allot.dev/gpu-product: " + product + "}}\n";
-  return out + "---\n";
-}
-
-// `count` nodes "<prefix>-0".."<prefix>-<count-1>", each with `gpus` whole
-// GPUs of `product` (UUIDs "GPU-<prefix>-<node>-<gpu>"), 128 CPUs and 1Ti
-// of memory, in rack `rack`.
-inline std::string GpuNodes(const std::string& prefix, int count,
-                            const std::string& product, int gpus = 8,
-                            const std::string& rack = "r1") {
-  std::string out;
-  for (int n = 0; n < count; ++n) {
-    std::string name = prefix + "-" + std::to_string(n);
-    out +=
-        "apiVersion: allot.dev/v1\nkind: Node\n"
-        "metadata: {name: " +
-        name + ", labels: {allot.dev/gpu-product: " + product +
-        ", topology.allot.dev/rack: " + rack +
-        "}}\n"
-        "status:\n  capacity: {cpu: \"128\", memory: 1Ti}\n  gpus:\n";
-    for (int g = 0; g < gpus; ++g) {
-      out += "  - {uuid: GPU-" + name + "-" + std::to_string(g) +
-             ", product: " + product + ", memory: 80Gi}\n";
-    }
-    out += "---\n";
-  }
-  return out;
-}
-
-// A LocalQueue `ns`/`name` feeding ClusterQueue `cq`.
-inline std::string LocalQueue(const std::string& ns, const std::string& name,
-                              const std::string& cq) {
-  return "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
-         "metadata: {name: " +
-         name + ", namespace: " + ns +
-         "}\n"
-         "spec: {clusterQueue: " +
-         cq + "}\n---\n";
-}
-
-// A v1 Namespace with labels, e.g. Namespace("team-a", "{team: a}").
-inline std::string Namespace(const std::string& name,
-                             const std::string& labels) {
-  return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name +
-         ", labels: " + labels + "}\n---\n";
-}
-
-// A ClusterQueue selecting every namespace, with one resource group over
-// nvidia.com/gpu and one flavor:
-//   GpuCq("team-a-cq", "research", "h100", "nominalQuota: 8, borrowingLimit:
-//   0",
-//         "  preemption: {withinClusterQueue: LowerPriority}\n")
-// `cohort` may be empty (no cohort); `extra` is more spec lines, indented by
-// two spaces. A name "<ns>-cq" also gets LocalQueue <ns>/q, so that
-// workloads of namespace <ns> reach it with the default queue name.
-inline std::string GpuCq(const std::string& name, const std::string& cohort,
-                         const std::string& flavor, const std::string& quota,
-                         const std::string& extra = "") {
-  std::string out =
-      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
-      "metadata: {name: " +
-      name + "}\nspec:\n";
-  if (!cohort.empty()) out += "  cohort: " + cohort + "\n";
-  out += "  namespaceSelector: {}\n" + extra +
-         "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    "
-         "flavors:\n"
-         "    - name: " +
-         flavor + "\n      resources: [{name: nvidia.com/gpu, " + quota +
-         "}]\n---\n";
-  const std::string suffix = "-cq";
-  if (name.size() > suffix.size() &&
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    out += LocalQueue(name.substr(0, name.size() - suffix.size()), "q", name);
-  }
-  return out;
-}
-
-// A WorkloadPriorityClass.
-inline std::string PriorityClass(const std::string& name, int32_t value) {
-  return "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\n"
-         "metadata: {name: " +
-         name + "}\nvalue: " + std::to_string(value) + "\n---\n";
-}
-
-// A fluent builder for an allot.dev/v1 Workload document:
-//   Wl("team-a/train").Queue("q").Priority(100).Created(3).Gpus(8).Count(2)
-// The first pod set ("main") exists from the start; PodSet() starts another,
-// and Count/MinCount/Gpus/Request apply to the last one.
-class Wl {
- public:
-  explicit Wl(const std::string& key) {
-    size_t slash = key.find('/');
-    ns_ = key.substr(0, slash);
-    name_ = key.substr(slash + 1);
-    pod_sets_.push_back(PodSetSpec{"main", 1, std::nullopt, {}, {}, {}});
-  }
-  Wl& Queue(const std::string& q) {
-    queue_ = q;
-    return *this;
-  }
-  Wl& Priority(int32_t p) {
-    priority_ = p;
-    return *this;
-  }
-  Wl& PriorityClass(const std::string& c) {
-    priority_class_ = c;
-    return *this;
-  }
-  // Creation time: 2026-01-01T00:00:00Z plus `minutes`.
-  Wl& Created(int minutes) {
-    created_min_ = minutes;
-    return *this;
-  }
-  Wl& PodSet(const std::string& name) {
-    pod_sets_.push_back(PodSetSpec{name, 1, std::nullopt, {}, {}, {}});
-    return *this;
-  }
-  Wl& Count(int32_t n) {
-    pod_sets_.back().count = n;
-    return *this;
-  }
-  Wl& MinCount(int32_t n) {
-    pod_sets_.back().min_count = n;
-    return *this;
-  }
-  // Per-pod nvidia.com/gpu.
-  Wl& Gpus(int32_t n) { return Request("nvidia.com/gpu", std::to_string(n)); }
-  Wl& Request(const std::string& resource, const std::string& quantity) {
-    pod_sets_.back().requests[resource] = quantity;
-    return *this;
-  }
-  // A node selector on the last pod set's pod template.
-  Wl& NodeSelector(const std::string& key, const std::string& value) {
-    pod_sets_.back().node_selector[key] = value;
-    return *this;
-  }
-  // Already admitted in `cq`, every requested resource of every pod set on
-  // `flavor`, whole pod sets, placed by the scheduler at Create.
-  Wl& Admitted(const std::string& cq, const std::string& flavor) {
-    admitted_cq_ = cq;
-    admitted_flavor_ = flavor;
-    return *this;
-  }
-
-  // With Admitted: the next pod of the last pod set runs on `node` with
-  // these GPU UUIDs. Give one per admitted pod, or none (the scheduler
-  // then places the pods at Create).
-  Wl& Placement(const std::string& node, const std::vector<std::string>& gpus) {
-    pod_sets_.back().placements.emplace_back(node, gpus);
-    return *this;
-  }
-
-  std::string Yaml() const {
-    std::string out = "apiVersion: allot.dev/v1\nkind: Workload\n";
-    char ts[64];
-    std::snprintf(ts, sizeof(ts), "2026-01-%02dT%02d:%02d:00Z",
-                  1 + created_min_ / 1440, (created_min_ / 60) % 24,
-                  created_min_ % 60);
-    out += "metadata: {name: " + name_ + ", namespace: " + ns_ +
-           ", creationTimestamp: \"" + ts + "\"}\n";
-    out += "spec:\n  queueName: " + queue_ + "\n";
-    if (!priority_class_.empty()) {
-      out += "  priorityClassName: " + priority_class_ + "\n";
-    } else {
-      out += "  priority: " + std::to_string(priority_) + "\n";
-    }
-    out += "  podSets:\n";
-    for (const PodSetSpec& ps : pod_sets_) {
-      out += "  - name: " + ps.name +
-             "\n    count: " + std::to_string(ps.count) + "\n";
-      if (ps.min_count)
-        out += "    minCount: " + std::to_string(*ps.min_count) + "\n";
-      out += "    template:\n      resources: {requests: {";
-      bool first = true;
-      for (const auto& [r, q] : ps.requests) {
-        out += std::string(first ? "" : ", ") + r + ": \"" + q + "\"";
-        first = false;
-      }
-      out += "}}\n";
-      if (!ps.node_selector.empty()) {
-        out += "      nodeSelector: {";
-        bool first_label = true;
-        for (const auto& [k, v] : ps.node_selector) {
-          out += std::string(first_label ? "" : ", ") + k + ": " + v;
-          first_label = false;
-        }
-        out += "}\n";
-      }
-    }
-    if (!admitted_cq_.empty()) {
-      out += "status:\n  admission:\n    clusterQueue: " + admitted_cq_ +
-             "\n    podSetAssignments:\n";
-      for (const PodSetSpec& ps : pod_sets_) {
-        out += "    - name: " + ps.name +
-               "\n      count: " + std::to_string(ps.count) +
-               "\n      flavors: {";
-        bool first = true;
-        for (const auto& [r, q] : ps.requests) {
-          out += std::string(first ? "" : ", ") + r + ": " + admitted_flavor_;
-          first = false;
-        }
-        out += "}\n";
-        if (!ps.placements.empty()) out += "      placements:\n";
-        for (const auto& [node, gpus] : ps.placements) {
-          out += "      - {node: " + node + ", gpus: [";
-          for (size_t i = 0; i < gpus.size(); ++i)
-            out += (i ? ", " : "") + gpus[i];
-          out += "]}\n";
-        }
-      }
-    }
-    return out + "---\n";
-  }
-  operator std::string() const {
-    return Yaml();
-  }  // NOLINT: reads naturally in YAML sums.
-
- private:
-  struct PodSetSpec {
-    std::string name;
-    int32_t count = 1;
-    std::optional<int32_t> min_count;
-    std::map<std::string, std::string> requests;
-    std::vector<std::pair<std::string, std::vector<std::string>>> placements;
-    std::map<std::string, std::string> node_selector;
-  };
-  std::string ns_, name_;
-  std::string queue_ = "q";
-  int32_t priority_ = 0;
-  std::string priority_class_;
-  int created_min_ = 0;
-  std::vector<PodSetSpec> pod_sets_;
-  std::string admitted_cq_, admitted_flavor_;
-};
-
-inline std::string operator+(const std::string& a, const Wl& w) {
-  return a + w.Yaml();
-}
+// The shared builders (testing/builders.h), under this namespace's names as
+// before, so scenario files and the server and cli tests that use
+// sched::testing keep reading the same.
+using allot::testing::Flavor;
+using allot::testing::GpuCq;
+using allot::testing::GpuNodes;
+using allot::testing::LocalQueue;
+using allot::testing::Namespace;
+using allot::testing::PriorityClass;
+using allot::testing::Wl;
+using allot::testing::operator+;
 
 // ---------------------------------------------------------------------------
 // Building and observing a scheduler.

@@ -52,55 +52,22 @@ class AgentProcess {
                                      log_dir_,   "--simulate-gpus", gpus_,
                                      "--poll-seconds", "1"};
     args.insert(args.end(), extra_.begin(), extra_.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::string out = log_dir_ + "/agent.out";
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execv(bin, argv.data());
-      ::_exit(127);
-    }
+    proc_.Spawn(std::move(args), log_dir_ + "/agent.out", /*append=*/true);
   }
-  void Kill9() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-  }
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 300 && ::waitpid(pid_, nullptr, WNOHANG) != pid_; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    Kill9();
-    pid_ = -1;
-  }
+  void Kill9() { proc_.Kill9(); }
+  void Stop() { proc_.Terminate(std::chrono::seconds(15)); }
   const std::string& log_dir() const { return log_dir_; }
   std::string PodLog(const std::string& pod_id) const {
     std::string file = pod_id;
     std::replace(file.begin(), file.end(), '/', '_');
-    std::ifstream in(log_dir_ + "/" + file + ".log");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return allot::testing::ReadFile(log_dir_ + "/" + file + ".log");
   }
-  std::string Output() const {
-    std::ifstream in(log_dir_ + "/agent.out");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string Output() const { return allot::testing::ReadFile(log_dir_ + "/agent.out"); }
 
  private:
   std::vector<std::string> extra_;
   std::string url_, token_, name_, gpus_, log_dir_;
-  pid_t pid_ = -1;
+  allot::testing::ChildProcess proc_;
 };
 
 constexpr char kCluster[] = R"(

@@ -8,12 +8,6 @@
 // store directory survives them.
 #pragma once
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -24,10 +18,10 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "net/http.h"
+#include "testing/process.h"
 
 namespace allot::server::testing {
 
@@ -97,25 +91,11 @@ class TestServer {
   }
 
   void Kill9() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+    proc_.Kill9();
     client_.reset();
   }
   void Stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      for (int i = 0; i < 100; ++i) {
-        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-          pid_ = -1;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      if (pid_ > 0) Kill9();
-    }
+    proc_.Terminate(std::chrono::seconds(5));
     client_.reset();
   }
   bool Restart() {
@@ -123,12 +103,7 @@ class TestServer {
     return Launch();
   }
   // The server's stdout and stderr so far.
-  std::string Log() const {
-    std::ifstream in(dir_ + "/serve.log");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string Log() const { return allot::testing::ReadFile(dir_ + "/serve.log"); }
 
  private:
   TestServer() = default;
@@ -149,33 +124,25 @@ class TestServer {
                                      listen, "--store", store,
                                      "--admin-token-file", tok};
     args.insert(args.end(), extra_.begin(), extra_.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid < 0) return false;
-    if (pid == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execv(bin, argv.data());
-      ::_exit(127);
-    }
-    pid_ = pid;
+    if (!proc_.Spawn(std::move(args), log, /*append=*/false)) return false;
     const std::regex re("serving on http://127\\.0\\.0\\.1:([0-9]+)");
-    for (int i = 0; i < 400; ++i) {
-      std::smatch m;
-      std::string text = Log();
-      if (std::regex_search(text, m, re)) {
-        port_ = uint16_t(std::stoi(m[1]));
-        return true;
-      }
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        std::fprintf(stderr, "TestServer: allot serve exited:\n%s\n", text.c_str());
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bool exited = false;
+    bool up = allot::testing::WaitFor(
+        [&] {
+          std::smatch m;
+          std::string text = Log();
+          if (std::regex_search(text, m, re)) {
+            port_ = uint16_t(std::stoi(m[1]));
+            return true;
+          }
+          exited = proc_.Exited();
+          return exited;
+        },
+        std::chrono::seconds(20));
+    if (up && !exited) return true;
+    if (exited) {
+      std::fprintf(stderr, "TestServer: allot serve exited:\n%s\n", Log().c_str());
+      return false;
     }
     std::fprintf(stderr, "TestServer: no start-up line in 20 s:\n%s\n", Log().c_str());
     Kill9();
@@ -185,7 +152,7 @@ class TestServer {
   std::string dir_;
   std::vector<std::string> extra_;  // More `allot serve` flags.
   std::string admin_token_;
-  pid_t pid_ = -1;
+  allot::testing::ChildProcess proc_;
   uint16_t port_ = 0;
   bool keep_dir_ = false;
   std::unique_ptr<net::HttpClient> client_;
