@@ -367,6 +367,11 @@ struct Scheduler::Impl {
   void RequeueTree(int32_t root, const Assignment& freed);
   // Returns one ClusterQueue's set-aside workloads to its queue.
   void RequeueCq(int32_t cq);
+  // RequeueCq for every ClusterQueue: after a node change, every pending
+  // workload is tried again, as a rebuild would try it.
+  void RequeueAll();
+  // Admitted workloads with a pod on node n, by index (scheduler_nodes.cc).
+  std::vector<WlIdx> AdmittedOn(NodeIdx n) const;
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);
