@@ -30,9 +30,13 @@ Status NodePool::Impl::CheckNode(const core::Node& node, NodeIdx self,
   }
   auto own = [&](const std::string& uuid) {
     if (self < 0) return false;
-    const auto& devs = nodes[self].devices;
-    return std::any_of(devs.begin(), devs.end(),
-                       [&](const auto& d) { return d.uuid == uuid; });
+    for (const core::Gpu& g : nodes[self].spec.gpus) {
+      if (g.uuid == uuid) return true;
+      for (const core::MigSlice& sl : g.mig) {
+        if (sl.uuid == uuid) return true;
+      }
+    }
+    return false;
   };
   auto check_uuid = [&](const std::string& uuid, const std::string& what,
                         const std::string& field) {
@@ -171,6 +175,15 @@ static std::string LabelOf(const core::Labels& labels, const char* key) {
   return it == labels.end() ? std::string("\x01unset") : it->second;
 }
 
+// The UUIDs of a node's GPUs and MIG slices leave the pool's set.
+static void EraseUuids(const core::Node& node,
+                       std::unordered_set<std::string>* uuids) {
+  for (const core::Gpu& g : node.gpus) {
+    uuids->erase(g.uuid);
+    for (const core::MigSlice& sl : g.mig) uuids->erase(sl.uuid);
+  }
+}
+
 static bool Holds(const NodeState& s) {
   if (s.cpu_free != s.cpu_capacity || s.memory_free != s.memory_capacity) {
     return true;
@@ -199,7 +212,7 @@ Status NodePool::ReplaceNode(NodeIdx n, const core::Node& node) {
       LabelOf(node.labels, core::kTopologyRackLabel) ==
           LabelOf(m.nodes[n].labels, core::kTopologyRackLabel);
   m.Unindex(n);
-  for (const auto& d : m.nodes[n].devices) m.uuids.erase(d.uuid);
+  EraseUuids(m.nodes[n].spec, &m.uuids);
   m.nodes[n] = m.MakeNode(node, n);
   m.uuids.insert(fresh.begin(), fresh.end());
   if (topology_same) {
@@ -221,7 +234,7 @@ Status NodePool::RemoveNode(NodeIdx n) {
   }
   const bool renumber = !HasEarlierPeer(m.nodes, n);
   m.Unindex(n);
-  for (const auto& d : m.nodes[n].devices) m.uuids.erase(d.uuid);
+  EraseUuids(m.nodes[n].spec, &m.uuids);
   m.node_ids.erase(m.nodes[n].name);
   NodeState& s = m.nodes[n];
   s.removed = true;
