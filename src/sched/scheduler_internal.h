@@ -332,6 +332,11 @@ struct Scheduler::Impl {
   mutable AssignScratch assign_scratch;
   int64_t next_seq = 0;
   int64_t next_admit_seq = 0;
+  // Per node index: the admitted workloads with a pod on it (each once),
+  // kept by Admit and ReleaseAdmission, so that a node change finds them
+  // without scanning every admission.
+  std::vector<std::vector<WlIdx>> on_node;
+  void IndexNodes(WlIdx w, const Placement& p, bool add);
   size_t pending_count = 0;
   size_t admitted_count = 0;
 

@@ -9,18 +9,24 @@
 
 namespace allot::sched {
 
-std::vector<WlIdx> Scheduler::Impl::AdmittedOn(NodeIdx n) const {
-  std::vector<WlIdx> on;
-  for (const CQ& cq : cqs) {
-    for (WlIdx w : cq.admitted) {
-      const Placement& p = wls[w].adm->placement;
-      bool here = std::any_of(p.begin(), p.end(), [&](const PodSetPlacement& ps) {
-        return std::any_of(ps.begin(), ps.end(),
-                           [&](const PodAssignment& pa) { return pa.node == n; });
-      });
-      if (here) on.push_back(w);
+void Scheduler::Impl::IndexNodes(WlIdx w, const Placement& p, bool add) {
+  for (const PodSetPlacement& ps : p) {
+    for (const PodAssignment& pa : ps) {
+      if (size_t(pa.node) >= on_node.size()) on_node.resize(size_t(pa.node) + 1);
+      std::vector<WlIdx>& list = on_node[size_t(pa.node)];
+      auto it = std::find(list.begin(), list.end(), w);
+      if (add && it == list.end()) list.push_back(w);
+      if (!add && it != list.end()) {
+        *it = list.back();
+        list.pop_back();
+      }
     }
   }
+}
+
+std::vector<WlIdx> Scheduler::Impl::AdmittedOn(NodeIdx n) const {
+  if (size_t(n) >= on_node.size()) return {};
+  std::vector<WlIdx> on = on_node[size_t(n)];
   std::sort(on.begin(), on.end());
   return on;
 }
