@@ -128,32 +128,49 @@ void NodePool::Impl::Unindex(NodeIdx n) {
 }
 
 void NodePool::Impl::Renumber() {
-  std::unordered_map<std::string, int32_t> blocks, racks;
-  std::vector<Rank> ranks(nodes.size());
-  bool moved = false;
-  for (NodeIdx n = 0; n < static_cast<NodeIdx>(nodes.size()); ++n) {
-    const NodeState& s = nodes[n];
+  // Ids are a permutation of 0..size-1 of their maps; the new id of an old
+  // one is its rank in first-live-occurrence order, dead ones are dropped.
+  std::vector<int32_t> bmap(block_ids.size(), -1), rmap(rack_ids.size(), -1);
+  int32_t nb = 0, nr = 0;
+  for (const NodeState& s : nodes) {
     if (s.removed) continue;
-    auto label = [&](const char* key) -> const std::string* {
-      auto it = s.labels.find(key);
-      return it == s.labels.end() ? nullptr : &it->second;
-    };
-    const std::string* block = label(core::kTopologyBlockLabel);
-    const std::string* rack = label(core::kTopologyRackLabel);
-    std::string rack_key = (block ? *block : "") + "\n" + (rack ? *rack : "");
-    ranks[n] = {Intern(&blocks, block), Intern(&racks, rack ? &rack_key : nullptr),
-                n};
-    moved |= ranks[n] != s.rank;
+    if (s.rank.block != pool_internal::kUnsetTopology && bmap[s.rank.block] < 0)
+      bmap[s.rank.block] = nb++;
+    if (s.rank.rack != pool_internal::kUnsetTopology && rmap[s.rank.rack] < 0)
+      rmap[s.rank.rack] = nr++;
   }
-  block_ids = std::move(blocks);
-  rack_ids = std::move(racks);
-  if (!moved) return;
+  auto remap = [](std::unordered_map<std::string, int32_t>* ids,
+                  const std::vector<int32_t>& to) {
+    for (auto it = ids->begin(); it != ids->end();) {
+      if (to[it->second] < 0) {
+        it = ids->erase(it);
+      } else {
+        it->second = to[it->second];
+        ++it;
+      }
+    }
+  };
+  remap(&block_ids, bmap);
+  remap(&rack_ids, rmap);
+  auto fresh = [&](const Rank& r) {
+    Rank x = r;
+    if (x.block != pool_internal::kUnsetTopology) x.block = bmap[x.block];
+    if (x.rack != pool_internal::kUnsetTopology) x.rack = rmap[x.rack];
+    return x;
+  };
+  // Nodes whose rank moves leave the buckets first, so that the sets never
+  // mix old and new ranks.
+  std::vector<NodeIdx> moved;
   for (NodeIdx n = 0; n < static_cast<NodeIdx>(nodes.size()); ++n) {
-    if (nodes[n].removed) continue;
-    Unindex(n);
-    nodes[n].rank = ranks[n];
-    Index(n);
+    if (!nodes[n].removed && fresh(nodes[n].rank) != nodes[n].rank) {
+      moved.push_back(n);
+    }
   }
+  for (NodeIdx n : moved) Unindex(n);
+  for (NodeIdx n = 0; n < static_cast<NodeIdx>(nodes.size()); ++n) {
+    if (!nodes[n].removed) nodes[n].rank = fresh(nodes[n].rank);
+  }
+  for (NodeIdx n : moved) Index(n);
 }
 
 // Whether an earlier live node shares n's block and rack ids, so that

@@ -339,7 +339,8 @@ struct NodePool::Impl {
   void Index(NodeIdx n);
   void Unindex(NodeIdx n);
   // Renumbers blocks and racks in first-seen order over the live nodes, as
-  // a pool built from them would, and rebuilds the buckets if ranks moved.
+  // a pool built from them would (ints only), and re-buckets the nodes
+  // whose rank moved.
   void Renumber();
 
   // Checks.
