@@ -114,6 +114,7 @@ NodeState NodePool::Impl::MakeNode(const core::Node& node, NodeIdx n) {
 }
 
 void NodePool::Impl::Index(NodeIdx n) {
+  for (const auto& d : nodes[n].devices) ++device_totals[d.resource];
   for (int32_t slot : nodes[n].slots) ++slot_sizes[slot];
   for (const ResourceCount& c : nodes[n].counts) {
     Move(n, c.resource, 0, nodes[n].Offered(c.resource));
@@ -121,6 +122,7 @@ void NodePool::Impl::Index(NodeIdx n) {
 }
 
 void NodePool::Impl::Unindex(NodeIdx n) {
+  for (const auto& d : nodes[n].devices) --device_totals[d.resource];
   for (const ResourceCount& c : nodes[n].counts) {
     Move(n, c.resource, nodes[n].Offered(c.resource), 0);
   }

@@ -56,6 +56,7 @@ int32_t NodePool::Impl::InternResource(const std::string& name) {
   if (added) {
     resource_names.push_back(name);
     offered_totals.push_back(0);
+    device_totals.push_back(0);
     for (auto& per_slot : index) per_slot.emplace_back();
   }
   return it->second;
@@ -144,7 +145,10 @@ PodSetCtx NodePool::Impl::MakeCtx(const PodSetRequest& req) const {
   PodSetCtx ctx;
   ctx.req = &req;
   for (const auto& [name, count] : req.shape.devices) {
-    if (count > 0) ctx.needs.push_back({ResourceId(name), count});
+    if (count <= 0) continue;
+    int32_t r = ResourceId(name);
+    if (r >= 0 && device_totals[r] == 0) r = -1;  // No node has it now.
+    ctx.needs.push_back({r, count});
   }
   ctx.slot = AllSlot();
   for (int32_t f : req.flavors) {

@@ -302,6 +302,10 @@ struct NodePool::Impl {
   std::unordered_map<std::string, int32_t> resource_ids;
   std::unordered_map<std::string, int32_t> block_ids, rack_ids;
   std::vector<int64_t> offered_totals;  // Per resource.
+  // Per resource: devices on indexed nodes, whatever their state. A
+  // resource whose nodes were all replaced or removed counts as one no
+  // node has (as in a pool built without them).
+  std::vector<int32_t> device_totals;
   // index[slot][resource][free count]: nodes by rank. Slot flavors.size()
   // holds every node.
   std::vector<std::vector<std::vector<std::set<pool_internal::Rank>>>> index;

@@ -11,7 +11,7 @@
 //  [rebuild]  the scheduler must decide as one rebuilt by Create from the
 //             same nodes and live workloads (in arrival order, admitted ones
 //             with their admissions): the same admitted workloads and
-//             placements, pending set and positions, set-aside flags, and
+//             placements, pending set, positions, reasons and set-aside flags, and
 //             after RunUntilQuiescent on both, the same admissions,
 //             placements, pending set and new preemptions;
 //  [error]    a refused change leaves Admitted(), Pending() and
@@ -50,7 +50,7 @@ std::string AdmissionText(const core::Admission& a) {
 }
 
 // The decisions: admissions with placements, pending keys with their
-// queue positions and set-aside flags.
+// queue positions, set-aside flags and reasons.
 std::string Decisions(const Scheduler& s) {
   std::string out;
   for (const auto& a : s.Admitted())
@@ -58,7 +58,7 @@ std::string Decisions(const Scheduler& s) {
   for (const auto& p : s.Pending()) {
     out += "P " + p.workload + " " + p.cluster_queue + " #" +
            std::to_string(p.position) +
-           (s.IsInadmissible(p.workload) ? " set-aside" : "") + "\n";
+           (s.IsInadmissible(p.workload) ? " set-aside" : "") + " " + p.reason + "\n";
   }
   out += "counts " + std::to_string(s.AdmittedCount()) + "/" +
          std::to_string(s.PendingCount()) + "\n";
