@@ -164,7 +164,17 @@ class Scheduler {
   // Errors change nothing. On success every set-aside workload goes back
   // to its queue, so the next cycles decide as a scheduler rebuilt by
   // Create from the same nodes and workloads would (admissions, placements,
-  // pending set, preemptions; see scheduler_node_changes_test.cc).
+  // pending set and reasons, preemptions; scheduler_node_changes_test.cc),
+  // with one difference: this scheduler keeps what a rebuild forgets, the
+  // order in which workloads were admitted (which orders victims of equal
+  // priority; Create numbers admissions in file order) and which workloads
+  // evicted which. A rebuilt scheduler and one it was rebuilt from differ
+  // the same way, node changes or not.
+  //
+  // Cost: UpdateNode moves the node's placements over and requeues every
+  // set-aside workload (O(set-aside)); RemoveNode is O(nodes) only when the
+  // node was the first of its rack or block (renumbering, ints only).
+  // Measured in bench/RESULTS.md ("Node changes").
   Status UpdateNode(const core::Node& node);
   Status RemoveNode(const std::string& name);
 
