@@ -620,12 +620,18 @@ void Usage() {
       "[--trace]\n"
       "       allot_bench incremental [--scale S] [--trials N] [--seed N] "
       "[--phase arrival|finish|both]\n"
+      "       allot_bench nodes [--scale S] [--trials N] [--seed N]\n"
       "       allot_bench all [--scale S]\n"
       "       allot_bench [--benchmark_...]   (Google Benchmark, scale %.2g)\n",
       kMicroScale);
 }
 
 }  // namespace
+}  // namespace allot::bench
+
+namespace allot::bench {
+// node_changes_bench.cc.
+int NodeChangesMode(double scale, int trials, uint64_t seed);
 }  // namespace allot::bench
 
 int main(int argc, char** argv) {
@@ -638,6 +644,8 @@ int main(int argc, char** argv) {
     }
     if (args.mode == "quiescence") return Quiescence(args);
     if (args.mode == "incremental") return IncrementalMode(args);
+    if (args.mode == "nodes")
+      return NodeChangesMode(args.scale, args.trials, args.seed);
     if (args.mode == "all") {
       int rc = Quiescence(args);
       if (rc != 0) return rc;

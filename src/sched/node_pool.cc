@@ -49,63 +49,6 @@ using pool_internal::ResourceCount;
 using pool_internal::Scratch;
 using pool_internal::TaintText;
 
-struct NodePool::Impl {
-  std::vector<core::ResourceFlavor> flavors;
-  std::vector<NodeState> nodes;
-  std::unordered_map<std::string, NodeIdx> node_ids;
-  std::unordered_set<std::string> uuids;
-  std::deque<std::string> resource_names;  // Stable references.
-  std::unordered_map<std::string, int32_t> resource_ids;
-  std::unordered_map<std::string, int32_t> block_ids, rack_ids;
-  std::vector<int64_t> offered_totals;  // Per resource.
-  // index[slot][resource][free count]: nodes by rank. Slot flavors.size()
-  // holds every node.
-  std::vector<std::vector<std::vector<std::set<Rank>>>> index;
-  std::vector<int32_t> slot_sizes;
-  // Find's scratch, kept between calls for its buffers (NodePool is not
-  // thread-safe, const calls included).
-  mutable Scratch find_scratch;
-
-  int32_t AllSlot() const { return static_cast<int32_t>(flavors.size()); }
-  int32_t ResourceId(const std::string& name) const {
-    auto it = resource_ids.find(name);
-    return it == resource_ids.end() ? -1 : it->second;
-  }
-  int32_t InternResource(const std::string& name);
-  // Block and rack ids, in first-seen order; a rack id is per (block, rack).
-  static int32_t Intern(std::unordered_map<std::string, int32_t>* ids,
-                        const std::string* key);
-
-  // Index maintenance.
-  void Move(NodeIdx n, int32_t resource, int32_t from, int32_t to);
-  template <typename F>
-  void Update(NodeIdx n, F change);
-  void Apply(const std::vector<PodSetRequest>& request,
-             const Placement& placement, bool take);
-
-  // Checks.
-  PodSetCtx MakeCtx(const PodSetRequest& req) const;
-  bool Eligible(const NodeState& node, const PodSetCtx& ctx) const;
-
-  // Placement.
-  void Take(NodeIdx n, const PodSetCtx& ctx, int64_t pods, Scratch* s,
-            PodSetPlacement* out) const;
-  std::optional<NodeIdx> BestFitIndexed(const PodSetCtx& ctx, int64_t pods,
-                                        const Scratch& s) const;
-  // The candidate in [begin, end) with room for `pods` and the lowest
-  // (score, rank).
-  static std::optional<Candidate> BestFit(
-      std::vector<Candidate>::const_iterator begin,
-      std::vector<Candidate>::const_iterator end, int64_t pods);
-  int64_t Spread(const PodSetCtx& ctx, std::vector<Candidate> cands, Scratch* s,
-                 PodSetPlacement* out) const;
-  int64_t PlaceIndexed(const PodSetCtx& ctx, Scratch* s,
-                       PodSetPlacement* out) const;
-  int64_t PlaceGeneric(const PodSetCtx& ctx, Scratch* s,
-                       PodSetPlacement* out) const;
-  std::string Explain(const PodSetCtx& ctx, const Scratch& s, bool more) const;
-  std::string FlavorNames(const PodSetRequest& req) const;
-};
 
 int32_t NodePool::Impl::InternResource(const std::string& name) {
   auto [it, added] =
@@ -113,6 +56,7 @@ int32_t NodePool::Impl::InternResource(const std::string& name) {
   if (added) {
     resource_names.push_back(name);
     offered_totals.push_back(0);
+    device_totals.push_back(0);
     for (auto& per_slot : index) per_slot.emplace_back();
   }
   return it->second;
@@ -201,7 +145,10 @@ PodSetCtx NodePool::Impl::MakeCtx(const PodSetRequest& req) const {
   PodSetCtx ctx;
   ctx.req = &req;
   for (const auto& [name, count] : req.shape.devices) {
-    if (count > 0) ctx.needs.push_back({ResourceId(name), count});
+    if (count <= 0) continue;
+    int32_t r = ResourceId(name);
+    if (r >= 0 && device_totals[r] == 0) r = -1;  // No node has it now.
+    ctx.needs.push_back({r, count});
   }
   ctx.slot = AllSlot();
   for (int32_t f : req.flavors) {
@@ -362,7 +309,7 @@ int64_t NodePool::Impl::PlaceGeneric(const PodSetCtx& ctx, Scratch* s,
   const int64_t count = ctx.req->count;
   std::vector<Candidate> cands;
   for (NodeIdx n = 0; n < static_cast<NodeIdx>(nodes.size()); ++n) {
-    if (!Eligible(nodes[n], ctx)) continue;
+    if (nodes[n].removed || !Eligible(nodes[n], ctx)) continue;
     const Scratch::Use* use = s->Get(n);
     int64_t cap = nodes[n].Room(ctx, use, count);
     if (cap > 0) {
@@ -439,6 +386,7 @@ std::string NodePool::Impl::Explain(const PodSetCtx& ctx, const Scratch& s,
   Quantity most_cpu_free, most_memory_free;
   for (NodeIdx n = 0; n < static_cast<NodeIdx>(nodes.size()); ++n) {
     const NodeState& node = nodes[n];
+    if (node.removed) continue;
     bool labels_ok = std::all_of(req.flavors.begin(), req.flavors.end(),
                                  [&](int32_t f) { return node.in_flavor[f]; });
     if (!labels_ok || (req.node_selector &&
@@ -527,91 +475,13 @@ NodePool::~NodePool() = default;
 
 Status NodePool::AddNode(const core::Node& node) {
   Impl& m = *impl_;
-  if (node.name.empty()) return Status::InvalidArgument("node has no name");
-  if (m.node_ids.count(node.name)) {
-    return Status::AlreadyExists("node " + node.name + " already exists");
-  }
-  if (node.cpu.IsNegative() || node.memory.IsNegative()) {
-    return Status::InvalidArgument("node " + node.name +
-                                   " has negative cpu or memory");
-  }
   std::unordered_set<std::string> fresh;
-  auto check_uuid = [&](const std::string& uuid, const std::string& what,
-                        const std::string& field) {
-    if (uuid.empty()) {
-      return Status::InvalidArgument(
-          what + " on node " + node.name + " has no UUID", field);
-    }
-    if (m.uuids.count(uuid) || !fresh.insert(uuid).second) {
-      return Status::AlreadyExists(what + " " + uuid + " on node " + node.name +
-                                       " is already in the pool",
-                                   field);
-    }
-    return Status::Ok();
-  };
-  for (size_t g = 0; g < node.gpus.size(); ++g) {
-    const core::Gpu& gpu = node.gpus[g];
-    std::string field = "gpus[" + std::to_string(g) + "]";
-    ALLOT_RETURN_IF_ERROR(check_uuid(gpu.uuid, "GPU", field + ".uuid"));
-    for (size_t i = 0; i < gpu.mig.size(); ++i) {
-      std::string slice = field + ".mig[" + std::to_string(i) + "]";
-      ALLOT_RETURN_IF_ERROR(
-          check_uuid(gpu.mig[i].uuid, "MIG slice", slice + ".uuid"));
-      if (gpu.mig[i].profile.empty()) {
-        return Status::InvalidArgument("MIG slice " + gpu.mig[i].uuid +
-                                           " on node " + node.name +
-                                           " has no profile",
-                                       slice + ".profile");
-      }
-    }
-  }
-
+  ALLOT_RETURN_IF_ERROR(m.CheckNode(node, -1, &fresh));
   const NodeIdx n = static_cast<NodeIdx>(m.nodes.size());
-  NodeState s;
-  s.name = node.name;
-  s.labels = node.labels;
-  s.taints = node.taints;
-  s.unschedulable = node.unschedulable;
-  s.cpu_capacity = s.cpu_free = node.cpu;
-  s.memory_capacity = s.memory_free = node.memory;
-  auto add_device = [&](const std::string& uuid, const std::string& resource,
-                        bool healthy) {
-    int32_t r = m.InternResource(resource);
-    s.devices.push_back({uuid, r, /*free=*/true, healthy});
-    auto it = std::find_if(s.counts.begin(), s.counts.end(),
-                           [&](const auto& c) { return c.resource == r; });
-    if (it == s.counts.end()) it = s.counts.insert(s.counts.end(), {r, 0});
-    it->usable += healthy;
-  };
-  for (const core::Gpu& gpu : node.gpus) {
-    if (gpu.mig.empty()) add_device(gpu.uuid, core::kGpuResource, gpu.healthy);
-    for (const core::MigSlice& slice : gpu.mig) {
-      add_device(slice.uuid, core::MigResourceName(slice.profile), gpu.healthy);
-    }
-  }
-  for (int32_t f = 0; f < m.AllSlot(); ++f) {
-    bool match = core::LabelsMatch(m.flavors[f].node_labels, node.labels);
-    s.in_flavor.push_back(match);
-    if (match) s.slots.push_back(f);
-  }
-  s.slots.push_back(m.AllSlot());
-  for (int32_t slot : s.slots) ++m.slot_sizes[slot];
-  auto label = [&](const char* key) -> const std::string* {
-    auto it = node.labels.find(key);
-    return it == node.labels.end() ? nullptr : &it->second;
-  };
-  const std::string* block = label(core::kTopologyBlockLabel);
-  const std::string* rack = label(core::kTopologyRackLabel);
-  std::string rack_key = (block ? *block : "") + "\n" + (rack ? *rack : "");
-  s.rank.block = Impl::Intern(&m.block_ids, block);
-  s.rank.rack = Impl::Intern(&m.rack_ids, rack ? &rack_key : nullptr);
-  s.rank.node = n;
-  m.nodes.push_back(std::move(s));
+  m.nodes.push_back(m.MakeNode(node, n));
   m.node_ids.emplace(node.name, n);
   m.uuids.insert(fresh.begin(), fresh.end());
-  for (const ResourceCount& c : m.nodes[n].counts) {
-    m.Move(n, c.resource, 0, m.nodes[n].Offered(c.resource));
-  }
+  m.Index(n);
   return Status::Ok();
 }
 

@@ -75,6 +75,20 @@ class NodePool {
   // GPU or MIG slice UUID anywhere in the pool, negative capacity.
   Status AddNode(const core::Node& node);
 
+  // Replaces node n's description (labels, taints, cordon, capacity, GPUs,
+  // health, MIG layout) in place: it keeps its index and topology place.
+  // The node must hold nothing (callers Release what is on it first):
+  // FailedPrecondition otherwise. The name must stay; UUIDs are checked as
+  // AddNode checks them (its own may be kept). Errors change nothing.
+  Status ReplaceNode(NodeIdx n, const core::Node& node);
+  // Removes node n, which must hold nothing (FailedPrecondition otherwise,
+  // changing nothing). Its index stays taken but empty: FindNode no longer
+  // finds it, and it is never offered or scanned; other indexes keep.
+  Status RemoveNode(NodeIdx n);
+  // The node as last added or replaced. CHECK-fails on a removed node.
+  const core::Node& NodeSpec(NodeIdx n) const;
+
+  // Includes removed nodes' indexes.
   int32_t NodeCount() const;
   const std::string& NodeName(NodeIdx n) const;
   std::optional<NodeIdx> FindNode(const std::string& name) const;

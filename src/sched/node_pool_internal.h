@@ -9,10 +9,13 @@
 #include <algorithm>
 #include <compare>
 #include <cstdint>
+#include <deque>
+#include <set>
 #include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -118,6 +121,8 @@ struct NodeState {
   core::Labels labels;
   std::vector<core::Taint> taints;
   bool unschedulable = false;
+  bool removed = false;  // RemoveNode left its index empty: never offered.
+  core::Node spec;       // As last added or replaced (for a rollback).
   Quantity cpu_capacity, memory_capacity, cpu_free, memory_free;
   std::vector<Device> devices;
   std::vector<ResourceCount> counts;  // One per resource the node has.
@@ -284,3 +289,86 @@ inline std::string LabelsText(const core::Labels& labels) {
 }
 
 }  // namespace allot::sched::pool_internal
+
+namespace allot::sched {
+
+// NodePool's state (node_pool.cc, node_changes.cc).
+struct NodePool::Impl {
+  std::vector<core::ResourceFlavor> flavors;
+  std::vector<pool_internal::NodeState> nodes;
+  std::unordered_map<std::string, NodeIdx> node_ids;
+  std::unordered_set<std::string> uuids;
+  std::deque<std::string> resource_names;  // Stable references.
+  std::unordered_map<std::string, int32_t> resource_ids;
+  std::unordered_map<std::string, int32_t> block_ids, rack_ids;
+  std::vector<int64_t> offered_totals;  // Per resource.
+  // Per resource: devices on indexed nodes, whatever their state. A
+  // resource whose nodes were all replaced or removed counts as one no
+  // node has (as in a pool built without them).
+  std::vector<int32_t> device_totals;
+  // index[slot][resource][free count]: nodes by rank. Slot flavors.size()
+  // holds every node.
+  std::vector<std::vector<std::vector<std::set<pool_internal::Rank>>>> index;
+  std::vector<int32_t> slot_sizes;
+  // Find's scratch, kept between calls for its buffers (NodePool is not
+  // thread-safe, const calls included).
+  mutable pool_internal::Scratch find_scratch;
+
+  int32_t AllSlot() const { return static_cast<int32_t>(flavors.size()); }
+  int32_t ResourceId(const std::string& name) const {
+    auto it = resource_ids.find(name);
+    return it == resource_ids.end() ? -1 : it->second;
+  }
+  int32_t InternResource(const std::string& name);
+  // Block and rack ids, in first-seen order; a rack id is per (block, rack).
+  static int32_t Intern(std::unordered_map<std::string, int32_t>* ids,
+                        const std::string* key);
+
+  // Index maintenance.
+  void Move(NodeIdx n, int32_t resource, int32_t from, int32_t to);
+  template <typename F>
+  void Update(NodeIdx n, F change);
+  void Apply(const std::vector<PodSetRequest>& request,
+             const Placement& placement, bool take);
+
+  // Node changes (node_changes.cc).
+  // Checks a node for AddNode (self < 0) or for replacing node `self`
+  // (whose own UUIDs may be kept); adds its UUIDs to `fresh`.
+  Status CheckNode(const core::Node& node, NodeIdx self,
+                   std::unordered_set<std::string>* fresh) const;
+  // Node state for `node` at index n: all devices free; interns its
+  // resources and topology. Does not index it.
+  pool_internal::NodeState MakeNode(const core::Node& node, NodeIdx n);
+  // Puts node n into (takes it out of) the slot sizes and buckets.
+  void Index(NodeIdx n);
+  void Unindex(NodeIdx n);
+  // Renumbers blocks and racks in first-seen order over the live nodes, as
+  // a pool built from them would (ints only), and re-buckets the nodes
+  // whose rank moved.
+  void Renumber();
+
+  // Checks.
+  pool_internal::PodSetCtx MakeCtx(const PodSetRequest& req) const;
+  bool Eligible(const pool_internal::NodeState& node, const pool_internal::PodSetCtx& ctx) const;
+
+  // Placement.
+  void Take(NodeIdx n, const pool_internal::PodSetCtx& ctx, int64_t pods, pool_internal::Scratch* s,
+            PodSetPlacement* out) const;
+  std::optional<NodeIdx> BestFitIndexed(const pool_internal::PodSetCtx& ctx, int64_t pods,
+                                        const pool_internal::Scratch& s) const;
+  // The candidate in [begin, end) with room for `pods` and the lowest
+  // (score, rank).
+  static std::optional<pool_internal::Candidate> BestFit(
+      std::vector<pool_internal::Candidate>::const_iterator begin,
+      std::vector<pool_internal::Candidate>::const_iterator end, int64_t pods);
+  int64_t Spread(const pool_internal::PodSetCtx& ctx, std::vector<pool_internal::Candidate> cands, pool_internal::Scratch* s,
+                 PodSetPlacement* out) const;
+  int64_t PlaceIndexed(const pool_internal::PodSetCtx& ctx, pool_internal::Scratch* s,
+                       PodSetPlacement* out) const;
+  int64_t PlaceGeneric(const pool_internal::PodSetCtx& ctx, pool_internal::Scratch* s,
+                       PodSetPlacement* out) const;
+  std::string Explain(const pool_internal::PodSetCtx& ctx, const pool_internal::Scratch& s, bool more) const;
+  std::string FlavorNames(const PodSetRequest& req) const;
+};
+
+}  // namespace allot::sched

@@ -178,6 +178,107 @@ class RandomCluster {
   static std::string Zone(int32_t i) { return "z" + std::to_string(i); }
   static std::string Product(int32_t i) { return "p" + std::to_string(i); }
 
+ public:
+  // A random change to `n` for node-change property tests: one or more of
+  // its labels (product, zone, rack), taints, cordon, GPU health, MIG
+  // layout (a GPU split into slices or made whole again, slice UUIDs new),
+  // capacity (CPU, memory, GPUs added or dropped). The name stays.
+  core::Node MutateNode(const core::Node& node) {
+    core::Node n = node;
+    const int32_t changes = Uniform(1, 2);
+    for (int32_t c = 0; c < changes; ++c) {
+      switch (Uniform(0, 7)) {
+        case 0:
+          n.labels[kProductLabel] = Product(Uniform(0, num_gpu_flavors_ - 1));
+          break;
+        case 1:
+          if (Coin(0.5)) {
+            n.labels[kZoneLabel] = Zone(Uniform(0, 1));
+          } else {
+            n.labels[core::kTopologyRackLabel] =
+                "r" + std::to_string(Uniform(0, 3));
+          }
+          break;
+        case 2:
+          if (!n.taints.empty() && Coin(0.5)) {
+            n.taints.pop_back();
+          } else {
+            n.taints.push_back({kMaintTaint, "true",
+                                Coin(0.5) ? core::TaintEffect::kNoSchedule
+                                          : core::TaintEffect::kPreferNoSchedule});
+          }
+          break;
+        case 3:
+          n.unschedulable = !n.unschedulable;
+          break;
+        case 4:
+          if (!n.gpus.empty()) {
+            core::Gpu& g = n.gpus[size_t(Uniform(0, int32_t(n.gpus.size()) - 1))];
+            g.healthy = !g.healthy;
+          }
+          break;
+        case 5:
+          if (!n.gpus.empty()) {
+            core::Gpu& g = n.gpus[size_t(Uniform(0, int32_t(n.gpus.size()) - 1))];
+            if (!g.mig.empty()) {
+              g.mig.clear();
+            } else if (has_mig_) {
+              int32_t k = Coin(0.5) ? 7 : 3;
+              for (int32_t i = 0; i < k; ++i) {
+                g.mig.push_back({"MIG-" + g.uuid + "-v" +
+                                     std::to_string(next_uuid_++),
+                                 k == 7 || i == 0 ? kMig1g : kMig2g});
+              }
+            }
+          }
+          break;
+        case 6:
+          if (Coin(0.5)) {
+            n.cpu = Quantity::FromUnits(Uniform(8, 128));
+          } else {
+            n.memory = Gi(Uniform(32, 1024));
+          }
+          break;
+        default:
+          if (!n.gpus.empty() && Coin(0.5)) {
+            n.gpus.pop_back();
+          } else {
+            core::Gpu g = n.gpus.empty() ? core::Gpu() : n.gpus.back();
+            g.uuid = "GPU-" + n.name + "-v" + std::to_string(next_uuid_++);
+            g.product = n.labels[kProductLabel];
+            g.memory = Gi(80);
+            g.healthy = true;
+            for (size_t i = 0; i < g.mig.size(); ++i) {
+              g.mig[i].uuid = "MIG-" + g.uuid + "-" + std::to_string(i);
+            }
+            n.gpus.push_back(std::move(g));
+          }
+          break;
+      }
+    }
+    return n;
+  }
+
+  // A new node like `like` (its labels, taints and GPU shapes), named
+  // `name`, with fresh UUIDs and sometimes another product.
+  core::Node NewNode(const core::Node& like, const std::string& name) {
+    core::Node n = like;
+    n.name = name;
+    if (Coin(0.3)) {
+      n.labels[kProductLabel] = Product(Uniform(0, num_gpu_flavors_ - 1));
+    }
+    for (size_t g = 0; g < n.gpus.size(); ++g) {
+      n.gpus[g].uuid = "GPU-" + name + "-" + std::to_string(g);
+      n.gpus[g].healthy = true;
+      for (size_t i = 0; i < n.gpus[g].mig.size(); ++i) {
+        n.gpus[g].mig[i].uuid =
+            "MIG-" + n.gpus[g].uuid + "-" + std::to_string(i);
+      }
+    }
+    return n;
+  }
+
+ private:
   void Build() {
     core::Config& c = config_;
     num_gpu_flavors_ = Uniform(2, 4);
@@ -486,6 +587,7 @@ class RandomCluster {
   bool has_mig_ = false;
   bool has_cpu_ = false;
   int32_t next_workload_ = 0;
+  int32_t next_uuid_ = 0;  // For UUIDs MutateNode makes.
 };
 
 }  // namespace allot::sched::proptest

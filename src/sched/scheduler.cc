@@ -55,6 +55,7 @@ void Scheduler::Impl::Enqueue(WlIdx w) {
 void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
   Wl& wl = wls[w];
   pool->Commit(a.requests, a.placement);
+  IndexNodes(w, a.placement, /*add=*/true);
   AddUsage(wl.cq, a);
   wl.adm = std::make_unique<Assignment>(std::move(a));
   UpdateBands(w, +1);
@@ -86,6 +87,7 @@ void Scheduler::Impl::ForgetEvictions(WlIdx w) {
 void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
   pool->Release(wl.adm->requests, wl.adm->placement);
+  IndexNodes(w, wl.adm->placement, /*add=*/false);
   RemoveUsage(wl.cq, *wl.adm);
   UpdateBands(w, -1);
   auto& list = cqs[wl.cq].admitted;

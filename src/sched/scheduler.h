@@ -144,8 +144,47 @@ class Scheduler {
   // A node joins (an agent registered it): its devices are free, and every
   // workload set aside is tried again. Errors change nothing: a duplicate
   // node name, a GPU or MIG UUID that another node has, bad capacity.
-  // Changes to existing nodes go through Create (a rebuild).
   Status AddNode(const core::Node& node);
+
+  // Node changes without a rebuild. Contract: the caller first evicts
+  // (EvictWorkload) or removes every admitted workload whose placement the
+  // change invalidates; the scheduler never evicts for a node change.
+  //
+  // UpdateNode replaces an existing node's description (labels, taints,
+  // unschedulable, capacity, GPUs and their health, MIG layout) in place:
+  // the node keeps its place in node order. Every admitted placement on
+  // the node must still be valid on the new node as Create would check it
+  // (the same device UUIDs, healthy, of the same resource; CPU and memory
+  // within capacity; schedulable; labels, selectors and taints matching):
+  // else FailedPrecondition naming the first such workload. NotFound for an
+  // unknown node; AddNode's errors for bad capacity or a UUID another node
+  // has. RemoveNode removes a node that holds no admitted pod
+  // (FailedPrecondition otherwise; NotFound for an unknown node).
+  //
+  // Errors change nothing. On success every set-aside workload goes back
+  // to its queue, so the next cycles decide as a scheduler rebuilt by
+  // Create from the same nodes and workloads would (admissions, placements,
+  // pending set and reasons, preemptions; scheduler_node_changes_test.cc),
+  // with one difference: this scheduler keeps what a rebuild forgets, the
+  // order in which workloads were admitted (which orders victims of equal
+  // priority; Create numbers admissions in file order) and which workloads
+  // evicted which. A rebuilt scheduler and one it was rebuilt from differ
+  // the same way, node changes or not.
+  //
+  // Cost: UpdateNode moves the node's placements over and requeues every
+  // set-aside workload (O(set-aside)); RemoveNode is O(nodes) only when the
+  // node was the first of its rack or block (renumbering, ints only).
+  // Measured in bench/RESULTS.md ("Node changes").
+  Status UpdateNode(const core::Node& node);
+  Status RemoveNode(const std::string& name);
+
+  // Takes an admitted workload's admission away (its quota and devices are
+  // freed at once) and puts it back in its queue at its arrival place, as a
+  // rebuild that lists it without an admission would; every set-aside
+  // workload is retried. No preemption event is recorded: the caller says
+  // why. NotFound for an unknown key, FailedPrecondition when not admitted;
+  // errors change nothing.
+  Status EvictWorkload(const std::string& key);
 
   // One scheduling cycle over the active heads.
   CycleResult RunCycle();

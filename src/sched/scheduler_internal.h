@@ -332,6 +332,11 @@ struct Scheduler::Impl {
   mutable AssignScratch assign_scratch;
   int64_t next_seq = 0;
   int64_t next_admit_seq = 0;
+  // Per node index: the admitted workloads with a pod on it (each once),
+  // kept by Admit and ReleaseAdmission, so that a node change finds them
+  // without scanning every admission.
+  std::vector<std::vector<WlIdx>> on_node;
+  void IndexNodes(WlIdx w, const Placement& p, bool add);
   size_t pending_count = 0;
   size_t admitted_count = 0;
 
@@ -367,6 +372,11 @@ struct Scheduler::Impl {
   void RequeueTree(int32_t root, const Assignment& freed);
   // Returns one ClusterQueue's set-aside workloads to its queue.
   void RequeueCq(int32_t cq);
+  // RequeueCq for every ClusterQueue: after a node change, every pending
+  // workload is tried again, as a rebuild would try it.
+  void RequeueAll();
+  // Admitted workloads with a pod on node n, by index (scheduler_nodes.cc).
+  std::vector<WlIdx> AdmittedOn(NodeIdx n) const;
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);
