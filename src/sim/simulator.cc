@@ -191,7 +191,10 @@ class Sim {
   std::map<std::pair<std::string, std::string>, std::string> lq_cq_;
   std::map<std::string, int32_t> priority_classes_;
   int64_t running_ = 0, pending_jobs_ = 0, down_nodes_ = 0;
-  std::set<int32_t> running_jobs_;
+  // Running jobs and their keys (built once per start: the controllers'
+  // view reads them at every run), and ClusterQueues by name.
+  std::map<int32_t, std::string> running_jobs_;
+  std::map<std::string, const core::ClusterQueue*, std::less<>> cq_by_name_;
   std::unique_ptr<ctrl::Runner> controllers_;
   friend class SimView;
 };
@@ -202,22 +205,16 @@ class SimView : public ctrl::View {
   explicit SimView(const Sim& s) : s_(s) {}
   int64_t StartedMs() const override { return 0; }
   void ForEachAdmitted(const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
-    std::string key;  // Reused: a run may look at thousands of jobs.
-    char digits[16];
-    for (int32_t j : s_.running_jobs_) {
+    for (const auto& [j, key] : s_.running_jobs_) {
       const Job& job = s_.jobs_[size_t(j)];
-      key.assign(s_.r_.tenants[size_t(s_.r_.jobs[size_t(j)].tenant)]).append("/j");
-      key.append(digits, std::to_chars(digits, digits + sizeof digits, j).ptr);
       fn({key, s_.names_[size_t(job.cq)], job.run_start_ms, 0});
     }
   }
   void ForEachPodFailure(const std::function<void(const ctrl::PodFailureView&)>&) const override {}
   void ForEachAgent(const std::function<void(const ctrl::AgentView&)>&) const override {}
   const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {
-    for (const core::ClusterQueue& cq : s_.config_.cluster_queues) {
-      if (cq.name == name) return &cq;
-    }
-    return nullptr;
+    auto it = s_.cq_by_name_.find(name);
+    return it == s_.cq_by_name_.end() ? nullptr : it->second;
   }
 
  private:
@@ -491,7 +488,7 @@ void Sim::Start(int32_t j, int64_t t) {
   JobOutcome& o = r_.jobs[size_t(j)];
   job.run_start_ms = t;
   ++job.attempt;
-  running_jobs_.insert(j);
+  running_jobs_.emplace(j, Key(j));
   o.waited_ms += t - job.pending_since_ms;
   if (o.first_admit_ms < 0) o.first_admit_ms = t;
   alloc_[size_t(o.tenant)].Add(t, o.gpu_milli);
@@ -653,6 +650,7 @@ void Sim::RepairNode(int32_t n, int64_t t) {
 Status Sim::Run() {
   ALLOT_RETURN_IF_ERROR(Setup());
   controllers_ = std::make_unique<ctrl::Runner>(ctrl::DefaultControllers(ctrl::Options{}));
+  for (const core::ClusterQueue& cq : config_.cluster_queues) cq_by_name_[cq.name] = &cq;
   if (opt_.mtbf_ms > 0) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       if (nodes_[n].flavor.empty() || nodes_[n].devices.empty()) continue;
