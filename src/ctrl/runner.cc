@@ -36,7 +36,6 @@ std::vector<TakenAction> Runner::Run(const View& view, int64_t now_ms) {
   for (Slot& s : slots_) {
     if (DueAt(s) > now_ms) continue;
     Plan p = s.c->Run(view, now_ms);
-    ++runs_;
     s.last_run_ms = now_ms;
     s.pending = 0;
     // A wake in the past would spin: the earliest is the next millisecond.

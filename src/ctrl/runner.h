@@ -36,9 +36,6 @@ class Runner {
   // may be in the past: one is due now.
   int64_t NextWakeMs() const;
 
-  size_t size() const { return slots_.size(); }
-  int64_t runs() const { return runs_; }
-
  private:
   struct Slot {
     std::unique_ptr<Controller> c;
@@ -48,7 +45,6 @@ class Runner {
   };
   int64_t DueAt(const Slot& s) const;
   std::vector<Slot> slots_;
-  int64_t runs_ = 0;
 };
 
 }  // namespace allot::ctrl

@@ -122,6 +122,49 @@ TEST(ControllersInProcess, ARestartedServerRunsControllersFromItsFirstTurn) {
   EXPECT_EQ(h.WorkloadState("t1/w"), "Failed");
 }
 
+// A pod failure whose workload leaves in the same turn is dropped with it:
+// a workload made again under the name fails with its own pod's words.
+TEST(ControllersInProcess, AFailureOfAWorkloadThatLeftDoesNotStandForTheNextOne) {
+  Harness h;
+  std::string cluster = kCluster;
+  cluster.erase(cluster.find("---\napiVersion: allot.dev/v1\nkind: Node"));
+  ASSERT_TRUE(h.Apply(cluster).ok());
+  AgentReport node;
+  node.node.name = "a1";
+  node.node.cpu = Quantity::FromUnits(32);
+  node.node.memory = Quantity::FromUnits(int64_t(256) << 30);
+  node.node.gpus.push_back({"GPU-1", "H100", Quantity::FromUnits(int64_t(80) << 30), true, {}});
+  ASSERT_TRUE(h.Sync(node).ok());
+  const Principal agent{"agent", Role::kNode, "", "node-token", ""};
+  auto failed = [&](int code) {
+    std::vector<DesiredPod> pods = h.state().DesiredPods("a1");
+    EXPECT_EQ(pods.size(), 1u);
+    AgentReport r = node;
+    r.pods.push_back({pods.empty() ? "" : pods[0].id, true, code, 0, false, "", ""});
+    return r;
+  };
+
+  ASSERT_TRUE(h.Apply(Workload("w", "open")).ok());
+  AgentReport first = failed(3);
+  h.Turn([&](State& st, Txn& txn) {
+    ASSERT_TRUE(st.AgentSync(agent, first, &txn).ok());
+    ASSERT_TRUE(st.Delete(Harness::kAdmin, Kind::kWorkload, "t1/w", false, &txn).ok());
+  });
+  EXPECT_EQ(h.WorkloadState("t1/w"), "(none)");
+
+  ASSERT_TRUE(h.Apply(Workload("w", "open")).ok());
+  ASSERT_EQ(h.WorkloadState("t1/w"), "Admitted");
+  ASSERT_TRUE(h.Sync(failed(7)).ok());
+  EXPECT_EQ(h.WorkloadState("t1/w"), "Failed");
+  const WorkloadRecord* rec = h.state().FindWorkload("t1/w");
+  ASSERT_NE(rec, nullptr);
+  std::string message;
+  for (const Condition& c : rec->conditions) {
+    if (c.type == "Finished") message = c.message;
+  }
+  EXPECT_NE(message.find("exited with code 7"), std::string::npos) << message;
+}
+
 TEST(ControllersInProcess, ABadMaxRunDurationIsRefusedAndChangesNothing) {
   Harness h;
   ASSERT_TRUE(h.Apply(kCluster).ok());

@@ -1,10 +1,7 @@
 #include "server/server.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
-#include <thread>
 #include <fstream>
 #include <sstream>
 

@@ -263,12 +263,6 @@ class State {
     runner->Note(std::exchange(ctrl_changes_, 0));
     return runner->NextWakeMs();
   }
-  // Applies what controllers asked for, each action as the principal
-  // "controller:NAME" and audited so. An action whose target no longer
-  // qualifies (finished, requeued, already NotReady) is skipped. Nodes
-  // marked NotReady by one call evict their workloads together, with one
-  // message naming them all.
-  void ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn);
 
   // ---- Usage and cost (server/state_usage.cc) ----------------------------
   // Rows for what admitted workloads hold now, from their admission to
@@ -487,6 +481,12 @@ class State {
   int64_t controllers_started_ms_ = 0;
   uint32_t ctrl_changes_ = 0;
   std::map<std::string, std::string> pod_failures_;  // Key -> why.
+  // Applies what controllers asked for, each action as the principal
+  // "controller:NAME" and audited so. An action whose target no longer
+  // qualifies (finished, requeued, already NotReady) is skipped. Nodes
+  // marked NotReady by one call evict their workloads together, with one
+  // message naming them all.
+  void ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn);
   // Marks `nodes` NotReady and evicts what runs there, with one message:
   // "node a, b CLAUSE; node c CLAUSE2", clauses and nodes in the order given.
   struct NotReadyNode {

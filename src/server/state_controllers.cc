@@ -59,6 +59,11 @@ void State::RunControllers(ctrl::Runner* runner, Txn* txn) {
   std::vector<ctrl::TakenAction> actions =
       runner->Run(ControllerView(*this), txn->now_unix_ms);
   if (!actions.empty()) ApplyControllerActions(actions, txn);
+  // The gang-restart controller runs in the turn of a failure (it
+  // triggers on kPodFailures, with no interval), so a failure it did not
+  // act on belongs to a workload that left in this turn: it must not
+  // stand for a later attempt, or a workload made again under the name.
+  pod_failures_.clear();
 }
 
 void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn) {
@@ -91,12 +96,8 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
       SetCondition(&rec.conditions, {"PodsReady", false, a.reason, a.message, now, ""});
       MarkDirty(a.target);
     }
-    pod_failures_.erase(a.target);
     Audit(principal, rec.spec.ns, verb, "Workload " + a.target, "ok", txn);
   }
-  // A failure the controller did not act on (its workload left in this
-  // turn) is not carried to the next attempt.
-  pod_failures_.clear();
   if (!not_ready.empty()) MarkNotReady(not_ready, now);
 }
 

@@ -190,7 +190,7 @@ class Sim {
   std::map<std::string, int64_t> max_per_node_;  // resource -> devices
   std::map<std::pair<std::string, std::string>, std::string> lq_cq_;
   std::map<std::string, int32_t> priority_classes_;
-  int64_t running_ = 0, pending_jobs_ = 0, down_nodes_ = 0;
+  int64_t pending_jobs_ = 0, down_nodes_ = 0;
   // Running jobs and their keys (built once per start: the controllers'
   // view reads them at every run), and ClusterQueues by name.
   std::map<int32_t, std::string> running_jobs_;
@@ -493,7 +493,6 @@ void Sim::Start(int32_t j, int64_t t) {
   if (o.first_admit_ms < 0) o.first_admit_ms = t;
   alloc_[size_t(o.tenant)].Add(t, o.gpu_milli);
   pending_[size_t(o.tenant)].Add(t, -1000);
-  ++running_;
   --pending_jobs_;
   completions_.push({t + job.remaining_ms, j, job.attempt});
   if (opt_.mtbf_ms > 0) {
@@ -526,7 +525,6 @@ int64_t Sim::Stop(int32_t j, int64_t t) {
   ++job.attempt;  // Its completion is stale now.
   alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
   pending_[size_t(o.tenant)].Add(t, 1000);
-  --running_;
   ++pending_jobs_;
   Forget(j);
   return lost * o.gpu_milli;
@@ -541,7 +539,6 @@ void Sim::Finish(int32_t j, int64_t t) {
   running_jobs_.erase(j);
   alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
   demand_[size_t(o.tenant)].Add(t, -o.gpu_milli);
-  --running_;
   Forget(j);
   r_.end_ms = std::max(r_.end_ms, t);
 }
@@ -571,7 +568,6 @@ bool Sim::Schedule(int64_t t) {
 bool Sim::RunControllers(int64_t t) {
   if (controllers_->NextWakeMs() > t) return false;
   std::vector<ctrl::TakenAction> actions = controllers_->Run(SimView(*this), t);
-  ++r_.controller_runs;
   bool applied = false;
   for (const ctrl::TakenAction& a : actions) {
     if (a.action.type != ctrl::Action::Type::kFail) continue;
@@ -588,7 +584,6 @@ bool Sim::RunControllers(int64_t t) {
     running_jobs_.erase(int32_t(j));
     alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
     demand_[size_t(o.tenant)].Add(t, -o.gpu_milli);
-    --running_;
     Forget(int32_t(j));
     applied = true;
   }
@@ -664,13 +659,13 @@ Status Sim::Run() {
     if (next < jobs_.size()) t = r_.jobs[next].submit_ms;
     if (!completions_.empty()) t = std::min(t, completions_.top().t);
     // Failures matter only while work remains; repairs while work waits.
-    bool work_left = next < jobs_.size() || running_ > 0;
+    bool work_left = next < jobs_.size() || !running_jobs_.empty();
     if (!node_events_.empty() && (work_left || (pending_jobs_ > 0 && down_nodes_ > 0))) {
       t = std::min(t, node_events_.top().t);
     }
     // The controllers' wake-ups matter while jobs run; an instant with
     // only those is not an event (nothing is scheduled unless they act).
-    const int64_t wake = running_ > 0 ? controllers_->NextWakeMs() : kNever;
+    const int64_t wake = running_jobs_.empty() ? kNever : controllers_->NextWakeMs();
     if (wake < t) {
       if (RunControllers(wake) && Schedule(wake)) controllers_->Note(ctrl::kAdmissions);
       continue;

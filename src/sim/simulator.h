@@ -104,7 +104,6 @@ struct SimResult {
   // ClusterQueue's maximum run time, and the GPU time they had used.
   int64_t deadline_kills = 0;
   int64_t deadline_gpu_ms = 0;  // GPU-milli x ms.
-  int64_t controller_runs = 0;
   int64_t start_ms = 0;  // First submission (0).
   int64_t end_ms = 0;    // Last completion (or the last event).
   int64_t window_ms = 0;
