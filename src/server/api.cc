@@ -273,20 +273,8 @@ Result<AgentReport> ParseAgentReport(const std::string& body) {
   return r;
 }
 
-bool MayReadReports(Turn& t, const std::shared_ptr<net::Exchange>& ex, const Principal& p,
-                    const std::string& what) {
-  if (p.role != Role::kNode && p.role != Role::kMetrics) return true;
-  const char* only = p.role == Role::kNode ? "it may only register and sync its node "
-                                             "(/api/v1/agent/...)"
-                                           : "it may only read /metrics";
-  t.Reply(ex, ErrorResponse(Status::PermissionDenied(std::string("a ") + ToString(p.role) +
-                                                     " token may not read " + what + ": " +
-                                                     only)));
-  return false;
-}
-
-void Authed::operator()(Fn fn) const {
-  owner_->Post([ex = ex_, token_hash = token_hash_, changes = changes_,
+void Authed::operator()(Gate gate, Fn fn) const {
+  owner_->Post([ex = ex_, token_hash = token_hash_, changes = changes_, gate = std::move(gate),
                 fn = std::move(fn)](Turn& t) {
     std::optional<Principal> p = t.state.Authenticate(token_hash);
     if (!p) {
@@ -304,6 +292,14 @@ void Authed::operator()(Fn fn) const {
                                                "--reason TEXT`"},
                                           {"field", ""}}}});
       t.Reply(ex, std::move(r));
+      return;
+    }
+    if (Status s = RouteAllows(gate.route, *p, gate.what); !s.ok()) {
+      if (!gate.audit_verb.empty()) {
+        t.state.Audit(p->user, p->tenant, gate.audit_verb, gate.audit_object, Outcome(s),
+                      &t.txn);
+      }
+      t.Reply(ex, ErrorResponse(s));
       return;
     }
     fn(t, *p);

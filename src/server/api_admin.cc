@@ -55,7 +55,7 @@ int KeyCount(const std::string& body, const std::string& key) {
 
 void HandleWhoami(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
-  authed([ex](Turn& t, const Principal& p) {
+  authed(Gate{Route::kWhoami, "", "", ""}, [ex](Turn& t, const Principal& p) {
     json::object o;
     o["user"] = p.user;
     o["role"] = ToString(p.role);
@@ -70,8 +70,7 @@ void HandleWhoami(const ApiCall& c) {
 void HandleTokens(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
   if (seg.size() == 1 && method == "GET") {
-    authed([ex](Turn& t, const Principal& p) {
-      if (!MayReadReports(t, ex, p, "tokens")) return;
+    authed(Gate{Route::kTokens, "read tokens", "", ""}, [ex](Turn& t, const Principal& p) {
       json::object o;
       o["items"] = t.state.ListTokens(p);
       t.Reply(ex, JsonResponse(200, o));
@@ -122,21 +121,23 @@ void HandleTokens(const ApiCall& c) {
         }
       }
     }
-    authed([ex, bad, user, role_s, tenant, node](Turn& t, const Principal& p) {
+    const std::string object = "Token for " + user + " (" + role_s +
+                               (tenant.empty() ? "" : " " + tenant) +
+                               (node.empty() ? "" : " bound to " + node) + ")";
+    Gate gate{Route::kTokens, "create tokens", "create", object};
+    authed(std::move(gate), [ex, bad, user, role_s, tenant, node, object](Turn& t,
+                                                                          const Principal& p) {
       Status s = bad;
       Result<std::pair<std::string, std::string>> secret =
           Status::InvalidArgument("unset");
       Result<Role> role = ParseRole(role_s);
       if (s.ok() && !role.ok()) s = role.status();
+      if (s.ok()) s = MayCreateToken(p, *role, tenant);
       if (s.ok()) {
-        secret = t.state.CreateToken(p, user, *role, tenant, node, &t.txn);
+        secret = t.state.CreateToken(user, *role, tenant, node, &t.txn);
         s = secret.status();
       }
-      t.state.Audit(p.user, p.tenant, "create",
-                    "Token for " + user + " (" + role_s +
-                        (tenant.empty() ? "" : " " + tenant) +
-                        (node.empty() ? "" : " bound to " + node) + ")",
-                    Outcome(s), &t.txn);
+      t.state.Audit(p.user, p.tenant, "create", object, Outcome(s), &t.txn);
       if (!s.ok()) {
         t.Reply(ex, ErrorResponse(s));
         return;
@@ -154,8 +155,10 @@ void HandleTokens(const ApiCall& c) {
   }
   if (seg.size() == 2 && method == "DELETE") {
     std::string id = seg[1];
-    authed([ex, id](Turn& t, const Principal& p) {
-      Status s = t.state.RevokeToken(p, id, &t.txn);
+    Gate gate{Route::kTokens, "revoke tokens", "revoke", "Token " + id};
+    authed(std::move(gate), [ex, id](Turn& t, const Principal& p) {
+      Status s = MayRevokeToken(p, id, t.state);
+      if (s.ok()) s = t.state.RevokeToken(id, &t.txn);
       t.state.Audit(p.user, p.tenant, "revoke", "Token " + id, Outcome(s),
                     &t.txn);
       t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"revoked", id}})
@@ -191,17 +194,10 @@ void HandleAuditAcknowledge(const ApiCall& c) {
         Status::InvalidArgument("reason: at most 1024 bytes", "reason")));
     return;
   }
-  authed([ex, reason](Turn& t, const Principal& p) {
-    if (p.role != Role::kClusterAdmin) {
-      Status s = Status::PermissionDenied(
-          "only a cluster-admin may acknowledge the audit log");
-      t.state.Audit(p.user, p.tenant, "acknowledge", "AuditLog", Outcome(s),
-                    &t.txn);
-      t.Reply(ex, ErrorResponse(s));
-      return;
-    }
+  Gate gate{Route::kAuditAcknowledge, "acknowledge the audit log", "acknowledge", "AuditLog"};
+  authed(std::move(gate), [ex, reason](Turn& t, const Principal& p) {
     const std::string what = t.state.AuditBroken();
-    Status s = t.state.AcknowledgeAuditBreak(p, reason, &t.txn);
+    Status s = t.state.AcknowledgeAuditBreak(p.user, reason, &t.txn);
     if (!s.ok()) {
       t.Reply(ex, ErrorResponse(s));
       return;
@@ -236,12 +232,8 @@ void HandleAuditRead(const ApiCall& c) {
     ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
     return;
   }
-  authed([ex, f, bad, verify](Turn& t, const Principal& p) {
-    if (p.role != Role::kClusterAdmin) {
-      t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                      "only a cluster-admin may read the audit log")));
-      return;
-    }
+  Gate gate{Route::kAuditRead, "read the audit log", "", ""};
+  authed(std::move(gate), [ex, f, bad, verify](Turn& t, const Principal&) {
     if (!bad.ok()) {
       t.Reply(ex, ErrorResponse(bad));
       return;

@@ -27,8 +27,10 @@ namespace json = boost::json;
 void Api::HandleNodeAction(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
   std::string node = seg[1], action = seg[2];
-  authed([ex, node, action](Turn& t, const Principal& p) {
-    Status s = t.state.NodeAction(p, node, action, &t.txn);
+  Gate gate{Route::kNodeAction, action + " nodes", action, "Node " + node};
+  authed(std::move(gate), [ex, node, action](Turn& t, const Principal& p) {
+    Status s = MayActOnNode(p, node, action, t.state);
+    if (s.ok()) s = t.state.NodeAction(Actor::Of(p), node, action, &t.txn);
     t.state.Audit(p.user, p.tenant, action, "Node " + node, Outcome(s), &t.txn);
     std::string done = action == "drain" ? "drained" : action + "ed";
     t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"result", done}})
@@ -63,9 +65,9 @@ void Api::HandlePodLog(const ApiCall& c) {
   const int64_t offset = num("offset", 0, int64_t(1) << 50, -1);  // -1: tail.
   const int64_t limit = num("limit", 1, 1 << 20, 64 << 10);
   const std::string key = seg[1] + "/" + seg[2];
-  authed([this, ex, bad, key, rank, attempt, offset, limit](
-             Turn& t, const Principal& p) {
-    if (!MayReadReports(t, ex, p, "workload logs")) return;
+  Gate gate{Route::kPodLog, "read workload logs", "", ""};
+  authed(std::move(gate), [this, ex, bad, key, rank, attempt, offset, limit](
+                              Turn& t, const Principal& p) {
     Result<State::PodLogTarget> target =
         bad.ok() ? t.state.LogTarget(p, key, int32_t(rank), int32_t(attempt))
                  : Result<State::PodLogTarget>(bad);
@@ -91,17 +93,10 @@ void Api::HandleAgentLogs(const ApiCall& c) {
     ex->Reply(ErrorResponse(body->status()));
     return;
   }
-  authed([this, ex, body](Turn& t, const Principal& p) {
-    if (p.role != Role::kNode && p.role != Role::kClusterAdmin) {
-      t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                      "only a node token may answer log reads")));
-      return;
-    }
+  authed(Gate{Route::kAgentLogs, "answer log reads", "", ""}, [this, ex, body](
+                                                                   Turn& t, const Principal& p) {
     const std::string node = (*body)->node;
-    if (!MayActAsNode(p, node)) {
-      Status s = Status::PermissionDenied(
-          "this node token is bound to node " + p.node +
-          "; it may not answer for node " + node);
+    if (Status s = MayActAs(p, node, "answer for"); !s.ok()) {
       t.state.Audit(p.user, p.tenant, "logs", "Node " + node, Outcome(s),
                     &t.txn);
       t.Reply(ex, ErrorResponse(s));
@@ -135,7 +130,9 @@ void Api::HandleAgentSync(const ApiCall& c) {
     }
     wait_ms = std::min(*w * 1000, max_hold_ms_);
   }
-  authed([this, ex, report, wait_ms](Turn& t, const Principal& p) {
+  const std::string node_name = report->ok() ? (*report)->node.name : "?";
+  Gate gate{Route::kAgentSync, "act as an agent", "sync", "Node " + node_name};
+  authed(std::move(gate), [this, ex, report, wait_ms](Turn& t, const Principal& p) {
     if (!report->ok()) {
       t.state.Audit(p.user, p.tenant, "sync", "Node ?",
                     Outcome(report->status()), &t.txn);
@@ -153,7 +150,8 @@ void Api::HandleAgentSync(const ApiCall& c) {
         reported.insert(pr.id);
     }
     bool registered = false;
-    Status s = t.state.AgentSync(p, std::move(r), &t.txn, &registered);
+    Status s = MayActAs(p, node, "act as");
+    if (s.ok()) s = t.state.AgentSync(std::move(r), &t.txn, &registered);
     if (!s.ok() || registered) {
       t.state.Audit(p.user, p.tenant, "sync", "Node " + node, Outcome(s),
                     &t.txn);

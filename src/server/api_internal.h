@@ -19,6 +19,7 @@
 
 #include "core/manifest.h"
 #include "net/http.h"
+#include "server/access.h"
 #include "server/owner.h"
 
 namespace allot::server {
@@ -26,10 +27,24 @@ namespace allot::server {
 // `v` serialized, with a trailing newline, as a response with `status`.
 net::Response JsonResponse(int status, const boost::json::value& v);
 
+// What a handler's work is, as the route table knows it (server/access.h),
+// and what a refusal says and records.
+struct Gate {
+  Route route;
+  // Completes the refusal's message: "read tokens", "cordon nodes".
+  std::string what;
+  // When set, a refusal is audited with this verb and object (the routes
+  // that change something audit every attempt).
+  std::string audit_verb;
+  std::string audit_object;
+};
+
 // Posts a command to the owner that authenticates the request's token
 // again (it may have been revoked since the network thread looked; 401 and
 // an audit record then), refuses a change (503) while the audit chain is
-// broken, and otherwise runs `fn` with the principal. Any thread.
+// broken, refuses (403) a principal whose role the route table does not
+// allow on `gate.route`, and otherwise runs `fn` with the principal. Any
+// thread.
 class Authed {
  public:
   using Fn = std::function<void(Turn&, const Principal&)>;
@@ -39,7 +54,7 @@ class Authed {
         ex_(std::move(ex)),
         token_hash_(std::move(token_hash)),
         changes_(changes) {}
-  void operator()(Fn fn) const;
+  void operator()(Gate gate, Fn fn) const;
 
  private:
   Owner* owner_;
@@ -101,11 +116,5 @@ net::Response Http(int status, const char* code, const std::string& message,
 net::Response MethodNotAllowed(const std::string& method,
                                const std::string& path,
                                const std::string& allow);
-// Objects, usage, telemetry and the overview are for people: a node token
-// speaks the agent protocol only and a metrics token reads /metrics only,
-// so both get 403 on these routes (replied here; false then), not an empty
-// answer that looks like an empty cluster. Owner thread.
-bool MayReadReports(Turn& t, const std::shared_ptr<net::Exchange>& ex,
-                    const Principal& p, const std::string& what);
 
 }  // namespace allot::server

@@ -31,12 +31,14 @@ void HandleApply(const ApiCall& c) {
     return;
   }
   auto body = std::make_shared<Body>(ParseBody(req, false));
-  authed([ex, body](Turn& t, const Principal& p) {
+  Gate gate{Route::kObjectWrite, "apply objects", "apply", "0 object(s)"};
+  authed(std::move(gate), [ex, body](Turn& t, const Principal& p) {
     Status s = body->status;
+    if (s.ok()) s = MayCreateOrApply(p, body->config, t.state);
     json::array items;
     if (s.ok()) {
       Result<std::vector<ApplyResult>> r =
-          t.state.Apply(p, std::move(body->config), &t.txn);
+          t.state.Apply(Actor::Of(p), std::move(body->config), &t.txn);
       s = r.status();
       if (r.ok()) {
         for (const ApplyResult& a : *r) {
@@ -106,12 +108,12 @@ void ListObjects(const ApiCall& c, Kind kind) {
     else
       bad = n.status();
   }
-  authed([ex, kind, o, bad, watch, from_rv](Turn& t, const Principal& p) {
+  Gate gate{Route::kObjectRead, std::string("read ") + KindPlural(kind), "", ""};
+  authed(std::move(gate), [ex, kind, o, bad, watch, from_rv](Turn& t, const Principal& p) {
     if (!bad.ok()) {
       t.Reply(ex, ErrorResponse(bad));
       return;
     }
-    if (!MayReadReports(t, ex, p, KindPlural(kind))) return;
     if (!watch) {
       Result<std::string> body = t.state.List(p, kind, o, t.txn.now_unix_ms);
       if (!body.ok()) {
@@ -155,26 +157,28 @@ void ListObjects(const ApiCall& c, Kind kind) {
 void CreateObjects(const ApiCall& c, Kind kind) {
   const auto& [ex, req, path, seg, method, authed] = c;
   auto body = std::make_shared<Body>(ParseBody(req, false));
-  authed([ex, body, kind](Turn& t, const Principal& p) {
+  // The key of what is created, for the reply and the audit.
+  std::string name;
+  if (body->status.ok()) {
+    const core::Config& cfg = body->config;
+    for (const auto& w : cfg.workloads) name = w.Key();
+    for (const auto& x : cfg.local_queues) name = x.ns + "/" + x.name;
+    auto any = [&](const auto& v) {
+      for (const auto& x : v) name = x.name;
+    };
+    any(cfg.flavors);
+    any(cfg.cohorts);
+    any(cfg.cluster_queues);
+    any(cfg.priority_classes);
+    any(cfg.namespaces);
+    any(cfg.nodes);
+  }
+  Gate gate{Route::kObjectWrite, std::string("change ") + KindPlural(kind), "create",
+            std::string(KindName(kind)) + " " + name};
+  authed(std::move(gate), [ex, body, kind, name](Turn& t, const Principal& p) {
     Status s = body->status;
-    std::string name;
-    if (s.ok()) {
-      // The key of what is created, for the reply and the audit (read
-      // before the body is moved; no copy of it on the owner thread).
-      const core::Config& c = body->config;
-      for (const auto& w : c.workloads) name = w.Key();
-      for (const auto& x : c.local_queues) name = x.ns + "/" + x.name;
-      auto any = [&](const auto& v) {
-        for (const auto& x : v) name = x.name;
-      };
-      any(c.flavors);
-      any(c.cohorts);
-      any(c.cluster_queues);
-      any(c.priority_classes);
-      any(c.namespaces);
-      any(c.nodes);
-      s = t.state.Create(p, kind, std::move(body->config), &t.txn);
-    }
+    if (s.ok()) s = MayCreateOrApply(p, body->config, t.state);
+    if (s.ok()) s = t.state.Create(Actor::Of(p), kind, std::move(body->config), &t.txn);
     t.state.Audit(p.user, p.tenant, "create",
                   std::string(KindName(kind)) + " " + name, Outcome(s), &t.txn);
     if (!s.ok()) {
@@ -203,8 +207,8 @@ void CreateObjects(const ApiCall& c, Kind kind) {
 
 void GetObject(const ApiCall& c, Kind kind, const std::string& key) {
   const auto& [ex, req, path, seg, method, authed] = c;
-  authed([ex, kind, key](Turn& t, const Principal& p) {
-    if (!MayReadReports(t, ex, p, KindPlural(kind))) return;
+  Gate gate{Route::kObjectRead, std::string("read ") + KindPlural(kind), "", ""};
+  authed(std::move(gate), [ex, kind, key](Turn& t, const Principal& p) {
     t.After([ex, kind, key, p, &t] {
       Result<json::object> o = t.state.Get(p, kind, key);
       t.Reply(ex, o.ok() ? JsonResponse(200, *o) : ErrorResponse(o.status()));
@@ -216,10 +220,14 @@ void GetObject(const ApiCall& c, Kind kind, const std::string& key) {
 void ReplaceObject(const ApiCall& c, Kind kind, const std::string& key) {
   const auto& [ex, req, path, seg, method, authed] = c;
   auto body = std::make_shared<Body>(ParseBody(req, true));
-  authed([ex, body, kind, key](Turn& t, const Principal& p) {
+  Gate gate{Route::kObjectWrite, std::string("change ") + KindPlural(kind), "replace",
+            std::string(KindName(kind)) + " " + key};
+  authed(std::move(gate), [ex, body, kind, key](Turn& t, const Principal& p) {
     Status s = body->status;
+    if (s.ok()) s = MayWriteObject(p, kind, key, "change", t.state);
+    if (s.ok()) s = MayCreateOrApply(p, body->config, t.state);
     if (s.ok()) {
-      s = t.state.Replace(p, kind, key, std::move(body->config),
+      s = t.state.Replace(Actor::Of(p), kind, key, std::move(body->config),
                           body->expected_rv, &t.txn);
     }
     t.state.Audit(p.user, p.tenant, "replace",
@@ -241,8 +249,11 @@ void DeleteObject(const ApiCall& c, Kind kind, const std::string& key) {
   bool drain = false;
   if (auto it = req.query.find("drain"); it != req.query.end())
     drain = QueryFlag(it->second);
-  authed([ex, kind, key, drain](Turn& t, const Principal& p) {
-    Status s = t.state.Delete(p, kind, key, drain, &t.txn);
+  Gate gate{Route::kObjectWrite, std::string("change ") + KindPlural(kind),
+            drain ? "delete (drain)" : "delete", std::string(KindName(kind)) + " " + key};
+  authed(std::move(gate), [ex, kind, key, drain](Turn& t, const Principal& p) {
+    Status s = MayWriteObject(p, kind, key, "delete", t.state);
+    if (s.ok()) s = t.state.Delete(Actor::Of(p), kind, key, drain, &t.txn);
     t.state.Audit(p.user, p.tenant, drain ? "delete (drain)" : "delete",
                   std::string(KindName(kind)) + " " + key, Outcome(s), &t.txn);
     t.Reply(ex, s.ok() ? JsonResponse(200, json::object{{"deleted", key}})

@@ -54,13 +54,7 @@ void HandleMetrics(const ApiCall& c) {
         ErrorResponse(Status::NotFound("no route " + method + " " + path)));
     return;
   }
-  authed([ex](Turn& t, const Principal& p) {
-    if (p.role != Role::kClusterAdmin && p.role != Role::kMetrics) {
-      t.Reply(ex, ErrorResponse(Status::PermissionDenied(
-                      "only a cluster-admin or a metrics token (allot token "
-                      "create --role metrics) may read /metrics")));
-      return;
-    }
+  authed(Gate{Route::kMetrics, "read /metrics", "", ""}, [ex](Turn& t, const Principal&) {
     metrics::Gauges g;
     t.state.CollectMetrics(&g);
     net::Response r;
@@ -92,8 +86,8 @@ void HandleTelemetry(const ApiCall& c) {
     f.node = it->second;
   if (auto it = req.query.find("uuid"); it != req.query.end())
     f.uuid = it->second;
-  authed([ex, f, bad, since, until](Turn& t, const Principal& p) mutable {
-    if (!MayReadReports(t, ex, p, "telemetry")) return;
+  Gate gate{Route::kReports, "read telemetry", "", ""};
+  authed(std::move(gate), [ex, f, bad, since, until](Turn& t, const Principal&) mutable {
     const int64_t now = t.txn.now_unix_ms;
     f.until_unix_ms = until >= 0 ? until : now;
     f.since_unix_ms =
@@ -164,8 +158,8 @@ void HandleOverview(const ApiCall& c) {
   }
   Status bad;
   const int64_t minutes = QueryInt(req, "idleMinutes", 30, &bad);
-  authed([ex, bad, minutes](Turn& t, const Principal& p) {
-    if (!MayReadReports(t, ex, p, "the overview")) return;
+  Gate gate{Route::kReports, "read the overview", "", ""};
+  authed(std::move(gate), [ex, bad, minutes](Turn& t, const Principal& p) {
     if (!bad.ok()) {
       t.Reply(ex, ErrorResponse(bad));
       return;
@@ -233,9 +227,9 @@ void HandleUsage(const ApiCall& c) {
   std::string tenant;
   if (auto it = req.query.find("tenant"); it != req.query.end())
     tenant = it->second;
-  authed([ex, f, by, bad, tenant, idle, has_until, minutes](
-             Turn& t, const Principal& p) mutable {
-    if (!MayReadReports(t, ex, p, "usage")) return;
+  Gate gate{Route::kReports, "read usage", "", ""};
+  authed(std::move(gate), [ex, f, by, bad, tenant, idle, has_until, minutes](
+                              Turn& t, const Principal& p) mutable {
     if (!bad.ok()) {
       t.Reply(ex, ErrorResponse(bad));
       return;

@@ -23,6 +23,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "core/status.h"
 
@@ -40,6 +41,22 @@ struct Principal {
   // A node token's binding: a node name, or a prefix ending in '*'; empty:
   // any node.
   std::string node;
+};
+
+// Who a change is made by, as State records it (a workload's submittedBy,
+// the "(by NAME)" of an eviction), and whether a tenant's priority policy
+// binds it. State checks no principal: the API edge decides who may call
+// what (server/access.h) and hands State the Actor; the server's own actors
+// (controllers, an agent registering its node) are named system actors.
+struct Actor {
+  std::string name;
+  // Cluster-admins and the system may give a workload any priority class
+  // or a literal priority (core/priority_policy.h).
+  bool bypasses_priority_policy = false;
+
+  static Actor Of(const Principal& p) { return {p.user, p.role == Role::kClusterAdmin}; }
+  // "controller:deadlines", "agent:gpu-07".
+  static Actor System(std::string name) { return {std::move(name), true}; }
 };
 
 // The live (unrevoked) tokens by the SHA-256 of their secret. The state

@@ -135,7 +135,6 @@ TEST(ControllersInProcess, AFailureOfAWorkloadThatLeftDoesNotStandForTheNextOne)
   node.node.memory = Quantity::FromUnits(int64_t(256) << 30);
   node.node.gpus.push_back({"GPU-1", "H100", Quantity::FromUnits(int64_t(80) << 30), true, {}});
   ASSERT_TRUE(h.Sync(node).ok());
-  const Principal agent{"agent", Role::kNode, "", "node-token", ""};
   auto failed = [&](int code) {
     std::vector<DesiredPod> pods = h.state().DesiredPods("a1");
     EXPECT_EQ(pods.size(), 1u);
@@ -147,7 +146,7 @@ TEST(ControllersInProcess, AFailureOfAWorkloadThatLeftDoesNotStandForTheNextOne)
   ASSERT_TRUE(h.Apply(Workload("w", "open")).ok());
   AgentReport first = failed(3);
   h.Turn([&](State& st, Txn& txn) {
-    ASSERT_TRUE(st.AgentSync(agent, first, &txn).ok());
+    ASSERT_TRUE(st.AgentSync(first, &txn).ok());
     ASSERT_TRUE(st.Delete(Harness::kAdmin, Kind::kWorkload, "t1/w", false, &txn).ok());
   });
   EXPECT_EQ(h.WorkloadState("t1/w"), "(none)");
@@ -178,7 +177,7 @@ TEST(ControllersInProcess, ABadMaxRunDurationIsRefusedAndChangesNothing) {
     EXPECT_EQ(s.field(), "metadata.annotations.allot.dev/max-run-duration") << bad;
   }
   // The stored queue still has its 1h30m.
-  auto cq = h.state().Get(Harness::kAdmin, Kind::kClusterQueue, "limited");
+  auto cq = h.state().Get(Harness::kAdminReader, Kind::kClusterQueue, "limited");
   ASSERT_TRUE(cq.ok());
   EXPECT_EQ(cq->at("metadata").at("annotations").at("allot.dev/max-run-duration").as_string(),
             "1h30m");

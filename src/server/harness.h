@@ -102,11 +102,11 @@ class Harness {
     Turn([&](State& st, Txn& txn) { s = st.Apply(kAdmin, std::move(cfg), &txn).status(); });
     return s;
   }
-  // One agent sync of `report`, as node token of its node, in one turn.
+  // One agent sync of `report`, in one turn (whether the caller may act as
+  // its node is the API edge's to decide).
   Status Sync(AgentReport report) {
     Status s;
-    const Principal node{"agent", Role::kNode, "", "node-token", ""};
-    Turn([&](State& st, Txn& txn) { s = st.AgentSync(node, std::move(report), &txn); });
+    Turn([&](State& st, Txn& txn) { s = st.AgentSync(std::move(report), &txn); });
     return s;
   }
   // The workload's state ("Pending", "Running", ...) and the reason of its
@@ -131,7 +131,10 @@ class Harness {
     return rows.ok() ? *rows : std::vector<store::AuditRow>{};
   }
 
-  static inline const Principal kAdmin{"admin", Role::kClusterAdmin, "", "admin-token", ""};
+  // A cluster-admin: who the changes above are made by, and the reader of
+  // State's reads.
+  static inline const Actor kAdmin{"admin", /*bypasses_priority_policy=*/true};
+  static inline const Principal kAdminReader{"admin", Role::kClusterAdmin, "", "admin-token", ""};
 
  private:
   void Start() {

@@ -1,4 +1,5 @@
-// State: loading, configuration changes, workloads and scheduling turns.
+// State: loading and configuration changes (objects and their store
+// records). Workloads and scheduling turns: state_workloads.cc.
 #include "server/state.h"
 
 #include "core/priority_policy.h"
@@ -16,23 +17,13 @@ using internal::ConfigObject;
 using internal::KeyOf;
 using internal::WithMap;
 using internal::SetCondition;
+using internal::TenantOfKey;
 namespace json = boost::json;
 
 namespace {
 constexpr const char* kStates[] = {"Pending",   "Admitted", "Running",
                                    "Succeeded", "Failed",   "Evicted",
                                    "Requeued",  "Suspended"};
-
-std::string Join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
-
-std::string TenantOfKey(const std::string& key) {
-  size_t slash = key.find('/');
-  return slash == std::string::npos ? "" : key.substr(0, slash);
-}
 
 // "a, b, c and 4 more"
 std::string FewNames(const std::vector<std::string>& names) {
@@ -121,10 +112,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
   };
   st->rv_ = num("rv");
   st->seq_ = num("seq");
-  if (snap.last_audit) {
-    st->audit_seq_ = snap.last_audit->seq;
-    st->audit_hash_ = snap.last_audit->hash;
-  }
+  st->audit_.Load(snap.last_audit);
   if (auto it = snap.meta.find("scheduler_config"); it != snap.meta.end()) {
     core::Config c;
     Status s = core::ParseManifests(it->second, "store: scheduler_config", &c);
@@ -132,7 +120,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
     st->objs_.scheduler = c.scheduler;
   }
   for (const store::TokenRow& t : snap.tokens) {
-    st->IndexToken(t);
+    st->tokens_.Load(t);
   }
   for (const store::ObjectRow& row : snap.objects) {
     Result<Kind> kind = KindFromName(row.kind);
@@ -371,7 +359,7 @@ Status State::InUse(const Objects& o, Kind kind, const std::string& key,
   return Status::Ok();
 }
 
-Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
+Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
                            bool drain, Txn* txn,
                            std::vector<ApplyResult>* results,
                            const std::function<Status(const Objects&)>& check) {
@@ -382,10 +370,6 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
   bool scheduler_changed = false;
   for (Change& ch : changes) {
     if (ch.scheduler) {
-      if (p.role != Role::kClusterAdmin) {
-        return Status::PermissionDenied(
-            "only a cluster-admin may change the SchedulerConfig");
-      }
       std::string before = json::serialize(core::EncodeSchedulerConfig(cand.scheduler));
       std::string after = json::serialize(core::EncodeSchedulerConfig(*ch.scheduler));
       if (results) {
@@ -401,32 +385,6 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
     std::string tenant =
         ch.kind == Kind::kTenant ? ch.key : TenantOfKey(ch.key);
     std::string what = std::string(KindName(ch.kind)) + " " + ch.key;
-    if (!CanWrite(p, ch.kind, tenant)) {
-      // Another tenant's objects do not exist for this principal.
-      if (!CanSee(p, ch.kind, tenant)) {
-        return ch.kind == Kind::kLocalQueue
-                   ? Status::NotFound("tenant " + tenant + " does not exist",
-                                      "metadata.namespace")
-                   : Status::NotFound(what + " does not exist");
-      }
-      return Status::PermissionDenied(std::string("role ") + ToString(p.role) +
-                                      " may not change " + what);
-    }
-    if (ch.kind == Kind::kLocalQueue && p.role != Role::kClusterAdmin && ch.obj) {
-      // The priority policy is the cluster-admin's (a tenant-admin writes
-      // its LocalQueues, not what priorities they allow).
-      auto old = cand.local_queues.find(ch.key);
-      const core::Labels none;
-      const core::Labels& before = old == cand.local_queues.end() ? none : old->second.obj.annotations;
-      const auto* q = std::get_if<core::LocalQueue>(&*ch.obj);
-      if (q && core::PriorityPolicyChanged(before, q->annotations)) {
-        return Status::PermissionDenied(
-            "only a cluster-admin may set the priority policy of " + what + " (annotations " +
-                core::kPriorityClassesKey + ", " + core::kDefaultPriorityClassKey + ", " +
-                core::kAllowLiteralPriorityKey + ")",
-            "metadata.annotations");
-      }
-    }
     if (ch.kind == Kind::kLocalQueue && !cand.tenants.count(tenant)) {
       return Status::NotFound("tenant " + tenant + " does not exist",
                               "metadata.namespace");
@@ -512,7 +470,7 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
     if (!exists) deleted.insert({kind, key});
   }
   for (const auto& [kind, key] : deleted) {
-    if (kind == Kind::kTenant) RevokeTenantTokens(key, txn);
+    if (kind == Kind::kTenant) tokens_.RevokeTenant(key, &txn->batch);
     json::object last = ConfigJson(kind, key, false);
     txn->batch.deletes.push_back({KindName(kind), key});
     ++rv_;
@@ -537,7 +495,7 @@ Status State::ChangeConfig(const Principal& p, std::vector<Change> changes,
   for (const std::string& key : evict) {
     WorkloadRecord& rec = workloads_[key];
     Evicted(&rec, "Drained",
-            "what it used was changed or removed with drain (by " + p.user + ")",
+            "what it used was changed or removed with drain (by " + a.name + ")",
             txn->now_unix_ms);
     rec.spec.admission.reset();
     rec.state = WorkloadState::kRequeued;
@@ -556,314 +514,6 @@ void State::PutObject(Kind kind, const std::string& key, bool added,
       {rv_, kind, kind == Kind::kTenant ? key : TenantOfKey(key),
        internal::EventLine(added ? "ADDED" : "MODIFIED", body), ""});
   txn->batch.puts.push_back({KindName(kind), key, rv_, std::move(body)});
-}
-
-// ---- Workloads --------------------------------------------------------------
-
-Status State::CheckWorkload(const Principal& p, const core::Workload& w,
-                            const Objects& o) const {
-  const std::string key = w.Key();
-  if (!o.tenants.count(w.ns) || !CanSee(p, Kind::kWorkload, w.ns)) {
-    return Status::NotFound("tenant " + w.ns + " does not exist",
-                            "metadata.namespace");
-  }
-  if (!CanWrite(p, Kind::kWorkload, w.ns)) {
-    return Status::PermissionDenied(std::string("role ") + ToString(p.role) +
-                                    " may not submit workloads");
-  }
-  if (workloads_.count(key)) {
-    return Status::AlreadyExists("Workload " + key + " already exists");
-  }
-  if (w.admission) {
-    return Status::InvalidArgument(
-        "status.admission is set by the scheduler, not by clients",
-        "status.admission");
-  }
-  if (!o.local_queues.count(w.ns + "/" + w.queue_name)) {
-    return Status::InvalidArgument("LocalQueue " + w.ns + "/" + w.queue_name +
-                                       " does not exist",
-                                   "spec.queueName");
-  }
-  // Checked as it will be stored: with the policy's default class, so that
-  // an apply checked here cannot fail when it submits.
-  const core::PriorityPolicy policy = PriorityPolicyOf(o, w.ns, w.queue_name);
-  const std::string cls = EffectiveClass(w, policy);
-  if (!cls.empty() && !o.priority_classes.count(cls)) {
-    return Status::InvalidArgument("WorkloadPriorityClass " + cls + " does not exist",
-                                   "spec.priorityClassName");
-  }
-  return CheckPriority(p, w, cls, policy);
-}
-
-std::string State::EffectiveClass(const core::Workload& w, const core::PriorityPolicy& policy) {
-  if (!w.priority_class_name.empty() || w.priority != 0 || !policy.default_class) {
-    return w.priority_class_name;
-  }
-  return *policy.default_class;
-}
-
-void State::ApplyDefaultPriority(const Objects& o, core::Workload* w) {
-  w->priority_class_name = EffectiveClass(*w, PriorityPolicyOf(o, w->ns, w->queue_name));
-}
-
-core::PriorityPolicy State::PriorityPolicyOf(const Objects& o, const std::string& ns,
-                                             const std::string& queue) {
-  // Stored objects were checked when they were written: a bad annotation
-  // cannot be here, and counts as none if it were.
-  core::PriorityPolicy tenant, lq;
-  if (auto t = o.tenants.find(ns); t != o.tenants.end()) {
-    auto r = core::ParsePriorityPolicy(t->second.obj.annotations, "Tenant " + ns);
-    if (r.ok()) tenant = *r;
-  }
-  if (auto q = o.local_queues.find(ns + "/" + queue); q != o.local_queues.end()) {
-    auto r = core::ParsePriorityPolicy(q->second.obj.annotations, "LocalQueue " + q->first);
-    if (r.ok()) lq = *r;
-  }
-  return core::MergePriorityPolicy(lq, tenant);
-}
-
-Status State::CheckPriority(const Principal& p, const core::Workload& w, const std::string& cls,
-                            const core::PriorityPolicy& policy) {
-  if (p.role == Role::kClusterAdmin) return Status::Ok();
-  if (cls.empty() && w.priority != 0 && !policy.literal.value_or(false)) {
-    std::string use = policy.classes && !policy.classes->empty()
-                          ? "; use spec.priorityClassName: " + Join(*policy.classes, ", ")
-                          : "; use spec.priorityClassName";
-    return Status::PermissionDenied(
-        "a literal spec.priority is for cluster-admins only (a cluster-admin may allow it "
-        "with the annotation " + std::string(core::kAllowLiteralPriorityKey) +
-            ": \"true\" on the Tenant or LocalQueue)" + use,
-        "spec.priority");
-  }
-  if (!cls.empty() && policy.classes &&
-      !std::binary_search(policy.classes->begin(), policy.classes->end(), cls)) {
-    return Status::PermissionDenied(
-        "WorkloadPriorityClass " + cls + " is not allowed in LocalQueue " +
-            w.ns + "/" + w.queue_name + " (" + core::kPriorityClassesKey + " of " +
-            policy.classes_from + "): " +
-            (policy.classes->empty() ? std::string("none is") : "allowed: " + Join(*policy.classes, ", ")),
-        "spec.priorityClassName");
-  }
-  return Status::Ok();
-}
-
-Status State::SubmitWorkload(const Principal& p, core::Workload w, Txn* txn) {
-  const std::string key = w.Key();
-  ApplyDefaultPriority(objs_, &w);
-  ALLOT_RETURN_IF_ERROR(CheckWorkload(p, w, objs_));
-  if (!w.priority_class_name.empty()) {
-    w.priority = objs_.priority_classes.at(w.priority_class_name).obj.value;
-  }
-  // The server's clock orders the queue: a client may not jump the line.
-  w.creation_unix_ms = txn->now_unix_ms;
-  w.source = internal::StoredSource(Kind::kWorkload);
-  ALLOT_RETURN_IF_ERROR(sched_->AddWorkload(w));
-  WorkloadRecord rec;
-  rec.spec = std::move(w);
-  rec.seq = ++seq_;
-  rec.submitted_by = p.user;
-  rec.conditions.push_back({"QuotaReserved", false, "Pending",
-                            "waiting for a scheduling cycle",
-                            txn->now_unix_ms, ""});
-  workloads_.emplace(key, std::move(rec));
-  created_.insert(key);
-  MarkDirty(key);
-  return Status::Ok();
-}
-
-Status State::DeleteWorkload(const std::string& key, Txn* txn) {
-  auto it = workloads_.find(key);
-  if (it == workloads_.end()) {
-    return Status::NotFound("Workload " + key + " does not exist");
-  }
-  if (!it->second.finished()) {
-    Status s = sched_->RemoveWorkload(key);
-    if (!s.ok()) return Status::Internal(s.message());
-    CloseAccount(&it->second, txn->now_unix_ms);
-  }
-  Reindex(key, &it->second, /*gone=*/true);  // Its pods are stopped.
-  json::object last = WorkloadJson(it->second, false);
-  ++rv_;
-  internal::SetResourceVersion(&last, rv_);
-  txn->events.push_back(WorkloadEvent(it->second, "DELETED", last));
-  txn->events.back().resource_version = rv_;
-  txn->batch.deletes.push_back({"Workload", key});
-  // A delete after a put in the same turn: drop the put.
-  dirty_.erase(key);
-  created_.erase(key);
-  workloads_.erase(it);
-  ++removed_since_rebuild_;
-  return Status::Ok();
-}
-
-metrics::QueueLabels State::QueueOf(const WorkloadRecord& rec) const {
-  metrics::QueueLabels q;
-  q.ns = rec.spec.ns;
-  q.local_queue = rec.spec.queue_name;
-  q.priority_class = rec.spec.priority_class_name;
-  if (rec.spec.admission) {
-    q.cluster_queue = rec.spec.admission->cluster_queue;
-  } else if (auto lq = objs_.local_queues.find(rec.spec.ns + "/" + rec.spec.queue_name);
-             lq != objs_.local_queues.end()) {
-    q.cluster_queue = lq->second.obj.cluster_queue;
-  }
-  return q;
-}
-
-void State::Evicted(WorkloadRecord* rec, const std::string& reason,
-                    const std::string& message, int64_t now, const std::string& detail) {
-  metrics_->Evicted(QueueOf(*rec), reason);
-  CloseAccount(rec, now);
-  SetCondition(&rec->conditions, {"Evicted", true, reason, message, now, detail});
-  SetCondition(&rec->conditions, {"QuotaReserved", false, reason, "evicted: " + message, now,
-                                  detail.empty() ? "" : "evicted: " + detail});
-  SetCondition(&rec->conditions, {"Admitted", false, reason, message, now, detail});
-  SetCondition(&rec->conditions, {"Requeued", true, reason, "back in its queue", now, ""});
-}
-
-int32_t State::FinishTurn(Txn* txn) {
-  if (first_turn_ms_ == 0) first_turn_ms_ = txn->now_unix_ms;
-  std::set<std::string> touched;
-  std::map<std::string, sched::PreemptionEvent> preempted;
-  int32_t cycles = 0;
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point turn_start = Clock::now();
-  for (;;) {
-    const Clock::time_point t0 = Clock::now();
-    sched::CycleResult r = sched_->RunCycle();
-    ++cycles;
-    if (r.attempts > 0) {
-      metrics_->AdmissionAttempt(
-          !r.admitted.empty(),
-          std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    touched.insert(r.admitted.begin(), r.admitted.end());
-    if (!r.admitted.empty()) ctrl_changes_ |= ctrl::kAdmissions;
-    for (sched::PreemptionEvent& e : r.preempted) {
-      touched.insert(e.workload);
-      preempted[e.workload] = std::move(e);
-    }
-    // A cycle that set heads aside changed nothing visible but lets the
-    // workloads behind them be tried: stop only when no head was tried.
-    if ((!r.Changed() && r.attempts == 0) || cycles >= 100000) break;
-  }
-  metrics_->SchedulingTurn(
-      std::chrono::duration<double>(Clock::now() - turn_start).count(), cycles);
-  const int64_t now = txn->now_unix_ms;
-  for (const std::string& key : touched) {
-    auto it = workloads_.find(key);
-    if (it == workloads_.end()) continue;
-    WorkloadRecord& rec = it->second;
-    if (auto e = preempted.find(key); e != preempted.end()) {
-      std::string reason = sched::ToString(e->second.reason);
-      std::optional<core::Admission> by = sched_->AdmissionOf(e->second.preemptor);
-      const std::string by_cq = by ? by->cluster_queue : "";
-      metrics_->Preempted(by_cq, reason);
-      // The preemptor is named to its own tenant; to another, it is "a
-      // workload of another tenant" (the ClusterQueue is shared and
-      // named); cluster-admins read its name in the condition's detail.
-      const std::string named = "preempted by " + e->second.preemptor;
-      const bool foreign = TenantOfKey(e->second.preemptor) != rec.spec.ns;
-      const std::string shown =
-          foreign ? "preempted by a higher-priority workload of another tenant" +
-                        (by_cq.empty() ? std::string() : " in ClusterQueue " + by_cq)
-                  : named;
-      Evicted(&rec, "Preempted", shown + " (" + reason + ")", now,
-              foreign ? named + " (" + reason + ")" : "");
-      SetCondition(&rec.conditions,
-                   {"Preempted", true, reason, shown, now, foreign ? named : ""});
-    }
-    std::optional<core::Admission> adm = sched_->AdmissionOf(key);
-    if (adm) {
-      std::string msg = "quota reserved in ClusterQueue " + adm->cluster_queue;
-      const bool fresh = !rec.spec.admission || *rec.spec.admission != *adm ||
-                         preempted.count(key);
-      if (fresh) {
-        if (rec.admitted_unix_ms != 0) CloseAccount(&rec, now);
-        ++rec.attempt;  // New pods: nothing of an earlier admission counts.
-        // Waiting since creation or the last requeue.
-        int64_t since = rec.spec.creation_unix_ms;
-        for (const Condition& c : rec.conditions) {
-          if (c.type == "Requeued" && c.status) since = std::max(since, c.time_unix_ms);
-        }
-        metrics::QueueLabels q = QueueOf(rec);
-        q.cluster_queue = adm->cluster_queue;
-        metrics_->Admitted(q, since > 0 ? std::max<int64_t>(0, now - since) / 1000.0 : 0);
-        if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
-        for (const Condition& c : rec.conditions) {
-          if (c.type == "PodsReady") {
-            SetCondition(&rec.conditions, {"PodsReady", false, "PodsStarting",
-                                           "the pods of this admission are starting", now, ""});
-            break;
-          }
-        }
-      }
-      rec.spec.admission = std::move(adm);
-      if (fresh) OpenAccount(&rec, now);
-      rec.state = WorkloadState::kAdmitted;
-      SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now, ""});
-      SetCondition(&rec.conditions, {"Admitted", true, "Admitted",
-                                     "the workload is admitted", now, ""});
-      for (const Condition& c : rec.conditions) {
-        if (c.type == "Evicted" && c.status) {
-          SetCondition(&rec.conditions,
-                       {"Evicted", false, "Readmitted", "admitted again", now, ""});
-          break;
-        }
-      }
-    } else {
-      rec.spec.admission.reset();
-      rec.state = WorkloadState::kRequeued;
-    }
-    MarkDirty(key);
-  }
-  // Removed workloads leave tombstones in the scheduler: compact now and
-  // then by rebuilding it (admitted ones keep their placements).
-  if (removed_since_rebuild_ > 50000 &&
-      removed_since_rebuild_ > workloads_.size()) {
-    core::Config cfg = BuildConfig(objs_, {});
-    if (core::ValidateConfig(&cfg).ok()) {
-      auto s = sched::Scheduler::Create(cfg);
-      if (s.ok()) {
-        sched_ = std::move(*s);
-        removed_since_rebuild_ = 0;
-      }
-    }
-  }
-  Flush(txn);
-  return cycles;
-}
-
-void State::Flush(Txn* txn) {
-  for (const std::string& key : dirty_) {
-    auto it = workloads_.find(key);
-    if (it == workloads_.end()) continue;
-    WorkloadRecord& rec = it->second;
-    Reindex(key, &rec);
-    rec.resource_version = ++rv_;
-    json::object obj = WorkloadJson(rec, false);
-    const char* type = created_.count(key) ? "ADDED" : "MODIFIED";
-    txn->events.push_back(WorkloadEvent(rec, type, obj));
-    std::string body = json::serialize(obj);
-    txn->workload_puts[key] = txn->batch.puts.size();
-    txn->batch.puts.push_back({"Workload", key, rv_, std::move(body)});
-  }
-  dirty_.clear();
-  created_.clear();
-  for (store::UsageRow& u : closed_usage_) txn->batch.usage.push_back(std::move(u));
-  closed_usage_.clear();
-  for (store::RollupRow& r : closed_rollups_) txn->batch.rollups.push_back(std::move(r));
-  closed_rollups_.clear();
-  // Once an hour: telemetry older than the retention goes.
-  const int64_t hour = txn->now_unix_ms / 3600000 * 3600000;
-  if (hour != pruned_hour_ms_ && txn->now_unix_ms > telemetry_retention_ms_) {
-    pruned_hour_ms_ = hour;
-    txn->batch.prune_rollups_before_ms = txn->now_unix_ms - telemetry_retention_ms_;
-  }
-  if (!txn->batch.empty() || !txn->events.empty()) {
-    txn->batch.meta["rv"] = std::to_string(rv_);
-    txn->batch.meta["seq"] = std::to_string(seq_);
-  }
 }
 
 }  // namespace allot::server

@@ -8,6 +8,25 @@
 // the store only for the length of one turn; a failed commit aborts the
 // process and a restart reloads the store.
 //
+// Who may call: the owner thread only (server/owner.h), with the API's
+// decisions already made (server/access.h: State checks no principal in
+// its mutators; its reads take the reader to answer with what it may see).
+// Network threads read only token_index() and metrics(), which are
+// thread-safe.
+//
+// Its parts, one job each:
+//   state.cc             loading, and configuration changes (objects and
+//                        their store records, all or nothing);
+//   state_workloads.cc   the workload lifecycle: submission checks,
+//                        evictions, the scheduling turn (FinishTurn, Flush);
+//   state_api.cc         the request verbs and reads; state_json.cc the JSON
+//                        they show;
+//   state_agents.cc      agent liveness, pods and where they run, logs;
+//   state_usage.cc       accounting of held devices and GPU telemetry;
+//   state_metrics.cc     the scrape's gauges and the dashboard's overview;
+//   state_controllers.cc the controllers' view and their actions;
+//   Tokens (tokens.h) and AuditTrail (audit_trail.h): classes of their own.
+//
 // Scheduling: workload arrivals and deletions go to the scheduler
 // incrementally; any change to flavors, cohorts, ClusterQueues,
 // LocalQueues, priority classes, tenants, nodes or the scheduler config
@@ -38,8 +57,10 @@
 #include "metrics/metrics.h"
 #include "proto/agent_protocol.h"
 #include "sched/scheduler.h"
+#include "server/audit_trail.h"
 #include "server/authz.h"
 #include "server/telemetry.h"
+#include "server/tokens.h"
 #include "store/store.h"
 
 namespace allot::server {
@@ -186,24 +207,33 @@ class State {
   ~State();
 
   // ---- Objects --------------------------------------------------------
+  // The mutators check what is asked, not who asks: the API edge decided
+  // that (server/access.h) before calling them; `a` is who State records.
   // `doc` holds exactly one object of `kind` (as parsed from a request
   // body). Create fails with AlreadyExists; Replace with NotFound, or
   // FailedPrecondition when `expected_rv` is given and stale.
-  Status Create(const Principal& p, Kind kind, core::Config doc, Txn* txn);
-  Status Replace(const Principal& p, Kind kind, const std::string& key,
+  Status Create(const Actor& a, Kind kind, core::Config doc, Txn* txn);
+  Status Replace(const Actor& a, Kind kind, const std::string& key,
                  core::Config doc, std::optional<int64_t> expected_rv,
                  Txn* txn);
   // Refuses (FailedPrecondition) to delete what admitted workloads use
   // unless `drain`, which evicts them first.
-  Status Delete(const Principal& p, Kind kind, const std::string& key,
+  Status Delete(const Actor& a, Kind kind, const std::string& key,
                 bool drain, Txn* txn);
   // cordon (unschedulable), uncordon, or drain (cordon and evict what runs
-  // there back to the queues). Cluster-admins only.
-  Status NodeAction(const Principal& p, const std::string& node,
+  // there back to the queues).
+  Status NodeAction(const Actor& a, const std::string& node,
                     const std::string& action, Txn* txn);
   // Creates or replaces every object of `docs`, all or nothing.
-  Result<std::vector<ApplyResult>> Apply(const Principal& p, core::Config docs,
+  Result<std::vector<ApplyResult>> Apply(const Actor& a, core::Config docs,
                                          Txn* txn);
+  // What the API edge reads to decide who may do what: the configuration,
+  // and whether an object exists.
+  const Objects& objects() const { return objs_; }
+  bool Exists(Kind kind, const std::string& key) const;
+  // The reads take the reader: they answer with what `p` may see (another
+  // tenant's objects do not exist for it) and, for cluster-admins only,
+  // the details that name other tenants' workloads.
   // `explain` adds a pending workload's reason and place in line, which
   // costs a sort of its ClusterQueue's queue: a single GET does it, the
   // replies to writes do not.
@@ -226,9 +256,10 @@ class State {
   // longer fits), marks it alive, and applies its pod reports: Running when
   // every pod of a workload runs, Succeeded when all exited 0, Failed when
   // one did not (its quota is released and its other pods are stopped).
+  // The node changes as the system actor "agent:NODE"; whether the caller
+  // may act as that node was decided at the API edge.
   // *registered: the Node object was created or changed.
-  Status AgentSync(const Principal& p, AgentReport report, Txn* txn,
-                   bool* registered = nullptr);
+  Status AgentSync(AgentReport report, Txn* txn, bool* registered = nullptr);
   // The pods `node` should run now.
   std::vector<DesiredPod> DesiredPods(const std::string& node) const;
   // Nodes whose desired pods changed since the last call.
@@ -288,57 +319,51 @@ class State {
   // How long GPU telemetry rollups are kept (server/telemetry.h).
   void SetTelemetryRetention(int64_t ms) { telemetry_retention_ms_ = ms; }
 
-  // ---- Tokens and audit -----------------------------------------------
+  // ---- Tokens and audit (server/tokens.h, server/audit_trail.h) ---------
+  const Tokens& tokens() const { return tokens_; }
   // The principal of the live token whose secret hashes to `hash`.
   std::optional<Principal> Authenticate(const std::string& hash) const {
-    return tokens_by_hash_->Find(hash);
+    return tokens_.Authenticate(hash);
   }
   // The same index, for network threads (see TokenIndex).
-  std::shared_ptr<const TokenIndex> token_index() const {
-    return tokens_by_hash_;
-  }
-  // Returns (id, secret); the secret is shown once and stored only hashed.
-  // `node`: a node token's binding (IsNodeBinding), empty for none; other
-  // roles take none (InvalidArgument).
-  Result<std::pair<std::string, std::string>> CreateToken(const Principal& p, const std::string& user,
-                                  Role role, const std::string& tenant,
-                                  const std::string& node, Txn* txn);
-  Status RevokeToken(const Principal& p, const std::string& id, Txn* txn);
+  std::shared_ptr<const TokenIndex> token_index() const { return tokens_.index(); }
   // Whether token `id` exists and is not revoked: what lets an open watch,
   // a held agent poll or a pending log read go on (Owner::Publish,
   // Api::OnTurnEnd end the others at the end of the turn that revoked it).
-  bool TokenLive(const std::string& id) const {
-    auto it = tokens_.find(id);
-    return it != tokens_.end() && !it->second.revoked;
-  }
-  boost::json::array ListTokens(const Principal& p) const;
+  bool TokenLive(const std::string& id) const { return tokens_.Live(id); }
   bool HasTokens() const { return !tokens_.empty(); }
-  // Revokes every live token bound to `tenant` (its deletion takes them:
-  // a tenant created again under the name does not revive them).
-  void RevokeTenantTokens(const std::string& tenant, Txn* txn);
+  // Tokens::Create with the tenant looked up; returns (id, secret).
+  Result<std::pair<std::string, std::string>> CreateToken(const std::string& user, Role role,
+                                                          const std::string& tenant,
+                                                          const std::string& node, Txn* txn);
+  Status RevokeToken(const std::string& id, Txn* txn) {
+    return tokens_.Revoke(id, &txn->batch);
+  }
+  // The tokens `p` may grant (and so see and revoke).
+  boost::json::array ListTokens(const Principal& p) const;
   // Registers `secret` as a cluster-admin token (bootstrap).
-  Status AddAdminToken(const std::string& secret, const std::string& user,
-                       Txn* txn);
-  // Appends an audit record to the turn's batch; while the chain is broken
-  // it appends nothing and writes the record to stderr instead.
+  Status AddAdminToken(const std::string& secret, const std::string& user, Txn* txn) {
+    return tokens_.AddAdmin(secret, user, txn->now_unix_ms, &txn->batch);
+  }
+  // Appends an audit record to the turn's batch (AuditTrail::Append).
   void Audit(const std::string& principal, const std::string& tenant,
              const std::string& verb, const std::string& object,
-             const std::string& outcome, Txn* txn);
+             const std::string& outcome, Txn* txn) {
+    audit_.Append(principal, tenant, verb, object, outcome, txn->now_unix_ms, &txn->batch);
+  }
   // Set at start when the log's tail does not match its head (audit.h,
   // CheckAuditTail): what is wrong. While set, the API refuses changes and
   // `audit verify` fails.
-  void SetAuditBroken(std::string why) { audit_broken_ = std::move(why); }
-  const std::string& AuditBroken() const { return audit_broken_; }
-  // A cluster-admin's acknowledgement of the break: one record, chained
-  // from the newest record there is, that says what was wrong and why it
-  // was accepted; appending resumes. FailedPrecondition when not broken.
-  Status AcknowledgeAuditBreak(const Principal& p, const std::string& reason, Txn* txn);
+  void SetAuditBroken(std::string why) { audit_.SetBroken(std::move(why)); }
+  const std::string& AuditBroken() const { return audit_.broken(); }
+  // A cluster-admin's acknowledgement of the break (AuditTrail::Acknowledge).
+  Status AcknowledgeAuditBreak(const std::string& user, const std::string& reason, Txn* txn) {
+    return audit_.Acknowledge(user, "", reason, txn->now_unix_ms, &txn->batch);
+  }
+  // The newest audit record (seq, hash) this state wrote or loaded.
+  std::pair<int64_t, std::string> AuditHead() const { return audit_.head(); }
 
   int64_t resource_version() const { return rv_; }
-  // The newest audit record (seq, hash) this state wrote or loaded.
-  std::pair<int64_t, std::string> AuditHead() const {
-    return {audit_seq_, audit_hash_};
-  }
   size_t WorkloadCount() const { return workloads_.size(); }
   // Event counters and histograms (thread-safe; shared with the network
   // threads and the committer).
@@ -377,26 +402,26 @@ class State {
   // every workload, builds a scheduler for it, calls `check` (if set) on
   // the candidate, and only then commits.
   Status ChangeConfig(
-      const Principal& p, std::vector<Change> changes, bool drain, Txn* txn,
+      const Actor& a, std::vector<Change> changes, bool drain, Txn* txn,
       std::vector<ApplyResult>* results,
       const std::function<Status(const Objects&)>& check = nullptr);
   // The priority policy of a submission to `queue` in tenant `ns`
-  // (core/priority_policy.h), and whether `p` may give `w` its priority
+  // (core/priority_policy.h), and whether `a` may give `w` its priority
   // when it is stored with class `cls`.
   static core::PriorityPolicy PriorityPolicyOf(const Objects& o, const std::string& ns,
                                                const std::string& queue);
-  static Status CheckPriority(const Principal& p, const core::Workload& w,
+  static Status CheckPriority(const Actor& a, const core::Workload& w,
                               const std::string& cls, const core::PriorityPolicy& policy);
   // The class `w` is stored with: its own, or, when it names none and
   // gives no literal priority, its queue's (or tenant's) default.
   static std::string EffectiveClass(const core::Workload& w, const core::PriorityPolicy& policy);
   static void ApplyDefaultPriority(const Objects& o, core::Workload* w);
   // The checks of a submission against configuration `o`.
-  Status CheckWorkload(const Principal& p, const core::Workload& w,
+  Status CheckWorkload(const Actor& a, const core::Workload& w,
                        const Objects& o) const;
   Status InUse(const Objects& objs, Kind kind, const std::string& key,
                bool drain, std::set<std::string>* evict) const;
-  Status SubmitWorkload(const Principal& p, core::Workload w, Txn* txn);
+  Status SubmitWorkload(const Actor& a, core::Workload w, Txn* txn);
   Status DeleteWorkload(const std::string& key, Txn* txn);
   // `detail`: the message naming another tenant's workload, for
   // cluster-admins (Condition::detail).
@@ -416,25 +441,18 @@ class State {
   // ClusterQueue, counts of a LocalQueue), which the store does not keep.
   boost::json::object ConfigJson(Kind kind, const std::string& key,
                                  bool status) const;
-  bool Exists(Kind kind, const std::string& key) const;
   int64_t RvOf(Kind kind, const std::string& key) const;
   void PutObject(Kind kind, const std::string& key, bool added, Txn* txn);
-  // Records `row` (new, or revoked) in tokens_ and the live index.
-  void IndexToken(const store::TokenRow& row);
 
   Objects objs_;
   std::map<std::string, WorkloadRecord> workloads_;
   std::unique_ptr<sched::Scheduler> sched_;
-  std::map<std::string, store::TokenRow> tokens_;         // By id.
-  std::shared_ptr<TokenIndex> tokens_by_hash_ =
-      std::make_shared<TokenIndex>();                      // Live ones.
+  Tokens tokens_;
+  AuditTrail audit_;
   std::set<std::string> dirty_;    // Workloads changed this turn.
   std::set<std::string> created_;  // Workloads created this turn.
   int64_t rv_ = 0;
   int64_t seq_ = 0;
-  int64_t audit_seq_ = 0;
-  std::string audit_hash_;
-  std::string audit_broken_;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
   // Usage rows closed this turn; Flush moves them into the batch.

@@ -12,6 +12,7 @@
 
 namespace allot::server {
 
+using internal::Join;
 using internal::SetCondition;
 
 namespace {
@@ -58,15 +59,6 @@ int MasterPort(const std::string& key) {
   uint32_t h = 2166136261u;
   for (char c : key) h = (h ^ uint8_t(c)) * 16777619u;
   return 20000 + int(h % 20000);
-}
-
-std::string Join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const std::string& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
 }
 
 }  // namespace
@@ -192,18 +184,8 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
   MarkDirty(key);
 }
 
-Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
-                        bool* registered) {
+Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
   if (registered != nullptr) *registered = false;
-  if (p.role != Role::kNode && p.role != Role::kClusterAdmin) {
-    return Status::PermissionDenied(
-        "only a node token (allot token create --role node) may act as an "
-        "agent");
-  }
-  if (!MayActAsNode(p, r.node.name)) {
-    return Status::PermissionDenied("this node token is bound to node " + p.node +
-                                    "; it may not act as node " + r.node.name);
-  }
   const int64_t now = txn->now_unix_ms;
   core::Node& n = r.node;
   n.labels[kAgentLabel] = "true";
@@ -304,7 +286,7 @@ Status State::AgentSync(const Principal& p, AgentReport r, Txn* txn,
     std::vector<Change> changes;
     changes.push_back(std::move(ch));
     // The agent knows its hardware: what no longer fits is evicted.
-    Principal agent{"agent:" + n.name, Role::kClusterAdmin, "", p.token_id, ""};
+    const Actor agent = Actor::System("agent:" + n.name);
     // Workloads that still fit keep running; only if the change leaves one
     // without what it was given (less CPU or memory, say) is the node drained.
     Status s = ChangeConfig(agent, changes, /*drain=*/false, txn, nullptr);

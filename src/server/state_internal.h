@@ -26,6 +26,19 @@ std::string KeyOf(const T& obj) {
 }
 inline std::string KeyOf(const core::Workload& w) { return w.Key(); }
 
+// The tenant of a namespaced key ("ns/name"); "" for a cluster-scoped one.
+inline std::string TenantOfKey(const std::string& key) {
+  size_t slash = key.find('/');
+  return slash == std::string::npos ? "" : key.substr(0, slash);
+}
+
+// "a, b, c" with `sep` between.
+inline std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
 // One watch line: {"type":TYPE,"object":OBJECT}\n, from the object's JSON.
 inline std::string EventLine(const char* type, const std::string& object_json) {
   std::string line;
@@ -79,6 +92,13 @@ inline boost::json::object Encode(const core::Namespace& x) {
 }
 inline boost::json::object Encode(const core::Node& x) {
   return core::EncodeNode(x);
+}
+
+// Why a pending workload waits and its place in line, in its status.
+inline void PutPending(const sched::PendingWorkload& p, boost::json::object* status) {
+  (*status)["clusterQueue"] = p.cluster_queue;
+  (*status)["pendingReason"] = p.reason;
+  (*status)["position"] = p.position;
 }
 
 // Sets metadata.resourceVersion (a string, as Kubernetes does).

@@ -111,7 +111,6 @@ TEST_F(TelemetryStoreTest, MergesMinutesAndPrunesOldHours) {
 TEST(StateTelemetryTest, SamplesBecomeHourRows) {
   auto st = State::Load(store::Snapshot{});
   ASSERT_TRUE(st.ok()) << st.status().ToString();
-  Principal agent{"agent", Role::kNode, "", "t1", ""};
   auto sync = [&](int64_t now, int util) {
     AgentReport r;
     r.node.name = "n1";
@@ -125,7 +124,7 @@ TEST(StateTelemetryTest, SamplesBecomeHourRows) {
     r.gpu_samples.push_back(t);
     Txn txn;
     txn.now_unix_ms = now;
-    Status s = (*st)->AgentSync(agent, std::move(r), &txn);
+    Status s = (*st)->AgentSync(std::move(r), &txn);
     EXPECT_TRUE(s.ok()) << s.ToString();
     (*st)->FinishTurn(&txn);
     return txn.batch;

@@ -1,0 +1,211 @@
+// State: the JSON the API shows of workloads (status, conditions, why a
+// pending one waits) and of the configuration objects (with what is
+// computed now: a ClusterQueue's usage, a LocalQueue's counts, a Node's
+// Ready condition), and the watch event of a workload's change.
+#include <algorithm>
+#include <utility>
+
+#include "server/state.h"
+#include "server/state_internal.h"
+
+namespace allot::server {
+
+using internal::PutPending;
+using internal::WithMap;
+namespace json = boost::json;
+
+namespace {
+
+std::string Quantity(int64_t milli) {
+  return Quantity::FromMilli(milli).ToString();
+}
+
+json::object ConditionJson(const Condition& c, bool details) {
+  json::object o;
+  o["type"] = c.type;
+  o["status"] = c.status ? "True" : "False";
+  o["reason"] = c.reason;
+  o["message"] = c.message;
+  if (details && !c.detail.empty()) o["detail"] = c.detail;
+  o["lastTransitionTime"] = core::FormatRfc3339Ms(c.time_unix_ms);
+  o["lastTransitionUnixMs"] = c.time_unix_ms;
+  return o;
+}
+
+
+}  // namespace
+
+// ---- JSON -------------------------------------------------------------------
+
+Event State::WorkloadEvent(const WorkloadRecord& rec, const char* type,
+                           const json::object& obj) const {
+  Event e{rec.resource_version, Kind::kWorkload, rec.spec.ns,
+          internal::EventLine(type, json::serialize(obj)), ""};
+  bool any = false;
+  for (const Condition& c : rec.conditions) any = any || !c.detail.empty();
+  if (any) {
+    json::object o = obj;
+    if (json::value* st = o.if_contains("status"); st && st->is_object()) {
+      if (json::value* cs = st->as_object().if_contains("conditions"); cs && cs->is_array()) {
+        for (json::value& c : cs->as_array()) {
+          if (c.is_object()) c.as_object().erase("detail");
+        }
+      }
+    }
+    e.tenant_line = internal::EventLine(type, json::serialize(o));
+  }
+  return e;
+}
+
+json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
+                                 bool details) const {
+  json::object obj = core::EncodeWorkload(rec.spec);
+  internal::SetResourceVersion(&obj, rec.resource_version);
+  json::value& sv = obj["status"];
+  if (!sv.is_object()) sv = json::object();
+  json::object& status = sv.as_object();
+  status["state"] = ToString(rec.state);
+  status["arrival"] = rec.seq;
+  status["submittedBy"] = rec.submitted_by;
+  status["priority"] = rec.spec.priority;
+  if (rec.attempt > 0) status["attempt"] = rec.attempt;
+  if (rec.restarts > 0) status["restarts"] = rec.restarts;
+  if (rec.admitted_unix_ms > 0) {
+    status["admittedAtMs"] = rec.admitted_unix_ms;  // Accounting: since when it holds.
+    status["utilMilliMs"] = rec.util_milli_ms;
+  }
+  if (const Run* run = RunOf(rec.spec.Key()); run && !run->pods.empty()) {
+    int64_t running = 0, exited = 0;
+    for (const auto& [id, ps] : run->pods) {
+      running += ps.running && !ps.exited;
+      exited += ps.exited;
+    }
+    status["podsRunning"] = running;
+    status["podsExited"] = exited;
+  }
+  json::array conds;
+  for (const Condition& c : rec.conditions) conds.push_back(ConditionJson(c, details));
+  status["conditions"] = std::move(conds);
+  if (explain) {
+    if (std::optional<sched::PendingWorkload> p = sched_->Explain(rec.spec.Key())) {
+      PutPending(*p, &status);
+    }
+  }
+  return obj;
+}
+
+json::object State::ConfigJson(Kind kind, const std::string& key,
+                                bool with_status) const {
+  json::object obj = WithMap(objs_, kind, [&](const auto& m) {
+    const auto& e = m.at(key);
+    json::object o = internal::Encode(e.obj);
+    internal::SetResourceVersion(&o, e.rv);
+    return o;
+  });
+  if (!with_status) return obj;
+  if (kind == Kind::kClusterQueue) {
+    std::optional<sched::ClusterQueueStatus> st =
+        sched_->GetClusterQueueStatus(key);
+    if (!st) return obj;
+    // Kueue's ClusterQueue status shape.
+    json::array flavors;
+    std::map<std::string, json::array> by_flavor;
+    std::vector<std::string> order;
+    for (const sched::QuotaUsage& u : st->quota) {
+      if (!by_flavor.count(u.flavor)) order.push_back(u.flavor);
+      json::object r;
+      r["name"] = u.resource;
+      r["total"] = Quantity(u.usage_milli);
+      r["borrowed"] = Quantity(u.borrowed_milli);
+      r["lent"] = Quantity(u.lent_milli);  // Allot's: see sched::QuotaUsage.
+      r["nominalQuota"] = Quantity(u.nominal_milli);
+      by_flavor[u.flavor].push_back(std::move(r));
+    }
+    for (const std::string& f : order) {
+      json::object fo;
+      fo["name"] = f;
+      fo["resources"] = std::move(by_flavor[f]);
+      flavors.push_back(std::move(fo));
+    }
+    json::object status;
+    status["flavorsReservation"] = flavors;
+    status["flavorsUsage"] = std::move(flavors);
+    status["pendingWorkloads"] = st->pending;
+    status["reservingWorkloads"] = st->admitted;
+    status["admittedWorkloads"] = st->admitted;
+    json::object fair;
+    fair["weightedShare"] = st->weighted_share;
+    status["fairSharing"] = std::move(fair);
+    obj["status"] = std::move(status);
+  } else if (kind == Kind::kLocalQueue) {
+    const core::LocalQueue& lq = objs_.local_queues.at(key).obj;
+    int64_t pending = 0, admitted = 0;
+    for (auto it = workloads_.lower_bound(lq.ns + "/");
+         it != workloads_.end() && it->second.spec.ns == lq.ns; ++it) {
+      if (it->second.spec.queue_name != lq.name) continue;
+      if (it->second.spec.admission) {
+        ++admitted;
+      } else {
+        ++pending;
+      }
+    }
+    json::object status;
+    status["pendingWorkloads"] = pending;
+    status["reservingWorkloads"] = admitted;
+    status["admittedWorkloads"] = admitted;
+    obj["status"] = std::move(status);
+  } else if (kind == Kind::kNode) {
+    // How many of its GPUs admitted workloads hold (a GPU with a held MIG
+    // slice counts once), without naming them: nodes are shared.
+    std::set<std::string> held;
+    for (const auto& [gpu, rec] : HeldGpus(key)) held.insert(gpu);
+    json::value& st = obj["status"];
+    if (!st.is_object()) st = json::object();
+    st.as_object()["allocatedGpus"] = int64_t(held.size());
+    st.as_object()["conditions"] = json::array{NodeReadyCondition(key)};
+  }
+  return obj;
+}
+
+json::object State::NodeReadyCondition(const std::string& node) const {
+  json::object c;
+  c["type"] = "Ready";
+  auto transition = [&c, this](int64_t ms) {
+    if (ms == 0) ms = first_turn_ms_;  // Unchanged since start.
+    if (ms == 0) return;
+    c["lastTransitionTime"] = core::FormatRfc3339Ms(ms);
+    c["lastTransitionUnixMs"] = ms;
+  };
+  auto it = agents_.find(node);
+  if (it == agents_.end()) {
+    c["status"] = "True";
+    c["reason"] = "NoAgent";
+    c["message"] = "configured without an agent: always schedulable";
+    transition(0);
+    return c;
+  }
+  const AgentInfo& a = it->second;
+  if (!a.ready) {
+    c["status"] = "False";
+    c["reason"] = "AgentNotHeartbeating";
+    c["message"] = "NotReady: " + a.not_ready_message +
+                   "; its workloads went back to their queues";
+  } else if (a.last_seen_ms == 0) {
+    c["status"] = "Unknown";
+    c["reason"] = "AwaitingAgent";
+    c["message"] = "the server restarted and has not heard from this node's agent "
+                   "yet; it keeps its workloads during the startup grace period";
+  } else {
+    c["status"] = "True";
+    c["reason"] = "AgentReady";
+    c["message"] = "its agent is heartbeating";
+  }
+  if (a.last_seen_ms != 0) {
+    c["lastHeartbeatTime"] = core::FormatRfc3339Ms(a.last_seen_ms);
+    c["lastHeartbeatUnixMs"] = a.last_seen_ms;
+  }
+  transition(a.transition_ms);
+  return c;
+}
+
+}  // namespace allot::server
