@@ -18,9 +18,10 @@ namespace allot::agent {
 
 namespace json = boost::json;
 
-Agent::Agent(Connect connect, AgentOptions options, std::unique_ptr<GpuSource> gpus,
-             std::unique_ptr<Executor> exec, core::Node node, std::string log_dir,
-             std::string tag, std::ostream& out)
+Agent::Agent(Connect connect, AgentOptions options,
+             std::unique_ptr<GpuSource> gpus, std::unique_ptr<Executor> exec,
+             core::Node node, std::string log_dir, std::string tag,
+             std::ostream& out)
     : connect_(std::move(connect)),
       f_(std::move(options)),
       gpus_(std::move(gpus)),
@@ -30,12 +31,12 @@ Agent::Agent(Connect connect, AgentOptions options, std::unique_ptr<GpuSource> g
       tag_(std::move(tag)),
       out_(out) {}
 
-
 void Agent::Run(const std::atomic<bool>* stop) {
   std::thread reporter([this, stop] {
     while (!*stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (!ReportStep()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (!ReportStep())
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   });
   PollLoop(stop);
@@ -137,7 +138,9 @@ Status Agent::AnswerLogs(ServerLink& cl, const std::vector<LogAsk>& asks) {
     LogChunk c = ReadLog(LogPath(a.pod), a.offset, a.limit);
     answers.logs.push_back({a.id, c.exists, c.offset, c.next_offset, c.data});
   }
-  return cl.Post("/api/v1/agents/logs", json::serialize(proto::EncodeLogAnswers(answers)))
+  return cl
+      .Post("/api/v1/agents/logs",
+            json::serialize(proto::EncodeLogAnswers(answers)))
       .status();
 }
 
@@ -147,8 +150,7 @@ Status Agent::SyncOnce(ServerLink& cl, int wait_s) {
     std::lock_guard<std::mutex> l(mu_);
     body = ReportJson();
   }
-  auto r = cl.Post("/api/v1/agents/sync?wait=" + std::to_string(wait_s),
-                   body);
+  auto r = cl.Post("/api/v1/agents/sync?wait=" + std::to_string(wait_s), body);
   if (!r.ok()) return r.status();
   std::lock_guard<std::mutex> l(mu_);
   Apply(*r);
@@ -158,29 +160,33 @@ Status Agent::SyncOnce(ServerLink& cl, int wait_s) {
 std::string Agent::ReportJson() {
   proto::AgentReport r;
   const auto now = std::chrono::steady_clock::now();
-  const bool send = f_.sample_seconds > 0 &&
-                    now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
+  const bool send =
+      f_.sample_seconds > 0 &&
+      now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
   if (auto samples = gpus_->Sample(); samples.ok()) {
     const std::vector<GpuInfo>& infos = gpus_->Gpus();
     for (const GpuSample& s : *samples) {
       for (core::Gpu& g : node_.gpus) {
         if (g.uuid == s.uuid) g.healthy = s.healthy;
       }
-      auto info = std::find_if(infos.begin(), infos.end(),
-                               [&](const GpuInfo& i) { return i.uuid == s.uuid; });
+      auto info =
+          std::find_if(infos.begin(), infos.end(),
+                       [&](const GpuInfo& i) { return i.uuid == s.uuid; });
       if (!send || info == infos.end()) continue;
-      r.gpu_samples.push_back({s.uuid, info->index, s.utilization_pct, s.temperature_c,
-                               s.power_watts, s.memory_used_bytes, s.ecc_dbe_volatile,
-                               s.last_xid});
+      r.gpu_samples.push_back(
+          {s.uuid, info->index, s.utilization_pct, s.temperature_c,
+           s.power_watts, s.memory_used_bytes, s.ecc_dbe_volatile, s.last_xid});
     }
   }
   if (!r.gpu_samples.empty()) last_sample_sent_ = now;
   r.node = node_;
   r.address = f_.address.empty() ? node_.name : f_.address;
   r.simulated = gpus_->simulated();
-  for (const auto& [id, p] : running_) r.pods.push_back({id, false, 0, 0, false, "", ""});
+  for (const auto& [id, p] : running_)
+    r.pods.push_back({id, false, 0, 0, false, "", ""});
   for (const auto& [id, e] : exited_) {
-    r.pods.push_back({id, true, e.exit_code, e.signal, e.stopped, e.last_lines, e.reason});
+    r.pods.push_back(
+        {id, true, e.exit_code, e.signal, e.stopped, e.last_lines, e.reason});
   }
   return json::serialize(proto::EncodeAgentReport(r));
 }
@@ -196,14 +202,16 @@ void Agent::Apply(const json::value& reply) {
     if (ask.pod.find("..") != std::string::npos) continue;
     log_asks_.push_back(std::move(ask));
   }
-  if (const json::value* rev = reply.as_object().if_contains("revision"); rev && rev->is_int64()) {
+  if (const json::value* rev = reply.as_object().if_contains("revision");
+      rev && rev->is_int64()) {
     if (answer.revision < revision_) return;  // An older answer.
     revision_ = answer.revision;
   }
   std::map<std::string, const proto::DesiredPod*> desired;
   for (const proto::DesiredPod& d : answer.pods) desired[d.id] = &d;
   // What the server recorded as ended, it no longer lists.
-  std::erase_if(exited_, [&](const auto& e) { return !desired.count(e.first); });
+  std::erase_if(exited_,
+                [&](const auto& e) { return !desired.count(e.first); });
   for (auto& [id, p] : running_) {
     if (!desired.count(id) && !p.stopping) {
       exec_->Stop(id, std::chrono::milliseconds(p.grace_ms));
@@ -211,7 +219,8 @@ void Agent::Apply(const json::value& reply) {
     }
   }
   std::set<std::string> busy;
-  for (const auto& [id, p] : running_) busy.insert(p.gpus.begin(), p.gpus.end());
+  for (const auto& [id, p] : running_)
+    busy.insert(p.gpus.begin(), p.gpus.end());
   for (const auto& [id, d] : desired) {
     if (running_.count(id) || exited_.count(id)) continue;
     // A stopping pod still holds a device this pod needs: next round.
@@ -243,9 +252,13 @@ void Agent::Start(const proto::DesiredPod& d) {
   spec.cpu_milli = d.cpu_milli;
   spec.memory_bytes = d.memory_bytes;
   if (spec.command.empty() && !f_.simulate_exec) {
-    exited_[id] = PodExit{id, 127, 0, false,
-                                 "the pod has no command (allot runs "
-                                 "processes, not images: set command)", ""};
+    exited_[id] = PodExit{id,
+                          127,
+                          0,
+                          false,
+                          "the pod has no command (allot runs "
+                          "processes, not images: set command)",
+                          ""};
     report_now_ = true;
     return;
   }
@@ -256,9 +269,9 @@ void Agent::Start(const proto::DesiredPod& d) {
     if (u != run_as_.end()) {
       // setpriv (util-linux) drops to the user and its groups, then execs
       // the command: same pid, same process group.
-      std::vector<std::string> cmd = {"setpriv", "--reuid=" + std::to_string(u->second.uid),
-                                      "--regid=" + std::to_string(u->second.gid),
-                                      "--init-groups", "--"};
+      std::vector<std::string> cmd = {
+          "setpriv", "--reuid=" + std::to_string(u->second.uid),
+          "--regid=" + std::to_string(u->second.gid), "--init-groups", "--"};
       cmd.insert(cmd.end(), spec.command.begin(), spec.command.end());
       spec.command = std::move(cmd);
       spec.env["HOME"] = u->second.home;
@@ -277,7 +290,8 @@ void Agent::Start(const proto::DesiredPod& d) {
 
 void Agent::UpdateBusy() {
   std::set<std::string> busy;
-  for (const auto& [id, p] : running_) busy.insert(p.gpus.begin(), p.gpus.end());
+  for (const auto& [id, p] : running_)
+    busy.insert(p.gpus.begin(), p.gpus.end());
   gpus_->SetBusy(busy);
 }
 

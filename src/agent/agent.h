@@ -65,7 +65,7 @@ using Connect = std::function<Result<std::unique_ptr<ServerLink>>()>;
 
 // What an agent is told beyond its node (`allot agent`'s flags).
 struct AgentOptions {
-  std::string address;  // MASTER_ADDR for pods here; empty: the node's name.
+  std::string address;   // MASTER_ADDR for pods here; empty: the node's name.
   int poll_seconds = 5;  // How long the server may hold a sync.
   // GPU telemetry goes with the next sync at most this often; 0: never.
   int sample_seconds = 10;
@@ -95,7 +95,9 @@ class Agent {
 
   // Tenant -> the user its pods run as ("*": every other tenant). Before
   // Run.
-  void set_run_as(std::map<std::string, RunAsUser> m) { run_as_ = std::move(m); }
+  void set_run_as(std::map<std::string, RunAsUser> m) {
+    run_as_ = std::move(m);
+  }
 
   // Runs the node until *stop: the long poll here, exits and log reads
   // reported by a thread of its own; then stops its pods.
@@ -156,8 +158,8 @@ class Agent {
   std::map<std::string, PodExit> exited_;  // Until the server forgets.
   std::chrono::steady_clock::time_point last_sample_sent_{};
   std::vector<LogAsk> log_asks_;  // From the last answers, for the reporter.
-  int64_t revision_ = -1;    // Of the newest answer applied.
-  bool report_now_ = false;  // A pod failed to start: report it at once.
+  int64_t revision_ = -1;         // Of the newest answer applied.
+  bool report_now_ = false;       // A pod failed to start: report it at once.
 
   std::map<std::string, RunAsUser> run_as_;  // Set before Run.
   std::atomic<bool> synced_{false};

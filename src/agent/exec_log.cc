@@ -3,8 +3,6 @@
 // a log (following it across a rotation to path.1) for `allot logs`. Both
 // hand out valid UTF-8, since what they read goes into JSON. Stateless and
 // thread-safe: each call opens the file, reads with pread, and closes it.
-#include "agent/exec.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "agent/exec.h"
 
 namespace allot::agent {
 

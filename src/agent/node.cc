@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -144,12 +144,16 @@ int RunSimulatedNodes(const NodeConfig& config, const Connect& connect,
     }
     AddGpus(**g, &node);
     const std::string name = node.name;
-    const std::string log_dir = (config.log_dir.empty() ? DefaultLogDir() : config.log_dir) + "/" + name;
-    agents.push_back(std::make_unique<Agent>(connect, config.agent, std::move(*g), NewSimulatedExecutor(),
-                                             std::move(node), log_dir, name, quiet));
+    const std::string log_dir =
+        (config.log_dir.empty() ? DefaultLogDir() : config.log_dir) + "/" +
+        name;
+    agents.push_back(std::make_unique<Agent>(
+        connect, config.agent, std::move(*g), NewSimulatedExecutor(),
+        std::move(node), log_dir, name, quiet));
   }
-  out << "allot agent: " << config.simulate_nodes << " SIMULATED nodes " << prefix
-      << "-00000.. (" << config.simulate_gpus << " each, simulated execution: no processes run)\n";
+  out << "allot agent: " << config.simulate_nodes << " SIMULATED nodes "
+      << prefix << "-00000.. (" << config.simulate_gpus
+      << " each, simulated execution: no processes run)\n";
   out.flush();
   std::vector<std::thread> polls;
   polls.reserve(agents.size());
@@ -168,7 +172,8 @@ int RunSimulatedNodes(const NodeConfig& config, const Connect& connect,
       int n = 0;
       for (auto& a : agents) n += a->synced() ? 1 : 0;
       if (n != last) {
-        out << "allot agent: " << n << " of " << agents.size() << " simulated nodes synced\n";
+        out << "allot agent: " << n << " of " << agents.size()
+            << " simulated nodes synced\n";
         out.flush();
         last = n;
       }
@@ -220,7 +225,8 @@ int RunNode(const NodeConfig& config, const Connect& connect,
     }
   }
   AddGpus(*gpus, &node);
-  const std::string log_dir = config.log_dir.empty() ? DefaultLogDir() : config.log_dir;
+  const std::string log_dir =
+      config.log_dir.empty() ? DefaultLogDir() : config.log_dir;
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);
   if (ec) {
@@ -257,11 +263,13 @@ int RunNode(const NodeConfig& config, const Connect& connect,
     exec = NewProcessExecutor(std::move(cg));
   }
   out << "allot agent: node " << node.name << ", pod logs in " << log_dir
-      << (config.agent.simulate_exec ? " (simulated execution: no processes run)" : "")
+      << (config.agent.simulate_exec
+              ? " (simulated execution: no processes run)"
+              : "")
       << "\n";
   out.flush();
-  Agent a(connect, config.agent, std::move(gpus), std::move(exec), std::move(node),
-          log_dir, tag, out);
+  Agent a(connect, config.agent, std::move(gpus), std::move(exec),
+          std::move(node), log_dir, tag, out);
   a.set_run_as(config.run_as);
   a.Run(stop);
   return 0;

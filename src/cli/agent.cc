@@ -27,7 +27,8 @@ namespace {
 // The agent's connection to the server: a Client.
 class ClientLink : public agent::ServerLink {
  public:
-  explicit ClientLink(std::unique_ptr<Client> client) : client_(std::move(client)) {}
+  explicit ClientLink(std::unique_ptr<Client> client)
+      : client_(std::move(client)) {}
   Result<boost::json::value> Post(const std::string& target,
                                   const std::string& body) override {
     return client_->Call("POST", target, body);
@@ -72,12 +73,14 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   node.memory = Quantity::FromUnits(agent::MemTotalBytes());
   // Overrides, for simulated nodes that stand in for bigger machines.
   for (const auto& [flag, text, field] :
-       {std::tuple{"--cpus", &f.cpus, &node.cpu}, std::tuple{"--memory", &f.memory, &node.memory}}) {
+       {std::tuple{"--cpus", &f.cpus, &node.cpu},
+        std::tuple{"--memory", &f.memory, &node.memory}}) {
     if (text->empty()) continue;
     Result<Quantity> q = Quantity::Parse(*text);
     if (!q.ok() || q->milli() <= 0) {
-      out << "allot agent: " << flag << " wants a positive quantity like 64 or 512Gi, got '"
-          << *text << "'\n";
+      out << "allot agent: " << flag
+          << " wants a positive quantity like 64 or 512Gi, got '" << *text
+          << "'\n";
       return 2;
     }
     *field = *q;
@@ -89,7 +92,8 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
     if (kv.empty()) continue;
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
-      out << "allot agent: --run-as wants TENANT=USER[,...] (TENANT * for the rest), got '"
+      out << "allot agent: --run-as wants TENANT=USER[,...] (TENANT * for the "
+             "rest), got '"
           << kv << "'\n";
       return 2;
     }
@@ -97,30 +101,37 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
     struct passwd pw;
     struct passwd* found = nullptr;
     std::vector<char> buf(16384);
-    if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found) {
+    if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 ||
+        !found) {
       out << "allot agent: --run-as: no unix user '" << user << "'\n";
       return 2;
     }
-    run_as[kv.substr(0, eq)] = agent::RunAsUser{user, pw.pw_uid, pw.pw_gid, pw.pw_dir};
+    run_as[kv.substr(0, eq)] =
+        agent::RunAsUser{user, pw.pw_uid, pw.pw_gid, pw.pw_dir};
   }
   if (f.cgroups != "auto" && f.cgroups != "off") {
-    out << "allot agent: --cgroups wants auto or off, got '" << f.cgroups << "'\n";
+    out << "allot agent: --cgroups wants auto or off, got '" << f.cgroups
+        << "'\n";
     return 2;
   }
   if (!f.cgroup_parent.empty() &&
-      (f.cgroup_parent[0] != '/' || f.cgroup_parent.find("..") != std::string::npos)) {
-    out << "allot agent: --cgroup-parent wants an absolute path inside the cgroup "
+      (f.cgroup_parent[0] != '/' ||
+       f.cgroup_parent.find("..") != std::string::npos)) {
+    out << "allot agent: --cgroup-parent wants an absolute path inside the "
+           "cgroup "
            "hierarchy, like /allot, got '"
         << f.cgroup_parent << "'\n";
     return 2;
   }
   if (!run_as.empty() && geteuid() != 0) {
-    out << "allot agent: --run-as needs the agent to run as root (to switch users)\n";
+    out << "allot agent: --run-as needs the agent to run as root (to switch "
+           "users)\n";
     return 2;
   }
   if (f.simulate_nodes > 0) {
     if (f.simulate_gpus.empty() || !f.simulate_exec) {
-      out << "allot agent: --simulate-nodes needs --simulate-gpus and --simulate-exec "
+      out << "allot agent: --simulate-nodes needs --simulate-gpus and "
+             "--simulate-exec "
              "(simulated nodes run no processes)\n";
       return 2;
     }

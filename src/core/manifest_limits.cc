@@ -4,7 +4,6 @@
 // resource names, and the size of the object's stored JSON encoding.
 // ParseDocument (manifest.cc) runs them after a kind's Parse function.
 #include <boost/json/serialize.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,7 +23,7 @@ constexpr size_t kMaxPodSets = 8;
 constexpr int64_t kMaxPodsPerWorkload = 10000;
 constexpr size_t kMaxCommandEntries = 1024;  // command and args, each.
 constexpr size_t kMaxEnvEntries = 1024;
-constexpr size_t kMaxLabels = 256;  // Labels, and annotations.
+constexpr size_t kMaxLabels = 256;                  // Labels, and annotations.
 constexpr size_t kMaxAnnotationBytes = 256 * 1024;  // As Kubernetes.
 
 std::string Limit(size_t n, const char* what) {
@@ -33,33 +32,37 @@ std::string Limit(size_t n, const char* what) {
 
 // Label and annotation keys, resource names: Kubernetes qualified names;
 // label values as Kubernetes' (core/names.h).
-Status CheckKey(const std::string& key, const std::string& field, const char* what) {
+Status CheckKey(const std::string& key, const std::string& field,
+                const char* what) {
   std::string why = QualifiedNameError(key);
   if (why.empty()) return Status::Ok();
-  return Status::InvalidArgument(std::string(what) + " '" + key + "' is not valid: " + why,
-                                 field);
+  return Status::InvalidArgument(
+      std::string(what) + " '" + key + "' is not valid: " + why, field);
 }
 Status CheckLabels(const Labels& labels, const std::string& field) {
   for (const auto& [k, v] : labels) {
     ALLOT_RETURN_IF_ERROR(CheckKey(k, field, "label key"));
     if (std::string why = LabelValueError(v); !why.empty()) {
       return Status::InvalidArgument(
-          "the value '" + v + "' of label " + k + " is not valid: " + why, field + "[" + k + "]");
+          "the value '" + v + "' of label " + k + " is not valid: " + why,
+          field + "[" + k + "]");
     }
   }
   return Status::Ok();
 }
 template <typename Map>
 Status CheckResourceNames(const Map& m, const std::string& field) {
-  for (const auto& kv : m) ALLOT_RETURN_IF_ERROR(CheckKey(kv.first, field, "resource name"));
+  for (const auto& kv : m)
+    ALLOT_RETURN_IF_ERROR(CheckKey(kv.first, field, "resource name"));
   return Status::Ok();
 }
 
 }  // namespace
 
 Counts CountsOf(const Config& c) {
-  return {c.workloads.size(),      c.nodes.size(),        c.cluster_queues.size(),
-          c.flavors.size(),        c.cohorts.size(),      c.local_queues.size(),
+  return {c.workloads.size(),        c.nodes.size(),
+          c.cluster_queues.size(),   c.flavors.size(),
+          c.cohorts.size(),          c.local_queues.size(),
           c.priority_classes.size(), c.namespaces.size()};
 }
 
@@ -91,8 +94,10 @@ Status CheckObjectNames(const Counts& before, const Config& out) {
     const Workload& w = out.workloads[i];
     for (size_t j = 0; j < w.pod_sets.size(); ++j) {
       std::string at = "spec.podSets[" + std::to_string(j) + "]";
-      ALLOT_RETURN_IF_ERROR(CheckResourceNames(w.pod_sets[j].requests, at + ".template.resources.requests"));
-      ALLOT_RETURN_IF_ERROR(CheckLabels(w.pod_sets[j].node_selector, at + ".template.nodeSelector"));
+      ALLOT_RETURN_IF_ERROR(CheckResourceNames(
+          w.pod_sets[j].requests, at + ".template.resources.requests"));
+      ALLOT_RETURN_IF_ERROR(CheckLabels(w.pod_sets[j].node_selector,
+                                        at + ".template.nodeSelector"));
     }
   }
   for (size_t i = before.cluster_queues; i < out.cluster_queues.size(); ++i) {
@@ -101,27 +106,32 @@ Status CheckObjectNames(const Counts& before, const Config& out) {
       const ResourceGroup& rg = cq.resource_groups[g];
       std::string at = "spec.resourceGroups[" + std::to_string(g) + "]";
       for (const std::string& r : rg.covered_resources) {
-        ALLOT_RETURN_IF_ERROR(CheckKey(r, at + ".coveredResources", "resource name"));
+        ALLOT_RETURN_IF_ERROR(
+            CheckKey(r, at + ".coveredResources", "resource name"));
       }
       for (size_t f = 0; f < rg.flavors.size(); ++f) {
         for (const ResourceQuota& q : rg.flavors[f].resources) {
           ALLOT_RETURN_IF_ERROR(CheckKey(
-              q.name, at + ".flavors[" + std::to_string(f) + "].resources", "resource name"));
+              q.name, at + ".flavors[" + std::to_string(f) + "].resources",
+              "resource name"));
         }
       }
     }
     if (cq.namespace_selector) {
-      ALLOT_RETURN_IF_ERROR(
-          CheckLabels(cq.namespace_selector->match_labels, "spec.namespaceSelector.matchLabels"));
-      for (const LabelSelectorRequirement& r : cq.namespace_selector->match_expressions) {
-        ALLOT_RETURN_IF_ERROR(
-            CheckKey(r.key, "spec.namespaceSelector.matchExpressions", "label key"));
+      ALLOT_RETURN_IF_ERROR(CheckLabels(cq.namespace_selector->match_labels,
+                                        "spec.namespaceSelector.matchLabels"));
+      for (const LabelSelectorRequirement& r :
+           cq.namespace_selector->match_expressions) {
+        ALLOT_RETURN_IF_ERROR(CheckKey(
+            r.key, "spec.namespaceSelector.matchExpressions", "label key"));
       }
     }
   }
   for (size_t i = before.flavors; i < out.flavors.size(); ++i) {
-    ALLOT_RETURN_IF_ERROR(CheckLabels(out.flavors[i].node_labels, "spec.nodeLabels"));
-    ALLOT_RETURN_IF_ERROR(CheckResourceNames(out.flavors[i].price_micros_per_hour, "spec.price"));
+    ALLOT_RETURN_IF_ERROR(
+        CheckLabels(out.flavors[i].node_labels, "spec.nodeLabels"));
+    ALLOT_RETURN_IF_ERROR(
+        CheckResourceNames(out.flavors[i].price_micros_per_hour, "spec.price"));
   }
   return Status::Ok();
 }
@@ -129,16 +139,19 @@ Status CheckObjectNames(const Counts& before, const Config& out) {
 Status CheckMetadataLimits(const Doc& d) {
   ALLOT_RETURN_IF_ERROR(CheckLabels(d.labels, "metadata.labels"));
   for (const auto& kv : d.annotations) {
-    ALLOT_RETURN_IF_ERROR(CheckKey(kv.first, "metadata.annotations", "annotation key"));
+    ALLOT_RETURN_IF_ERROR(
+        CheckKey(kv.first, "metadata.annotations", "annotation key"));
   }
   if (d.labels.size() > kMaxLabels) {
-    return Status::InvalidArgument(
-        std::to_string(d.labels.size()) + " labels; " + Limit(kMaxLabels, "are allowed"),
-        "metadata.labels");
+    return Status::InvalidArgument(std::to_string(d.labels.size()) +
+                                       " labels; " +
+                                       Limit(kMaxLabels, "are allowed"),
+                                   "metadata.labels");
   }
   if (d.annotations.size() > kMaxLabels) {
     return Status::InvalidArgument(std::to_string(d.annotations.size()) +
-                                       " annotations; " + Limit(kMaxLabels, "are allowed"),
+                                       " annotations; " +
+                                       Limit(kMaxLabels, "are allowed"),
                                    "metadata.annotations");
   }
   size_t bytes = 0;
@@ -183,10 +196,10 @@ Status CheckWorkloadLimits(const Workload& w) {
           at + ".args");
     }
     if (ps.env.size() > kMaxEnvEntries) {
-      return Status::InvalidArgument(
-          "env of " + std::to_string(ps.env.size()) + " entries; " +
-              Limit(kMaxEnvEntries, "are allowed"),
-          at + ".env");
+      return Status::InvalidArgument("env of " + std::to_string(ps.env.size()) +
+                                         " entries; " +
+                                         Limit(kMaxEnvEntries, "are allowed"),
+                                     at + ".env");
     }
   }
   return Status::Ok();
@@ -211,11 +224,14 @@ Status CheckEncodedSize(const Counts& before, const Config& out,
   };
   ALLOT_RETURN_IF_ERROR(check(out.workloads, before.workloads, EncodeWorkload));
   ALLOT_RETURN_IF_ERROR(check(out.nodes, before.nodes, EncodeNode));
-  ALLOT_RETURN_IF_ERROR(check(out.cluster_queues, before.cluster_queues, EncodeClusterQueue));
+  ALLOT_RETURN_IF_ERROR(
+      check(out.cluster_queues, before.cluster_queues, EncodeClusterQueue));
   ALLOT_RETURN_IF_ERROR(check(out.flavors, before.flavors, EncodeFlavor));
   ALLOT_RETURN_IF_ERROR(check(out.cohorts, before.cohorts, EncodeCohort));
-  ALLOT_RETURN_IF_ERROR(check(out.local_queues, before.local_queues, EncodeLocalQueue));
-  ALLOT_RETURN_IF_ERROR(check(out.priority_classes, before.priority_classes, EncodePriorityClass));
+  ALLOT_RETURN_IF_ERROR(
+      check(out.local_queues, before.local_queues, EncodeLocalQueue));
+  ALLOT_RETURN_IF_ERROR(check(out.priority_classes, before.priority_classes,
+                              EncodePriorityClass));
   return check(out.namespaces, before.namespaces, EncodeNamespace);
 }
 

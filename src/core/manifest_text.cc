@@ -4,7 +4,6 @@
 // Other text goes to yaml-cpp (manifest_yaml.cc); ParseManifests
 // (manifest.cc) calls both.
 #include <boost/json/basic_parser_impl.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -140,9 +139,9 @@ Status TryJson(const std::string& text, const std::string& file,
   boost::system::error_code ec;
   size_t n = p.write_some(false, text.data(), text.size(), ec);
   if (ec == boost::json::error::too_deep) {
-    return Status::InvalidArgument(
-        file + ": nested deeper than " + std::to_string(limits.max_depth) +
-        " levels (the limit on nesting)");
+    return Status::InvalidArgument(file + ": nested deeper than " +
+                                   std::to_string(limits.max_depth) +
+                                   " levels (the limit on nesting)");
   }
   if (p.handler().over_limit) {
     return Status::InvalidArgument(
@@ -165,13 +164,17 @@ Status CheckText(const std::string& text, const std::string& file) {
   for (size_t i = 0; i < n;) {
     unsigned char c = p[i];
     if (c == '\n') ++line;
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-                                                 : (c >> 3) == 30 ? 4 : 0;
+    size_t len = c < 0x80         ? 1
+                 : (c >> 5) == 6  ? 2
+                 : (c >> 4) == 14 ? 3
+                 : (c >> 3) == 30 ? 4
+                                  : 0;
     bool ok = len > 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
     if (ok && len == 2) ok = c >= 0xC2;  // No overlong forms.
     if (ok && len == 3) {
-      unsigned cp = ((c & 15u) << 12) | ((p[i + 1] & 63u) << 6) | (p[i + 2] & 63u);
+      unsigned cp =
+          ((c & 15u) << 12) | ((p[i + 1] & 63u) << 6) | (p[i + 2] & 63u);
       ok = cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF);
     }
     if (ok && len == 4) {
