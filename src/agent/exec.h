@@ -78,6 +78,8 @@ std::unique_ptr<Executor> NewProcessExecutor(
     std::unique_ptr<CgroupManager> cgroups = nullptr);
 std::unique_ptr<Executor> NewSimulatedExecutor();
 
+// Reading pod logs back (exec_log.cc). Thread-safe.
+
 // The last `max_lines` lines (at most `max_bytes`) of the file at `path`,
 // for failure messages and the tail of `allot logs`.
 std::string TailFile(const std::string& path, int max_lines = 20,

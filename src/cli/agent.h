@@ -1,15 +1,8 @@
-// `allot agent`: the node agent.
-//
-// It dials out to the server (so it works from behind NAT) and keeps one
-// long poll open: POST /api/v1/agents/sync?wait=5 reports the node (labels,
-// CPUs, memory, GPUs) and its pods, and is answered as soon as the set of
-// pods the node should run changes, or after 5 s (the heartbeat). A second
-// connection reports a pod's exit at once. Each answer is the whole desired
-// set, so the agent starts what it lacks, stops what is no longer wanted
-// (SIGTERM, grace period, SIGKILL), and forgets what the server has
-// recorded. A pod waits to start until no stopping pod on this node holds
-// one of its GPUs, so a device is never used twice. Transport errors are
-// retried with backoff (0.5 s doubling to 10 s).
+// `allot agent`: the node agent's command. RunAgent reads and checks the
+// flags (AgentFlags), then runs the node with agent::RunNode, or
+// agent::RunSimulatedNodes for --simulate-nodes (src/agent/node.h), talking
+// to the server through a cli::Client. What the agent does, and on which
+// threads, is in src/agent/agent.h.
 #pragma once
 
 #include <atomic>

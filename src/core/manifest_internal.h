@@ -1,6 +1,8 @@
 // Internal declarations shared by the manifest reader's translation units
-// (manifest.cc, manifest_workload.cc, manifest_validate.cc). Not part of the
-// public API: include core/manifest.h instead.
+// (manifest.cc, manifest_workload.cc, manifest_nodepool.cc,
+// manifest_validate.cc, manifest_limits.cc, manifest_text.cc,
+// manifest_yaml.cc). Not part of the public API: include core/manifest.h
+// instead.
 //
 // Tree is a parsed document (from YAML or JSON text); Val is a node of it
 // with its field path, which does the strict field and scalar checks; Doc
@@ -8,6 +10,7 @@
 #pragma once
 
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -244,6 +247,19 @@ class Val {
   std::string path_;
 };
 
+// ---- Input text ------------------------------------------------------------
+
+// Checked before any parsing (manifest_text.cc): the text is UTF-8 (the
+// store keeps JSON, which must be UTF-8; invalid bytes once stored would
+// stop the server from loading it). The error names the line.
+Status CheckText(const std::string& text, const std::string& file);
+
+// When `text` is one JSON object that Boost.JSON reads, appends its Tree to
+// *docs and sets *done (manifest_text.cc); else leaves both for yaml-cpp.
+// Over `limits` (depth, nodes) it is an error, not read a second time.
+Status TryJson(const std::string& text, const std::string& file,
+               const ParseLimits& limits, std::vector<Tree>* docs, bool* done);
+
 // Reads the YAML documents of `text` into *docs (appended) within
 // `limits` (manifest_yaml.cc). Syntax errors name the line and column.
 Status ParseYamlText(const std::string& text, const std::string& file,
@@ -295,5 +311,37 @@ Status ParseKueueWorkload(const Doc& d, Config* out);
 Status ParseJob(const Doc& d, Config* out);
 // allot.dev/v1 NodePool, expanded into Nodes (manifest_nodepool.cc).
 Status ParseNodePool(const Doc& d, Config* out);
+
+// ---- Checks on each parsed object (manifest_limits.cc) --------------------
+
+// How many objects of each kind a Config holds: what a document added is
+// what lies past the counts taken before it was parsed.
+struct Counts {
+  size_t workloads, nodes, cluster_queues, flavors, cohorts, local_queues,
+      priority_classes, namespaces;
+};
+Counts CountsOf(const Config& c);
+
+// A pod set's total request (count x per pod) must stay far from int64's
+// limit, so that quota sums over many workloads cannot overflow.
+Status CheckTotals(const Workload& w);
+
+// With ParseLimits::object_limits: the syntax of label and annotation keys
+// and label values, and bounds on their number and size.
+Status CheckMetadataLimits(const Doc& d);
+// With ParseLimits::object_limits: bounds on pod sets, pods, command, args
+// and env entries (Kueue allows 8 pod sets; the rest are far past any real
+// workload).
+Status CheckWorkloadLimits(const Workload& w);
+// With ParseLimits::object_limits: the syntax of the names inside the
+// objects a document added (after `before`): resource names, selectors'
+// and flavors' labels.
+Status CheckObjectNames(const Counts& before, const Config& out);
+
+// The stored size of each object the document added (after `before`): its
+// JSON encoding, as the server keeps it, must stay within max_bytes (<= 0:
+// no limit).
+Status CheckEncodedSize(const Counts& before, const Config& out,
+                        int64_t max_bytes);
 
 }  // namespace allot::core::internal

@@ -1,0 +1,298 @@
+// The node agent's logic (see agent.h): the long poll, the reporter, and
+// applying the server's answers to the node's pods.
+#include "agent/agent.h"
+
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "agent/heartbeat.h"
+
+namespace allot::agent {
+
+namespace json = boost::json;
+
+Agent::Agent(Connect connect, AgentOptions options,
+             std::unique_ptr<GpuSource> gpus, std::unique_ptr<Executor> exec,
+             core::Node node, std::string log_dir, std::string tag,
+             std::ostream& out)
+    : connect_(std::move(connect)),
+      f_(std::move(options)),
+      gpus_(std::move(gpus)),
+      exec_(std::move(exec)),
+      node_(std::move(node)),
+      log_dir_(std::move(log_dir)),
+      tag_(std::move(tag)),
+      out_(out) {}
+
+void Agent::Run(const std::atomic<bool>* stop) {
+  std::thread reporter([this, stop] {
+    while (!*stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!ReportStep())
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  PollLoop(stop);
+  reporter.join();
+  Shutdown();
+}
+
+void Agent::Shutdown() {
+  out_ << "allot agent: stopping " << exec_->Running().size() << " pod(s)\n";
+  out_.flush();
+  exec_->StopAll(std::chrono::seconds(10));
+}
+
+void Agent::PollLoop(const std::atomic<bool>* stop) {
+  std::unique_ptr<ServerLink> cl;
+  int64_t backoff_ms = 500;
+  bool connected = false;
+  while (!*stop) {
+    if (!cl) {
+      auto c = connect_();
+      if (c.ok()) cl = std::move(*c);
+    }
+    Status s = cl ? SyncOnce(*cl, f_.poll_seconds)
+                  : Status::FailedPrecondition("cannot create a client");
+    if (s.ok()) {
+      if (!connected) {
+        synced_ = true;
+        out_ << "allot agent: node " << node_.name << " synced with "
+             << cl->server() << " (" << node_.gpus.size() << " GPU(s), "
+             << gpus_->Describe() << ")\n";
+        out_.flush();
+      }
+      connected = true;
+      backoff_ms = 500;
+      continue;
+    }
+    if (connected || backoff_ms == 500) {
+      out_ << "allot agent: " << s.message() << " (retrying)\n";
+      out_.flush();
+    }
+    connected = false;
+    synced_ = false;
+    cl.reset();
+    for (int64_t slept = 0; slept < backoff_ms && !*stop; slept += 100) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, kMaxReconnectBackoffMs);
+  }
+}
+
+bool Agent::ReportStep() {
+  std::vector<PodExit> exits = exec_->Poll();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (PodExit& e : exits) {
+      running_.erase(e.id);
+      exited_[e.id] = std::move(e);
+    }
+    report_pending_ = report_pending_ || !exits.empty() || report_now_;
+    report_now_ = false;
+    if (!exits.empty()) UpdateBusy();
+    report_asks_.insert(report_asks_.end(), log_asks_.begin(), log_asks_.end());
+    log_asks_.clear();
+  }
+  if (!report_pending_ && report_asks_.empty()) return true;
+  if (!report_cl_) {
+    auto c = connect_();
+    if (!c.ok()) return false;
+    report_cl_ = std::move(*c);
+  }
+  if (!report_asks_.empty()) {
+    // Unanswered reads time out on the server; the caller asks again.
+    Status s = AnswerLogs(*report_cl_, report_asks_);
+    report_asks_.clear();
+    if (!s.ok()) {
+      report_cl_.reset();
+      return false;
+    }
+  }
+  if (report_pending_) {
+    if (!SyncOnce(*report_cl_, 0).ok()) {
+      report_cl_.reset();
+      return false;
+    }
+    report_pending_ = false;
+  }
+  return true;
+}
+
+std::string Agent::LogPath(std::string id) const {
+  std::replace(id.begin(), id.end(), '/', '_');
+  return log_dir_ + "/" + id + ".log";
+}
+
+Status Agent::AnswerLogs(ServerLink& cl, const std::vector<LogAsk>& asks) {
+  proto::LogAnswers answers;
+  answers.node = node_.name;
+  for (const LogAsk& a : asks) {
+    LogChunk c = ReadLog(LogPath(a.pod), a.offset, a.limit);
+    answers.logs.push_back({a.id, c.exists, c.offset, c.next_offset, c.data});
+  }
+  return cl
+      .Post("/api/v1/agents/logs",
+            json::serialize(proto::EncodeLogAnswers(answers)))
+      .status();
+}
+
+Status Agent::SyncOnce(ServerLink& cl, int wait_s) {
+  std::string body;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    body = ReportJson();
+  }
+  auto r = cl.Post("/api/v1/agents/sync?wait=" + std::to_string(wait_s), body);
+  if (!r.ok()) return r.status();
+  std::lock_guard<std::mutex> l(mu_);
+  Apply(*r);
+  return Status::Ok();
+}
+
+std::string Agent::ReportJson() {
+  proto::AgentReport r;
+  const auto now = std::chrono::steady_clock::now();
+  const bool send =
+      f_.sample_seconds > 0 &&
+      now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
+  if (auto samples = gpus_->Sample(); samples.ok()) {
+    const std::vector<GpuInfo>& infos = gpus_->Gpus();
+    for (const GpuSample& s : *samples) {
+      for (core::Gpu& g : node_.gpus) {
+        if (g.uuid == s.uuid) g.healthy = s.healthy;
+      }
+      auto info =
+          std::find_if(infos.begin(), infos.end(),
+                       [&](const GpuInfo& i) { return i.uuid == s.uuid; });
+      if (!send || info == infos.end()) continue;
+      r.gpu_samples.push_back(
+          {s.uuid, info->index, s.utilization_pct, s.temperature_c,
+           s.power_watts, s.memory_used_bytes, s.ecc_dbe_volatile, s.last_xid});
+    }
+  }
+  if (!r.gpu_samples.empty()) last_sample_sent_ = now;
+  r.node = node_;
+  r.address = f_.address.empty() ? node_.name : f_.address;
+  r.simulated = gpus_->simulated();
+  for (const auto& [id, p] : running_)
+    r.pods.push_back({id, false, 0, 0, false, "", ""});
+  for (const auto& [id, e] : exited_) {
+    r.pods.push_back(
+        {id, true, e.exit_code, e.signal, e.stopped, e.last_lines, e.reason});
+  }
+  return json::serialize(proto::EncodeAgentReport(r));
+}
+
+void Agent::Apply(const json::value& reply) {
+  // Not an answer at all: change nothing (an empty list would stop
+  // every pod).
+  if (!reply.is_object()) return;
+  proto::SyncAnswer answer = proto::DecodeSyncAnswer(reply);
+  // Log reads are asked once, in whichever answer: never dropped.
+  for (LogAsk& ask : answer.log_requests) {
+    // A pod id names a file under the log directory: no way out of it.
+    if (ask.pod.find("..") != std::string::npos) continue;
+    log_asks_.push_back(std::move(ask));
+  }
+  if (const json::value* rev = reply.as_object().if_contains("revision");
+      rev && rev->is_int64()) {
+    if (answer.revision < revision_) return;  // An older answer.
+    revision_ = answer.revision;
+  }
+  std::map<std::string, const proto::DesiredPod*> desired;
+  for (const proto::DesiredPod& d : answer.pods) desired[d.id] = &d;
+  // What the server recorded as ended, it no longer lists.
+  std::erase_if(exited_,
+                [&](const auto& e) { return !desired.count(e.first); });
+  for (auto& [id, p] : running_) {
+    if (!desired.count(id) && !p.stopping) {
+      exec_->Stop(id, std::chrono::milliseconds(p.grace_ms));
+      p.stopping = true;
+    }
+  }
+  std::set<std::string> busy;
+  for (const auto& [id, p] : running_)
+    busy.insert(p.gpus.begin(), p.gpus.end());
+  for (const auto& [id, d] : desired) {
+    if (running_.count(id) || exited_.count(id)) continue;
+    // A stopping pod still holds a device this pod needs: next round.
+    if (std::any_of(d->gpus.begin(), d->gpus.end(),
+                    [&](const std::string& g) { return busy.count(g) > 0; })) {
+      continue;
+    }
+    Start(*d);
+    if (running_.count(id)) busy.insert(d->gpus.begin(), d->gpus.end());
+  }
+  UpdateBusy();
+}
+
+void Agent::Start(const proto::DesiredPod& d) {
+  const std::string& id = d.id;
+  const std::vector<std::string>& gpus = d.gpus;
+  PodSpec spec;
+  spec.id = id;
+  spec.command = d.command;
+  spec.args = d.args;
+  for (const auto& [k, v] : d.env) spec.env[k] = v;
+  spec.env["ALLOT_POD_ID"] = id;
+  spec.env["ALLOT_AGENT_TAG"] = tag_;
+  spec.log_path = LogPath(id);
+  spec.working_dir = d.working_dir;
+  const int64_t grace_ms = d.grace_ms;
+  spec.simulated_runtime = std::chrono::milliseconds(d.simulated_runtime_ms);
+  // The pod's requests, its limits in its cgroup (when there is one).
+  spec.cpu_milli = d.cpu_milli;
+  spec.memory_bytes = d.memory_bytes;
+  if (spec.command.empty() && !f_.simulate_exec) {
+    exited_[id] = PodExit{id,
+                          127,
+                          0,
+                          false,
+                          "the pod has no command (allot runs "
+                          "processes, not images: set command)",
+                          ""};
+    report_now_ = true;
+    return;
+  }
+  if (!run_as_.empty() && !f_.simulate_exec) {
+    const std::string tenant = id.substr(0, id.find('/'));
+    auto u = run_as_.find(tenant);
+    if (u == run_as_.end()) u = run_as_.find("*");
+    if (u != run_as_.end()) {
+      // setpriv (util-linux) drops to the user and its groups, then execs
+      // the command: same pid, same process group.
+      std::vector<std::string> cmd = {
+          "setpriv", "--reuid=" + std::to_string(u->second.uid),
+          "--regid=" + std::to_string(u->second.gid), "--init-groups", "--"};
+      cmd.insert(cmd.end(), spec.command.begin(), spec.command.end());
+      spec.command = std::move(cmd);
+      spec.env["HOME"] = u->second.home;
+      spec.env["USER"] = u->second.name;
+      spec.env["LOGNAME"] = u->second.name;
+    }
+  }
+  Result<int> pid = exec_->Start(spec);
+  if (!pid.ok()) {
+    exited_[id] = PodExit{id, 127, 0, false, pid.status().message(), ""};
+    report_now_ = true;
+    return;
+  }
+  running_[id] = LocalPod{gpus, grace_ms, false};
+}
+
+void Agent::UpdateBusy() {
+  std::set<std::string> busy;
+  for (const auto& [id, p] : running_)
+    busy.insert(p.gpus.begin(), p.gpus.end());
+  gpus_->SetBusy(busy);
+}
+
+}  // namespace allot::agent
