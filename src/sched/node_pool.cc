@@ -592,7 +592,8 @@ Status NodePool::Validate(const std::vector<PodSetRequest>& request,
         return fail("no node has index " + std::to_string(pod.node));
       }
       const NodeState& node = m.nodes[pod.node];
-      if (node.unschedulable) return fail("node " + node.name + " is cordoned");
+      // A cordon stops new placements only: what a cordoned node holds
+      // stays valid (Find places nothing there).
       for (int32_t f : req.flavors) {
         if (!node.in_flavor[f]) {
           return fail("node " + node.name + " does not match flavor " +

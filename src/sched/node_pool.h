@@ -111,8 +111,10 @@ class NodePool {
 
   // Checks that `placement` is valid for `request` right now: nodes and
   // slots exist, devices are free, healthy and of the requested resource and
-  // count, CPU and memory fit, flavors/selectors/taints match. Used for
-  // workloads whose placement is given in input. Changes nothing.
+  // count, CPU and memory fit, flavors/selectors/taints match; a cordoned
+  // node is no objection (a cordon stops new placements only). Used for
+  // workloads whose placement is given in input and for what a node change
+  // keeps. Changes nothing.
   Status Validate(const std::vector<PodSetRequest>& request,
                   const Placement& placement) const;
 

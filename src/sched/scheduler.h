@@ -155,7 +155,7 @@ class Scheduler {
   // the node keeps its place in node order. Every admitted placement on
   // the node must still be valid on the new node as Create would check it
   // (the same device UUIDs, healthy, of the same resource; CPU and memory
-  // within capacity; schedulable; labels, selectors and taints matching):
+  // within capacity; labels, selectors and taints matching):
   // else FailedPrecondition naming the first such workload. NotFound for an
   // unknown node; AddNode's errors for bad capacity or a UUID another node
   // has. RemoveNode removes a node that holds no admitted pod

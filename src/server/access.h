@@ -6,13 +6,15 @@
 // Two layers, in this order:
 //   1. The route table (kRouteRules, access.cc): which roles may call a
 //      route at all. A node token speaks the agent protocol only, a metrics
-//      token reads /metrics only, the audit log and node actions are the
-//      cluster-admins'. Authed (api_internal.h) checks it for every request
-//      once its token is authenticated, before the handler's work runs, as
-//      Kubernetes' RBAC does before it looks anything up.
+//      token reads /metrics only, the audit log is the cluster-admins'.
+//      Authed (api_internal.h) checks it for every request once its token
+//      is authenticated, before the handler's work runs, as Kubernetes'
+//      RBAC does before it looks anything up.
 //   2. The object checks below: whether the principal may write this object
-//      in this tenant. Another tenant's object, for a tenant-bound
-//      principal, does not exist: 404, never 403, so names do not leak.
+//      in this tenant (and act on this node: node actions are the
+//      cluster-admins', but a node that does not exist is 404 first). Another
+//      tenant's object, for a tenant-bound principal, does not exist: 404,
+//      never 403, so names do not leak.
 // Then State validates what is asked and records the Actor (authz.h); it
 // checks no principal. Reads (State::Get, List, Snapshot, ...) take the
 // reader and answer with what it may see (CanSee).

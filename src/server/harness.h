@@ -50,6 +50,7 @@ class Harness {
   Harness& operator=(const Harness&) = delete;
 
   State& state() { return *state_; }
+  const State& state() const { return *state_; }
   int64_t now() const { return now_; }
   // When the next controller is due (ctrl::kNever: none).
   int64_t next_wake() const { return next_wake_; }

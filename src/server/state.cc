@@ -25,6 +25,10 @@ constexpr const char* kStates[] = {"Pending",   "Admitted", "Running",
                                    "Succeeded", "Failed",   "Evicted",
                                    "Requeued",  "Suspended"};
 
+// What a conflict with admitted workloads adds to its message.
+constexpr char kDrainHint[] =
+    " (admitted workloads use what this change removes; add ?drain=true to evict them)";
+
 // "a, b, c and 4 more"
 std::string FewNames(const std::vector<std::string>& names) {
   std::string s;
@@ -254,11 +258,7 @@ core::Config State::BuildConfig(const Objects& o,
   for (const auto& [k, e] : o.priority_classes)
     cfg.priority_classes.push_back(e.obj);
   for (const auto& [k, e] : o.tenants) cfg.namespaces.push_back(e.obj);
-  for (const auto& [k, e] : o.nodes) {
-    cfg.nodes.push_back(e.obj);
-    // A NotReady agent's node takes no new work.
-    if (!NodeReady(k)) cfg.nodes.back().unschedulable = true;
-  }
+  for (const auto& [k, e] : o.nodes) cfg.nodes.push_back(SchedulerNode(e.obj));
   cfg.scheduler = o.scheduler;
   std::vector<const WorkloadRecord*> recs;
   recs.reserve(workloads_.size());
@@ -439,30 +439,43 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
     return check ? check(cand) : Status::Ok();
   }
 
-  core::Config cfg = BuildConfig(cand, evict);
-  Status v = core::ValidateConfig(&cfg);
-  if (!v.ok()) {
-    // An admission that the change invalidates (the validator names a
-    // status.admission field) is a conflict that drain fixes; anything
-    // else is a bad request.
-    if (v.field().rfind("status.admission", 0) == 0) {
-      return Status::FailedPrecondition(
-          v.message() + " (admitted workloads use what this change removes; "
-                        "add ?drain=true to evict them)",
-          v.field());
+  // Nodes replaced or removed, and nothing else: the scheduler changes in
+  // place (ChangeNodes). Anything else rebuilds it from the candidate; so
+  // does a node added here (a rebuild orders nodes by name, AddNode puts it
+  // last; an agent's own node joins through AgentSync's AddNode).
+  const bool nodes_only =
+      !scheduler_changed && added.empty() &&
+      std::all_of(touched.begin(), touched.end(),
+                  [](const auto& t) { return t.first == Kind::kNode; });
+  std::unique_ptr<sched::Scheduler> rebuilt;
+  if (nodes_only) {
+    ALLOT_RETURN_IF_ERROR(CheckNodes(cand, touched));
+    if (check) ALLOT_RETURN_IF_ERROR(check(cand));
+    ALLOT_RETURN_IF_ERROR(ChangeNodes(cand, touched, evict));
+  } else {
+    core::Config cfg = BuildConfig(cand, evict);
+    Status v = core::ValidateConfig(&cfg);
+    if (!v.ok()) {
+      // An admission that the change invalidates (the validator names a
+      // status.admission field) is a conflict that drain fixes; anything
+      // else is a bad request.
+      if (v.field().rfind("status.admission", 0) == 0) {
+        return Status::FailedPrecondition(v.message() + kDrainHint, v.field());
+      }
+      return v;
     }
-    return v;
-  }
-  auto sched = sched::Scheduler::Create(cfg);
-  if (!sched.ok()) {
-    return Status::FailedPrecondition(sched.status().message(),
-                                      sched.status().field());
-  }
-  if (check) ALLOT_RETURN_IF_ERROR(check(cand));
-  // Commit to memory; nothing below fails.
-  for (const core::Workload& w : cfg.workloads) {
-    auto it = workloads_.find(w.Key());
-    if (it != workloads_.end()) it->second.spec.priority = w.priority;
+    auto sched = sched::Scheduler::Create(cfg);
+    if (!sched.ok()) {
+      return Status::FailedPrecondition(sched.status().message(),
+                                        sched.status().field());
+    }
+    if (check) ALLOT_RETURN_IF_ERROR(check(cand));
+    // Commit to memory; nothing below fails.
+    for (const core::Workload& w : cfg.workloads) {
+      auto it = workloads_.find(w.Key());
+      if (it != workloads_.end()) it->second.spec.priority = w.priority;
+    }
+    rebuilt = std::move(*sched);
   }
   std::set<std::pair<Kind, std::string>> deleted;
   for (const auto& [kind, key] : touched) {
@@ -489,8 +502,10 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
     txn->batch.meta["scheduler_config"] =
         json::serialize(core::EncodeSchedulerConfig(objs_.scheduler));
   }
-  sched_ = std::move(*sched);
-  removed_since_rebuild_ = 0;
+  if (rebuilt) {
+    sched_ = std::move(rebuilt);
+    removed_since_rebuild_ = 0;
+  }
   ctrl_changes_ |= ctrl::kConfig;
   for (const std::string& key : evict) {
     WorkloadRecord& rec = workloads_[key];
@@ -502,6 +517,51 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
     MarkDirty(key);
   }
   return Status::Ok();
+}
+
+core::Node State::SchedulerNode(const core::Node& n) const {
+  core::Node out = n;
+  // A NotReady agent's node takes no new work.
+  if (!NodeReady(n.name)) out.unschedulable = true;
+  return out;
+}
+
+Status State::CheckNodes(const Objects& cand,
+                         const std::vector<std::pair<Kind, std::string>>& touched) const {
+  for (const auto& [kind, key] : touched) {
+    auto it = cand.nodes.find(key);
+    if (it == cand.nodes.end()) continue;  // Removed.
+    core::Config one;
+    one.nodes.push_back(it->second.obj);
+    ALLOT_RETURN_IF_ERROR(core::ValidateConfig(&one));
+  }
+  return Status::Ok();
+}
+
+Status State::ChangeNodes(const Objects& cand,
+                          const std::vector<std::pair<Kind, std::string>>& touched,
+                          const std::set<std::string>& evict) {
+  Status s = Status::Ok();
+  for (const std::string& key : evict) {
+    if (s.ok()) s = sched_->EvictWorkload(key);
+  }
+  for (size_t i = 0; i < touched.size() && s.ok(); ++i) {
+    const std::string& name = touched[i].second;
+    auto it = cand.nodes.find(name);
+    s = it == cand.nodes.end() ? sched_->RemoveNode(name)
+                               : sched_->UpdateNode(SchedulerNode(it->second.obj));
+  }
+  if (s.ok()) return s;
+  // Nothing may change on an error: the scheduler is rebuilt as it was
+  // (from objs_, which has not changed yet), and the error said as a
+  // rebuild's validation would: a stranded admission is a conflict that
+  // drain fixes.
+  Status back = Reschedule({}, {}, "", "", 0, /*rebuild=*/true);
+  if (!back.ok()) return Status::Internal(back.message());
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return Status::FailedPrecondition(s.message() + kDrainHint, s.field());
+  }
+  return s;
 }
 
 void State::PutObject(Kind kind, const std::string& key, bool added,

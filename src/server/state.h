@@ -28,10 +28,15 @@
 //   Tokens (tokens.h) and AuditTrail (audit_trail.h): classes of their own.
 //
 // Scheduling: workload arrivals and deletions go to the scheduler
-// incrementally; any change to flavors, cohorts, ClusterQueues,
-// LocalQueues, priority classes, tenants, nodes or the scheduler config
-// rebuilds the scheduler from the whole state (admitted workloads keep
-// their placements; pending ones keep their arrival order). Schedule()
+// incrementally, and so do a node's replacement or removal, its readiness
+// and evictions (Scheduler::UpdateNode, RemoveNode, EvictWorkload; an
+// agent's node joins with AddNode); any other change to flavors, cohorts,
+// ClusterQueues, LocalQueues, priority classes, tenants, nodes (one added
+// through the API) or the scheduler config rebuilds the scheduler from the
+// whole state (admitted workloads keep their placements; pending ones keep
+// their arrival order). A rebuild numbers admissions in arrival order, an
+// incremental change keeps the order they were admitted in: victims of
+// equal priority are chosen by it (sched/scheduler.h). Schedule()
 // then runs cycles until nothing changes and records every decision.
 #pragma once
 
@@ -532,10 +537,26 @@ class State {
   // Keeps node_index_ and changed_nodes_ in step with rec's admission
   // (`gone`: the workload is being deleted).
   void Reindex(const std::string& key, WorkloadRecord* rec, bool gone = false);
-  // Rebuilds the scheduler without `evict`, which return to their queues.
-  Status Reschedule(const std::set<std::string>& evict,
-                    const std::string& reason, const std::string& message,
-                    int64_t now);
+  // Takes `evict` out of the scheduler (they return to their queues,
+  // Evicted with `reason` and `message`) and gives it the current state of
+  // `nodes` (their readiness included), in place (Scheduler::EvictWorkload,
+  // UpdateNode); `rebuild`, or a refusal, rebuilds it from the state instead.
+  Status Reschedule(const std::set<std::string>& evict, const std::set<std::string>& nodes,
+                    const std::string& reason, const std::string& message, int64_t now,
+                    bool rebuild = false);
+  // The node as the scheduler sees it: unschedulable while its agent is
+  // NotReady.
+  core::Node SchedulerNode(const core::Node& n) const;
+  // Each node of `touched` that `cand` still has, validated alone (a node
+  // change that leaves the rest as it is).
+  Status CheckNodes(const Objects& cand,
+                    const std::vector<std::pair<Kind, std::string>>& touched) const;
+  // Replaces or removes the scheduler's nodes of `touched` as `cand` has
+  // them, after evicting `evict` from it; changes nothing on an error
+  // (FailedPrecondition, with the drain hint, for a stranded admission).
+  Status ChangeNodes(const Objects& cand,
+                     const std::vector<std::pair<Kind, std::string>>& touched,
+                     const std::set<std::string>& evict);
   void Finish(WorkloadRecord* rec, bool succeeded, const std::string& reason,
               const std::string& message, int64_t now);
 };

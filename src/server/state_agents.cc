@@ -149,14 +149,31 @@ void State::Reindex(const std::string& key, WorkloadRecord* rec, bool gone) {
 }
 
 Status State::Reschedule(const std::set<std::string>& evict,
-                         const std::string& reason, const std::string& message,
-                         int64_t now) {
-  core::Config cfg = BuildConfig(objs_, evict);
-  Status v = core::ValidateConfig(&cfg);
-  if (!v.ok()) return Status::Internal(v.message());
-  auto sched = sched::Scheduler::Create(cfg);
-  if (!sched.ok()) return Status::Internal(sched.status().message());
-  sched_ = std::move(*sched);
+                         const std::set<std::string>& nodes, const std::string& reason,
+                         const std::string& message, int64_t now, bool rebuild) {
+  // In place: the evicted workloads leave the scheduler, then the nodes
+  // take their new state. A refusal (none is expected: they are admitted,
+  // and their nodes hold nothing else that the change strands) falls back
+  // to a rebuild, which decides the same.
+  Status s = Status::Ok();
+  if (!rebuild) {
+    for (const std::string& key : evict) {
+      if (s.ok()) s = sched_->EvictWorkload(key);
+    }
+    for (const std::string& n : nodes) {
+      auto it = objs_.nodes.find(n);
+      if (s.ok() && it != objs_.nodes.end()) s = sched_->UpdateNode(SchedulerNode(it->second.obj));
+    }
+  }
+  if (rebuild || !s.ok()) {
+    core::Config cfg = BuildConfig(objs_, evict);
+    Status v = core::ValidateConfig(&cfg);
+    if (!v.ok()) return Status::Internal(v.message());
+    auto sched = sched::Scheduler::Create(cfg);
+    if (!sched.ok()) return Status::Internal(sched.status().message());
+    sched_ = std::move(*sched);
+    removed_since_rebuild_ = 0;
+  }
   for (const std::string& key : evict) {
     WorkloadRecord& rec = workloads_.at(key);
     Evicted(&rec, reason, message, now);
@@ -165,7 +182,6 @@ Status State::Reschedule(const std::set<std::string>& evict,
     if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
     MarkDirty(key);
   }
-  removed_since_rebuild_ = 0;
   return Status::Ok();
 }
 
@@ -271,7 +287,7 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
       std::string list;
       for (const std::string& g : gpus_hit) list += (list.empty() ? "" : ", ") + g;
       ALLOT_RETURN_IF_ERROR(Reschedule(
-          hit, "GPUUnhealthy",
+          hit, {}, "GPUUnhealthy",
           "GPU " + list + " on node " + n.name +
               " left the pool (its agent reports it unhealthy: XID, ECC or "
               "temperature, or gone); back in its queue",
@@ -300,7 +316,7 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
     if (registered != nullptr) *registered = true;
   } else if (!was_ready && before.last_seen_ms != 0) {
     // Back from NotReady: its node takes work again.
-    ALLOT_RETURN_IF_ERROR(Reschedule({}, "", "", now));
+    ALLOT_RETURN_IF_ERROR(Reschedule({}, {n.name}, "", "", now));
   }
 
   if (prev_sample_ms >= 0) {

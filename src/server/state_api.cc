@@ -185,7 +185,7 @@ Status State::NodeAction(const Actor& a, const std::string& node,
     std::set<std::string> evict(on_node.begin(), on_node.end());
     if (evict.empty()) return Status::Ok();
     // Rebuild without them: they return to their queues.
-    return Reschedule(evict, "NodeDrained", "node " + node + " is being drained",
+    return Reschedule(evict, {}, "NodeDrained", "node " + node + " is being drained",
                       txn->now_unix_ms);
   }
   return ChangeConfig(a, std::move(changes), drain, txn, nullptr);

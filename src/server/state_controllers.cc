@@ -125,7 +125,9 @@ void State::MarkNotReady(const std::vector<NotReadyNode>& nodes, int64_t now) {
   for (const auto& [clause, names] : clauses) {
     message += std::string(message.empty() ? "" : "; ") + "node " + names + " " + clause;
   }
-  Status s = Reschedule(evict, "NodeNotReady", message, now);
+  std::set<std::string> names;
+  for (const NotReadyNode& n : nodes) names.insert(n.name);
+  Status s = Reschedule(evict, names, "NodeNotReady", message, now);
   (void)s;  // Cannot fail: the configuration was valid and only shrinks.
 }
 

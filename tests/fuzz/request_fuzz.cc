@@ -44,6 +44,7 @@
 #include "core/quantity.h"
 #include "fuzz_common.h"
 #include "net/http.h"
+#include "server/access.h"
 #include "server/authz.h"
 #include "server/crypto.h"
 #include "server/state.h"
@@ -233,7 +234,7 @@ std::unique_ptr<State> FreshState(MemStore* ms) {
   Status s = core::ParseManifests(kBase, "base", &base);
   if (!s.ok()) Fail("base manifest: " + s.ToString());
   Turn(st->get(), ms, [&](Txn* txn) {
-    auto r = (*st)->Apply(kAdmin, std::move(base), txn);
+    auto r = (*st)->Apply(allot::server::Actor::Of(kAdmin), std::move(base), txn);
     if (!r.ok()) Fail("base apply: " + r.status().ToString());
   });
   return std::move(*st);
@@ -335,7 +336,10 @@ void FuzzTokenBody(const std::string& body, const Principal& p) {
   Result<std::pair<std::string, std::string>> secret =
       Status::InvalidArgument("unset");
   Turn(st.get(), &ms, [&](Txn* txn) {
-    secret = st->CreateToken(p, user, *role, tenant, node, txn);
+    // As the API edge does: who may grant what first (server/access.h).
+    Status may = allot::server::MayCreateToken(p, *role, tenant);
+    secret = may.ok() ? st->CreateToken(user, *role, tenant, node, txn)
+                      : Result<std::pair<std::string, std::string>>(may);
   });
   NotInternal(secret.status(), "CreateToken");
   if (!secret.ok()) return;
@@ -352,7 +356,10 @@ void FuzzTokenBody(const std::string& body, const Principal& p) {
     Fail("a bound node token does not act as just its binding: " + body);
   }
   Status rv;
-  Turn(st.get(), &ms, [&](Txn* txn) { rv = st->RevokeToken(p, secret->first, txn); });
+  Turn(st.get(), &ms, [&](Txn* txn) {
+    rv = allot::server::MayRevokeToken(p, secret->first, *st);
+    if (rv.ok()) rv = st->RevokeToken(secret->first, txn);
+  });
   if (!rv.ok()) Fail("the creator cannot revoke its token: " + rv.ToString());
   if (st->Authenticate(allot::server::Sha256Hex(secret->second))) Fail("a revoked token authenticates");
 }
@@ -362,6 +369,7 @@ void FuzzManifestBody(const std::string& body, uint8_t flags) {
   if (!core::ParseManifests(body, "request body", &doc).ok()) return;
   if (!AllNamesOk(doc)) return;  // api.cc answers 400 before State.
   const Principal p = PrincipalFor(flags);
+  const allot::server::Actor actor = allot::server::Actor::Of(p);
   const auto keys = Keys(doc);
   MemStore ms;
   std::unique_ptr<State> st = FreshState(&ms);
@@ -372,13 +380,16 @@ void FuzzManifestBody(const std::string& body, uint8_t flags) {
     // POST /api/v1/{plural}: the kind comes from the URL.
     Kind kind = Kind((flags >> 3) % allot::server::kNumKinds);
     if (!keys.empty() && (flags & 0x40)) kind = keys[0].first;  // The usual case.
-    Turn(st.get(), &ms, [&](Txn* txn) { s = st->Create(p, kind, doc, txn); });
+    Turn(st.get(), &ms, [&](Txn* txn) {
+      s = allot::server::MayCreateOrApply(p, doc, *st);
+      if (s.ok()) s = st->Create(actor, kind, doc, txn);
+    });
     NotInternal(s, "Create");
   } else {
     // POST /api/v1/apply.
     Turn(st.get(), &ms, [&](Txn* txn) {
-      Result<std::vector<allot::server::ApplyResult>> r = st->Apply(p, doc, txn);
-      s = r.status();
+      s = allot::server::MayCreateOrApply(p, doc, *st);
+      if (s.ok()) s = st->Apply(actor, doc, txn).status();
     });
     NotInternal(s, "Apply");
   }
@@ -394,7 +405,7 @@ void FuzzManifestBody(const std::string& body, uint8_t flags) {
     // Applying the same documents again changes nothing.
     std::vector<allot::server::ApplyResult> again;
     size_t events = Turn(st.get(), &ms, [&](Txn* txn) {
-      Result<std::vector<allot::server::ApplyResult>> r = st->Apply(p, doc, txn);
+      Result<std::vector<allot::server::ApplyResult>> r = st->Apply(actor, doc, txn);
       if (!r.ok()) Fail("a second apply of the same body fails: " + r.status().ToString());
       again = std::move(*r);
     });
@@ -444,7 +455,9 @@ void FuzzManifestBody(const std::string& body, uint8_t flags) {
     if (!rv) Fail("the JSON of GET has no metadata.resourceVersion", put);
     Status r;
     size_t events = Turn(st.get(), &ms, [&](Txn* txn) {
-      r = st->Replace(p, kind, key, one, rv, txn);
+      r = allot::server::MayWriteObject(p, kind, key, "change", *st);
+      if (r.ok()) r = allot::server::MayCreateOrApply(p, one, *st);
+      if (r.ok()) r = st->Replace(actor, kind, key, one, rv, txn);
     });
     NotInternal(r, "Replace");
     if (p.role == Role::kClusterAdmin && kind != Kind::kWorkload) {
@@ -456,7 +469,8 @@ void FuzzManifestBody(const std::string& body, uint8_t flags) {
   // DELETE each object, last first, with ?drain=true on flag 0x80.
   for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
     Turn(st.get(), &ms, [&](Txn* txn) {
-      Status d = st->Delete(p, it->first, it->second, flags & 0x80, txn);
+      Status d = allot::server::MayWriteObject(p, it->first, it->second, "delete", *st);
+      if (d.ok()) d = st->Delete(actor, it->first, it->second, flags & 0x80, txn);
       NotInternal(d, "Delete");
     });
   }
