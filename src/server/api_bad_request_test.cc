@@ -493,13 +493,11 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
 }
 
 TEST(ApiBadRequest, EveryRowIsRejectedAndChangesNothing) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
-  net::Response r = srv->Admin("POST", "/api/v1/apply", Cluster());
-  ASSERT_EQ(r.status, 200) << r.body;
   // The cluster is as intended: train-1 admitted on n1, big and infer-1
   // pending.
-  r = srv->Admin("GET", "/api/v1/workloads/team-a/train-1");
+  net::Response r = srv->Admin("GET", "/api/v1/workloads/team-a/train-1");
   ASSERT_NE(r.body.find("\"state\":\"Admitted\""), std::string::npos) << r.body;
   r = srv->Admin("GET", "/api/v1/workloads/team-a/big");
   ASSERT_NE(r.body.find("\"state\":\"Pending\""), std::string::npos) << r.body;
@@ -599,9 +597,8 @@ TEST(ApiBadRequest, EveryRowIsRejectedAndChangesNothing) {
 // for must be told to list again: Kubernetes answers 410 Gone (and
 // server/owner.h says so too).
 TEST(ApiBadRequest, WatchFromAForgottenResourceVersionIsGone) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
-  ASSERT_EQ(srv->Admin("POST", "/api/v1/apply", Cluster()).status, 200);
   // A restart empties the event ring: resourceVersion 1 is history now.
   ASSERT_TRUE(srv->Restart()) << srv->Log();
   net::Response r = srv->Admin("GET", "/api/v1/workloads?watch=1&resourceVersion=1");

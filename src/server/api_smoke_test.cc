@@ -28,12 +28,10 @@ std::string Workload(const std::string& name, int gpus) {
 }
 
 TEST(ApiSmoke, ApplySubmitAdmitRestart) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/workloads", Workload("a", 6), &code);
+  json::value r = srv->Json("POST", "/api/v1/workloads", Workload("a", 6), &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
   r = srv->Json("POST", "/api/v1/workloads", Workload("b", 4), &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
@@ -62,12 +60,10 @@ TEST(ApiSmoke, ApplySubmitAdmitRestart) {
 // workload listed as running has run (allot simulate --from-history): at or
 // after every condition in it, and within the caller's own clock here.
 TEST(ApiSmoke, ListsCarryTheServerTime) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/workloads", Workload("a", 2), &code);
+  json::value r = srv->Json("POST", "/api/v1/workloads", Workload("a", 2), &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
   auto now = [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -135,11 +131,10 @@ namespace {
 // A list carries each pending workload's reason and place in line, the
 // same as its own GET, page by page; admitted ones carry neither.
 TEST(ApiSmoke, ListsCarryPendingReasonAndPosition) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   for (const auto& [name, gpus] : std::vector<std::pair<std::string, int>>{
            {"a", 6}, {"b", 4}, {"c", 3}, {"d", 5}}) {
     srv->Json("POST", "/api/v1/workloads", Workload(name, gpus), &code);

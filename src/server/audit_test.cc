@@ -157,17 +157,14 @@ std::vector<int64_t> Seqs(const json::array& items) {
 }
 
 TEST(AuditLog, RecordsFiltersVerifiesAndDetectsTampering) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/tokens", R"({"user":"alice","role":"member","tenant":"t1"})",
-                &code);
-  ASSERT_EQ(code, 201) << json::serialize(r);
-  const std::string alice = Str(r.at("token"));
-  const std::string alice_id = Str(r.at("id"));
+  std::string alice_id;
+  const std::string alice = srv->NewToken("alice", "member", "t1", &alice_id);
+  ASSERT_FALSE(alice.empty());
+  json::value r;
 
   // Mutations, allowed and refused.
   net::Response resp = srv->Call(alice, "POST", "/api/v1/workloads", WorkloadJson("t1/w1"));
@@ -407,16 +404,14 @@ TEST(AuditLog, RecordsFiltersVerifiesAndDetectsTampering) {
 // (Only reads follow the tampering: the next append would not continue the
 // store's log, and a failed commit stops the server by design.)
 TEST(AuditLog, VerifyEndpointSeesTamperingOfTheLiveStore) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
   net::Response resp = srv->Call("", "GET", "/api/v1/whoami");
   EXPECT_EQ(resp.status, 401);
   resp = srv->Call(srv->admin_token(), "POST", "/api/v1/workloads", WorkloadJson("t1/w1"));
   EXPECT_EQ(resp.status, 201) << resp.body;
-  r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
+  json::value r = srv->Json("GET", "/api/v1/audit/verify", "", &code);
   EXPECT_EQ(json::serialize(r), "{\"ok\":true,\"records\":4}");
 
   const std::string db = srv->dir() + "/allot.db";
@@ -461,15 +456,12 @@ TEST(AuditLog, VerifyEndpointSeesTamperingOfTheLiveStore) {
 // and one write made even the offline check pass.
 TEST(AuditLog, ABrokenTailStopsAppendsUntilAcknowledged) {
   namespace fs = std::filesystem;
-  auto base = TestServer::Start();
+  auto base = TestServer::StartWith(Cluster());
   ASSERT_NE(base, nullptr);
   int code = 0;
-  json::value r = base->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = base->Json("POST", "/api/v1/tokens", R"({"user":"alice","role":"member","tenant":"t1"})",
-                 &code);
-  ASSERT_EQ(code, 201) << json::serialize(r);
-  const std::string alice = Str(r.at("token"));
+  const std::string alice = base->NewToken("alice", "member", "t1");
+  ASSERT_FALSE(alice.empty());
+  json::value r;
   for (int i = 0; i < 4; ++i) {
     net::Response resp =
         base->Call(alice, "POST", "/api/v1/workloads", WorkloadJson("t1/w" + std::to_string(i)));

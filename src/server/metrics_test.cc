@@ -91,24 +91,15 @@ double Value(const std::string& text, const std::string& name,
   return std::nan("");
 }
 
-class MetricsTest : public ::testing::Test {
+class MetricsTest : public testing::ServerTest {
  protected:
-  void SetUp() override {
-    srv_ = TestServer::Start();
-    ASSERT_NE(srv_, nullptr);
-    int code = 0;
-    json::value r = srv_->Json("POST", "/api/v1/apply", Cluster(), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-    r = srv_->Json("POST", "/api/v1/agents/sync", Sync({}), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-  }
+  void SetUp() override { StartServer(Cluster(), Sync({})); }
   std::string Scrape() {
     net::Response r = srv_->Call(srv_->admin_token(), "GET", "/metrics");
     EXPECT_EQ(r.status, 200) << r.body;
     EXPECT_NE(r.content_type.find("text/plain"), std::string::npos);
     return r.body;
   }
-  std::unique_ptr<TestServer> srv_;
 };
 
 TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {

@@ -429,11 +429,8 @@ void RunAll(const TestServer& srv, std::vector<ClientState>* clients, Shared* sh
 }
 
 TEST(Reliability, Kill9UnderLoad) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(BigCluster());
   ASSERT_NE(srv, nullptr);
-  int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", BigCluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
 
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("ALLOT_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
@@ -547,11 +544,10 @@ std::map<std::string, std::string> Snapshot(TestServer& srv) {
 }
 
 TEST(Reliability, RestartKeepsPlacements) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(SmallCluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", SmallCluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   // 1+2+3+... GPUs, two 2-pod gangs; 24 GPUs fill up, the rest waits.
   const int sizes[] = {3, 1, 2, 4, 1, 3, 2, 5, 6, 1};
   for (int i = 0; i < 10; ++i) {
@@ -636,11 +632,10 @@ std::string GpuUsage(TestServer& srv) {
 }
 
 TEST(Reliability, DeleteFreesQuotaAndSurvivesRestart) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(SmallCluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", SmallCluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   // 24 GPUs: big (3 pods x 8) takes all; the others wait.
   struct W { const char* name; int gpus; int count; };
   for (W w : {W{"big", 8, 3}, W{"p1", 4, 2}, W{"p2", 8, 2}, W{"p3", 8, 1}, W{"p4", 24, 1}}) {
@@ -711,11 +706,10 @@ TEST(Reliability, DeleteFreesQuotaAndSurvivesRestart) {
 // delete, even behind heads that still do not fit (BestEffortFIFO sets those
 // aside and moves on). Reads change nothing.
 TEST(Reliability, DeleteAdmitsEveryWaitingWorkloadThatFits) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(SmallCluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", SmallCluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   struct W { const char* name; int gpus; int count; };
   for (W w : {W{"hold-a", 4, 1}, W{"hold-b", 8, 2}, W{"hold-c", 4, 1}, W{"big1", 8, 2},
               W{"big2", 8, 2}, W{"small1", 2, 1}, W{"small2", 2, 1}}) {

@@ -158,13 +158,10 @@ inline std::string KeyOf(const json::value& obj) {
 }
 
 
-class ApiTenancy : public ::testing::Test {
+class ApiTenancy : public ServerTest {
  protected:
   void SetUp() override {
-    srv_ = TestServer::Start();
-    ASSERT_NE(srv_, nullptr);
-    net::Response r = srv_->Admin("POST", "/api/v1/apply", Cluster());
-    ASSERT_EQ(r.status, 200) << r.body;
+    ASSERT_NO_FATAL_FAILURE(StartServer(Cluster()));
     who_.push_back(MakeToken("ops", "cluster-admin", ""));
     for (const char* t : {"t1", "t2"}) {
       for (const char* role : {"tenant-admin", "member", "viewer"}) {
@@ -180,7 +177,6 @@ class ApiTenancy : public ::testing::Test {
     return prefix + std::to_string(++counter_);
   }
 
-  std::unique_ptr<TestServer> srv_;
   std::vector<Who> who_;
   int counter_ = 0;
 };

@@ -1,7 +1,7 @@
 // The process fixtures of the integration tests that need the real binary
 // (header-only; tests only): TestServer, a real `allot serve` on loopback,
-// with the calls a test makes to it, and AgentProcess, a real `allot
-// agent` polling it.
+// with the calls a test makes to it; ServerTest, the gtest fixture of one;
+// and AgentProcess, a real `allot agent` polling it.
 //
 // Start() runs $ALLOT_BIN (set by CMake for these tests) with --listen
 // 127.0.0.1:0, a fresh SQLite store in a temporary directory and an admin
@@ -50,6 +50,15 @@ class TestServer {
     s->admin_token_ = "allot_" + std::string(64, 'a');
     std::ofstream(dir + "/admin.token") << s->admin_token_ << "\n";
     if (!s->Launch()) return nullptr;
+    return s;
+  }
+
+  // Start() with `manifests` applied by the admin (Apply); null (and the
+  // test fails) when the server does not come up or refuses them.
+  static std::unique_ptr<TestServer> StartWith(const std::string& manifests,
+                                               std::vector<std::string> extra = {}) {
+    auto s = Start("", std::move(extra));
+    if (s == nullptr || !s->Apply(manifests)) return nullptr;
     return s;
   }
 
@@ -106,6 +115,14 @@ class TestServer {
     boost::system::error_code ec;
     boost::json::value v = boost::json::parse(r.body, ec);
     return ec ? boost::json::value() : v;
+  }
+
+  // Applies `manifests` (POST /api/v1/apply) as the admin; whether they
+  // were taken (200; the test fails with the answer when not).
+  bool Apply(const std::string& manifests) {
+    net::Response r = Admin("POST", "/api/v1/apply", manifests);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.status == 200;
   }
 
   // A token made by the admin from `body` (POST /api/v1/tokens), and its id
@@ -215,6 +232,26 @@ class TestServer {
   uint16_t port_ = 0;
   bool keep_dir_ = false;
   std::unique_ptr<net::HttpClient> client_;
+};
+
+// The fixture of a test against one TestServer, srv_ (the fixtures of the
+// agents' and the tenancy tests build on it).
+class ServerTest : public ::testing::Test {
+ protected:
+  // Starts srv_ with `extra` flags and `manifests` applied (StartWith)
+  // and, when `agent_sync` is given, posts it to /api/v1/agents/sync as the
+  // admin (for tests that play a node's agent); fails the test fatally
+  // when one of them does not succeed.
+  void StartServer(const std::string& manifests, const std::string& agent_sync = "",
+                   std::vector<std::string> extra = {}) {
+    srv_ = TestServer::StartWith(manifests, std::move(extra));
+    ASSERT_NE(srv_, nullptr);
+    if (agent_sync.empty()) return;
+    net::Response r = srv_->Admin("POST", "/api/v1/agents/sync", agent_sync);
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+
+  std::unique_ptr<TestServer> srv_;
 };
 
 // One `allot agent` process polling a TestServer every second, with

@@ -53,17 +53,9 @@ std::string Sync(const std::map<int, int>& util) {
          gpus + R"(]}},"gpuSamples":[)" + samples + "]}";
 }
 
-class UsageTest : public ::testing::Test {
+class UsageTest : public testing::ServerTest {
  protected:
-  void SetUp() override {
-    srv_ = TestServer::Start();
-    ASSERT_NE(srv_, nullptr);
-    int code = 0;
-    json::value r = srv_->Json("POST", "/api/v1/apply", Cluster(), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-    r = srv_->Json("POST", "/api/v1/agents/sync", Sync({}), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-  }
+  void SetUp() override { StartServer(Cluster(), Sync({})); }
   json::value Get(const std::string& target, const std::string& token = "",
                   int want = 200) {
     net::Response r = srv_->Call(token.empty() ? srv_->admin_token() : token, "GET", target);
@@ -86,7 +78,6 @@ class UsageTest : public ::testing::Test {
   int64_t AdmittedAt(const std::string& key) {
     return Get("/api/v1/workloads/" + key).at("status").at("admittedAtMs").as_int64();
   }
-  std::unique_ptr<TestServer> srv_;
 };
 
 int64_t Int(const json::value& o, const char* k) { return o.at(k).as_int64(); }

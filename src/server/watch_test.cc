@@ -223,12 +223,10 @@ void ExpectIncreasingRv(const std::vector<Event>& evs, size_t from) {
 
 TEST(Watch, WorkloadEventsResumeAndRestart) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
   Submit(*srv, "t1", "a", 8);  // Admitted: the queue is full.
   Submit(*srv, "t1", "b", 4);  // Pending.
 
@@ -351,16 +349,11 @@ TEST(Watch, WorkloadEventsResumeAndRestart) {
 
 TEST(Watch, TenantBoundWatcherSeesOnlyItsTenant) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
-  int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/tokens", R"({"user":"alice","role":"member","tenant":"t1"})",
-                &code);
-  ASSERT_EQ(code, 201) << json::serialize(r);
-  const std::string alice = Str(r.at("token"));
+  const std::string alice = srv->NewToken("alice", "member", "t1");
+  ASSERT_FALSE(alice.empty());
   Submit(*srv, "t1", "a", 4);
   Submit(*srv, "t2", "b", 4);
   Submit(*srv, "t2", "c", 2);  // Pending.
@@ -432,16 +425,14 @@ TEST(Watch, TenantBoundWatcherSeesOnlyItsTenant) {
 // creating the tenant again does not revive them.
 TEST(Watch, RevokedTokensLoseTheirWatchesAndLogReads) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
   // The test plays n1's agent: one sync, then silence, so a log read of a
   // pod there waits for a next poll that does not come.
   std::string gpus;
   for (int i = 0; i < 8; ++i) gpus += std::string(i ? "," : "") + R"({"uuid":"G)" + std::to_string(i) + R"("})";
-  r = srv->Json("POST", "/api/v1/agents/sync",
+  json::value r = srv->Json("POST", "/api/v1/agents/sync",
                 R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":"n1"},)"
                 R"("status":{"capacity":{"cpu":"64","memory":"512Gi"},"gpus":[)" + gpus +
                     "]}},\"simulated\":true}",
@@ -515,16 +506,13 @@ std::string Cq2(int quota) {
 
 TEST(Watch, ClusterQueues) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", Cluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/tokens", R"({"user":"bob","role":"member","tenant":"t2"})",
-                &code);
-  ASSERT_EQ(code, 201) << json::serialize(r);
-  const std::string bob = Str(r.at("token"));
+  const std::string bob = srv->NewToken("bob", "member", "t2");
+  ASSERT_FALSE(bob.empty());
+  json::value r;
 
   Watch* w = StartWatch(&watches, *srv, "/api/v1/clusterqueues?watch=1", admin);
   Watch* wb = StartWatch(&watches, *srv, "/api/v1/clusterqueues?watch=1", bob);
