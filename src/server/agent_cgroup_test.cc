@@ -17,10 +17,7 @@
 namespace allot::server {
 namespace {
 
-using testing::AgentProcess;
-using testing::AgentTest;
-using testing::AgentWorkload;
-using testing::PodId;
+using namespace testing;  // The agents' fixture: agent_test_util.h.
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
@@ -71,8 +68,7 @@ class AgentCgroupTest : public AgentTest {
   // Starts agent n1 and returns its "cgroups: ..." line; empty (and the
   // test should skip) when the host gives it none.
   std::string StartWithCgroups() {
-    n1_ = StartAgent("n1", "2xH100-80GB");
-    WaitForNode("n1");
+    n1_ = StartReadyAgent("n1", "2xH100-80GB");
     int code = 0;
     json::value r = srv_->Json("POST", "/api/v1/apply", kCpuMemoryQueue, &code);
     EXPECT_EQ(code, 200) << json::serialize(r);
@@ -106,20 +102,17 @@ TEST_F(AgentCgroupTest, ThePodsRequestsAreItsLimits) {
   // 500m: 50 ms of CPU per 100 ms period; 64Mi: 67108864 bytes. The pod
   // prints the limit files of its own cgroups (v2 or v1 names).
   if (StartWithCgroups().empty()) GTEST_SKIP() << "the agent has no cgroups here: " << line_;
-  int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             Limited("lim", "500m", "64Mi",
-                     "dir=$(echo $ALLOT_POD_ID | tr / _); cat /proc/self/cgroup; "
-                     "while IFS=: read -r id ctl path; do case $path in */$dir) "
-                     "for f in cpu.max memory.max cpu.cfs_quota_us memory.limit_in_bytes; do "
-                     "for m in /sys/fs/cgroup /sys/fs/cgroup/*; do "
-                     "[ -f \"$m$path/$f\" ] && echo \"$f=$(cat \"$m$path/$f\")\"; "
-                     "done; done;; esac; done < /proc/self/cgroup"),
-             &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("lim", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunToEnd(
+      "lim",
+      Limited("lim", "500m", "64Mi",
+              "dir=$(echo $ALLOT_POD_ID | tr / _); cat /proc/self/cgroup; "
+              "while IFS=: read -r id ctl path; do case $path in */$dir) "
+              "for f in cpu.max memory.max cpu.cfs_quota_us memory.limit_in_bytes; do "
+              "for m in /sys/fs/cgroup /sys/fs/cgroup/*; do "
+              "[ -f \"$m$path/$f\" ] && echo \"$f=$(cat \"$m$path/$f\")\"; "
+              "done; done;; esac; done < /proc/self/cgroup"),
+      &w));
   ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
   const std::string pod = PodId(w, 0);
   const std::string log = n1_->PodLog(pod);
@@ -148,15 +141,12 @@ TEST_F(AgentCgroupTest, ThePodsRequestsAreItsLimits) {
 TEST_F(AgentCgroupTest, APodKilledAtItsMemoryLimitFailsSayingSo) {
   // The shell holds 100 MB, more than the 64Mi it asked for.
   if (StartWithCgroups().empty()) GTEST_SKIP() << "the agent has no cgroups here: " << line_;
-  int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             Limited("hog", "1", "64Mi",
-                     "echo start; x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo ${#x}"),
-             &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("hog", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunToEnd(
+      "hog",
+      Limited("hog", "1", "64Mi",
+              "echo start; x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo ${#x}"),
+      &w));
   ASSERT_EQ(State(w), "Failed") << json::serialize(w);
   const std::string message = FinishedMessage(w);
   EXPECT_NE(message.find("OOMKilled"), std::string::npos) << message;

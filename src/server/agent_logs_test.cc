@@ -11,15 +11,11 @@
 namespace allot::server {
 namespace {
 
-using testing::AgentTest;
-using testing::AgentWorkload;
-using testing::PodId;
-using testing::RunCli;
+using namespace testing;  // The agents' fixture: agent_test_util.h.
 namespace json = boost::json;
 
 TEST_F(AgentTest, LogsAreReadThroughTheServerWithTenantRules) {
-  auto n1 = StartAgent("n1", "4xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "4xH100-80GB");
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads",
              AgentWorkload("talk", 2, 1,
@@ -96,8 +92,7 @@ TEST_F(AgentTest, LogReadOfASilentNodeTimesOut) {
 }
 
 TEST_F(AgentTest, LogsFollowARunningPodToItsEnd) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   int code = 0;
   // A pending workload has no log yet.
   srv_->Json("POST", "/api/v1/workloads", AgentWorkload("huge", 1, 64, "true"), &code);

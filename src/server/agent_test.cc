@@ -22,33 +22,21 @@
 namespace allot::server {
 namespace {
 
-using testing::AgentProcess;
-using testing::AgentTest;
-using testing::AgentWorkload;
-using testing::Alive;
-using testing::Join;
-using testing::Placement;
-using testing::PodId;
-using testing::RunCli;
-using testing::WaitDead;
-using testing::WaitPodPid;
+using namespace testing;  // The agents' fixture: agent_test_util.h.
 namespace json = boost::json;
 
 TEST_F(AgentTest, PodRunsWithItsPlacementAndSucceeds) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   int code = 0;
   json::value node = srv_->Json("GET", "/api/v1/nodes/n1", "", &code);
   EXPECT_EQ(node.at("metadata").at("labels").at("allot.dev/simulated").as_string(), "true");
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("env", 1, 2,
-                      "echo \"CVD=$CUDA_VISIBLE_DEVICES RANK=$RANK WS=$WORLD_SIZE "
-                      "G=$GREETING T=$ALLOT_TENANT\""),
-             &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("env", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(
+      RunToEnd("env",
+               AgentWorkload("env", 1, 2,
+                             "echo \"CVD=$CUDA_VISIBLE_DEVICES RANK=$RANK WS=$WORLD_SIZE "
+                             "G=$GREETING T=$ALLOT_TENANT\""),
+               &w));
   ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
   const json::object& pl = Placement(w, 0);
   EXPECT_EQ(pl.at("node").as_string(), "n1");
@@ -64,15 +52,10 @@ TEST_F(AgentTest, PodRunsWithItsPlacementAndSucceeds) {
 }
 
 TEST_F(AgentTest, FailingPodFailsTheWorkloadWithItsLastLines) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
-  int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("boom", 1, 1, "echo about to fail; exit 3"), &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("boom", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(
+      RunToEnd("boom", AgentWorkload("boom", 1, 1, "echo about to fail; exit 3"), &w));
   ASSERT_EQ(State(w), "Failed");
   std::string finished;
   for (const json::value& c : w.at("status").at("conditions").as_array()) {
@@ -89,16 +72,13 @@ TEST_F(AgentTest, GangPodsGetConsistentRanks) {
   auto n2 = StartAgent("n2", "2xH100-80GB");
   WaitForNode("n1");
   WaitForNode("n2");
-  int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("gang", 2, 2,
-                      "echo \"R=$RANK W=$WORLD_SIZE N=$NNODES NR=$NODE_RANK "
-                      "M=$MASTER_ADDR:$MASTER_PORT\""),
-             &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("gang", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(
+      RunToEnd("gang",
+               AgentWorkload("gang", 2, 2,
+                             "echo \"R=$RANK W=$WORLD_SIZE N=$NNODES NR=$NODE_RANK "
+                             "M=$MASTER_ADDR:$MASTER_PORT\""),
+               &w));
   ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
   std::string master;
   for (int i = 0; i < 2; ++i) {
@@ -116,14 +96,10 @@ TEST_F(AgentTest, GangPodsGetConsistentRanks) {
 }
 
 TEST_F(AgentTest, DeletingARunningWorkloadEndsItsProcesses) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("long", 1, 1, "sleep 300 & echo PID=$!; wait"), &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("long", [](const json::value& v) { return State(v) == "Running"; });
-  ASSERT_EQ(State(w), "Running");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("long", 1, &w));
   pid_t child = WaitPodPid(*n1, PodId(w, 0));
   ASSERT_TRUE(Alive(child));
   srv_->Json("DELETE", "/api/v1/workloads/team-a/long", "", &code);
@@ -179,20 +155,14 @@ TEST_F(AgentTest, ThreeAgentsAndPreemptionEndsTheVictimsProcesses) {
 }
 
 TEST_F(AgentTest, KilledAgentsWorkRequeuesAndItsLeftoversAreStopped) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
-  int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("moved", 1, 2, "sleep 300 & echo PID=$!; wait"), &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("moved", [](const json::value& v) { return State(v) == "Running"; });
-  ASSERT_EQ(State(w), "Running");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("moved", 2, &w));
   const std::string first_pod = PodId(w, 0);
   pid_t orphan = WaitPodPid(*n1, first_pod);
   ASSERT_TRUE(Alive(orphan));
 
-  auto n2 = StartAgent("n2", "2xH100-80GB");
-  WaitForNode("n2");
+  auto n2 = StartReadyAgent("n2", "2xH100-80GB");
   n1->Kill9();  // Its pod keeps running, unsupervised.
   // After the node timeout (3 s) n1 is NotReady and the workload moves.
   w = WaitFor("moved", [](const json::value& v) {
@@ -219,37 +189,28 @@ TEST_F(AgentTest, KilledAgentsWorkRequeuesAndItsLeftoversAreStopped) {
 }
 
 TEST_F(AgentTest, BackoffLimitRestartsTheGangAsANewAttempt) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
-  int code = 0;
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   // Fails in its first attempt, succeeds in the second.
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("retry", 1, 1,
-                      "echo attempt $ALLOT_ATTEMPT; [ \"$ALLOT_ATTEMPT\" = 2 ] || exit 4",
-                      {{"backoffLimit", 1}}),
-             &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("retry", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunToEnd(
+      "retry",
+      AgentWorkload("retry", 1, 1,
+                    "echo attempt $ALLOT_ATTEMPT; [ \"$ALLOT_ATTEMPT\" = 2 ] || exit 4",
+                    {{"backoffLimit", 1}}),
+      &w));
   ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
   EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
   EXPECT_EQ(w.at("status").at("restarts").as_int64(), 1);
 
   // With backoffLimit 1, a pod that always fails ends Failed after 2 tries.
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("always", 1, 1, "exit 5", {{"backoffLimit", 1}}), &code);
-  ASSERT_EQ(code, 201);
-  w = WaitFor("always", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  ASSERT_NO_FATAL_FAILURE(
+      RunToEnd("always", AgentWorkload("always", 1, 1, "exit 5", {{"backoffLimit", 1}}), &w));
   EXPECT_EQ(State(w), "Failed");
   EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
 }
 
 TEST_F(AgentTest, MaximumExecutionTimeEndsTheWorkload) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads",
              AgentWorkload("slow", 1, 1, "sleep 300 & echo PID=$!; wait",
@@ -314,14 +275,10 @@ TEST_F(AgentTest, UnhealthyGpuRequeuesOnlyItsWorkloadAndSaysWhy) {
 }
 
 TEST_F(AgentTest, ServerRestartAdoptsRunningPods) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("kept", 1, 1, "sleep 300 & echo PID=$!; wait"), &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("kept", [](const json::value& v) { return State(v) == "Running"; });
-  ASSERT_EQ(State(w), "Running");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("kept", 1, &w));
   const std::string pod = PodId(w, 0);
   pid_t child = WaitPodPid(*n1, pod);
   ASSERT_TRUE(Alive(child));
@@ -350,14 +307,10 @@ TEST_F(AgentTest, ServerRestartAdoptsRunningPods) {
 // grace period (one timeout plus that cap), so its running pod is neither
 // evicted nor restarted, and the node reports Ready again.
 TEST_F(AgentTest, LongServerOutageEvictsNobody) {
-  auto n1 = StartAgent("n1", "2xH100-80GB");
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
   int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("kept", 1, 1, "sleep 300 & echo PID=$!; wait"), &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("kept", [](const json::value& v) { return State(v) == "Running"; });
-  ASSERT_EQ(State(w), "Running");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("kept", 1, &w));
   const std::string pod = PodId(w, 0);
 
   srv_->Kill9();
@@ -409,15 +362,10 @@ TEST_F(AgentTest, RunAsMapsTenantsToUnixUsers) {
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("no unix user 'no-such-user-here'"), std::string::npos) << out;
 
-  auto n1 = StartAgent("n1", "2xH100-80GB", {"--run-as", "team-a=nobody"});
-  WaitForNode("n1");
-  int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("who", 1, 1, "echo uid=$(id -u) user=$USER"), &code);
-  ASSERT_EQ(code, 201);
-  json::value w = WaitFor("who", [](const json::value& v) {
-    return State(v) == "Succeeded" || State(v) == "Failed";
-  });
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB", {"--run-as", "team-a=nobody"});
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(
+      RunToEnd("who", AgentWorkload("who", 1, 1, "echo uid=$(id -u) user=$USER"), &w));
   ASSERT_EQ(State(w), "Succeeded") << json::serialize(w) << n1->Output();
   EXPECT_EQ(n1->PodLog(PodId(w, 0)), "uid=65534 user=nobody\n");
 }
@@ -427,8 +375,7 @@ TEST_F(AgentTest, CpuAndMemoryOverridesAreCheckedAndReported) {
   std::string out = RunCli(*srv_, node_token_, {"agent", "--name", "bad", "--cpus", "lots"}, &rc);
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("--cpus wants a positive quantity"), std::string::npos) << out;
-  auto n1 = StartAgent("n1", "1xH100-80GB", {"--cpus", "96", "--memory", "512Gi"});
-  WaitForNode("n1");
+  auto n1 = StartReadyAgent("n1", "1xH100-80GB", {"--cpus", "96", "--memory", "512Gi"});
   int code = 0;
   json::value node = srv_->Json("GET", "/api/v1/nodes/n1", "", &code);
   ASSERT_EQ(code, 200);

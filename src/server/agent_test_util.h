@@ -50,25 +50,26 @@ inline std::string AgentWorkload(const std::string& name, int pods, int gpus,
   return json::serialize(w);
 }
 
-class AgentTest : public ::testing::Test {
+class AgentTest : public ServerTest {
  protected:
   void SetUp() override {
     namespace b = allot::testing;
-    srv_ = TestServer::Start("", {"--node-timeout", "3"});
-    ASSERT_NE(srv_, nullptr);
-    const std::string cluster = b::Namespace("team-a") + b::Flavor("sim", "") +
-                                b::GpuCq("cq-a", "", "sim", "nominalQuota: 8") +
-                                b::LocalQueue("team-a", "q", "cq-a");
-    int code = 0;
-    boost::json::value r = srv_->Json("POST", "/api/v1/apply", cluster, &code);
-    ASSERT_EQ(code, 200) << boost::json::serialize(r);
-    r = srv_->Json("POST", "/api/v1/tokens",
-                   R"({"user":"agents","role":"node"})", &code);
-    ASSERT_EQ(code, 201) << boost::json::serialize(r);
-    node_token_ = std::string(r.at("token").as_string());
+    ASSERT_NO_FATAL_FAILURE(StartServer(b::Namespace("team-a") + b::Flavor("sim", "") +
+                                            b::GpuCq("cq-a", "", "sim", "nominalQuota: 8") +
+                                            b::LocalQueue("team-a", "q", "cq-a"),
+                                        "", {"--node-timeout", "3"}));
+    node_token_ = srv_->NewToken(R"({"user":"agents","role":"node"})");
+    ASSERT_FALSE(node_token_.empty());
     dir_ = srv_->dir();
   }
 
+  // StartAgent, then WaitForNode.
+  std::unique_ptr<AgentProcess> StartReadyAgent(const std::string& name, const std::string& gpus,
+                                                std::vector<std::string> extra = {}) {
+    auto agent = StartAgent(name, gpus, std::move(extra));
+    WaitForNode(name);
+    return agent;
+  }
   std::unique_ptr<AgentProcess> StartAgent(const std::string& name,
                                            const std::string& gpus,
                                            std::vector<std::string> extra = {}) {
@@ -80,6 +81,27 @@ class AgentTest : public ::testing::Test {
   boost::json::value WaitFor(const std::string& name,
                              const std::function<bool(const boost::json::value&)>& pred) {
     return srv_->WaitForWorkload("team-a/" + name, pred);
+  }
+  // Submits team-a/<name>, one pod of `gpus` GPUs that starts a child
+  // sleeping 300 s and prints its pid as "PID=N", asserting a 201, and
+  // waits until it is Running, asserting that it is; its JSON in *w.
+  void RunSleeper(const std::string& name, int gpus, boost::json::value* w) {
+    int code = 0;
+    srv_->Json("POST", "/api/v1/workloads",
+               AgentWorkload(name, 1, gpus, "sleep 300 & echo PID=$!; wait"), &code);
+    ASSERT_EQ(code, 201);
+    *w = WaitFor(name, [](const boost::json::value& v) { return State(v) == "Running"; });
+    ASSERT_EQ(State(*w), "Running");
+  }
+  // Submits workload team-a/<name> as `body`, asserting a 201, and waits
+  // until it has ended (Succeeded or Failed); its JSON in *w.
+  void RunToEnd(const std::string& name, const std::string& body, boost::json::value* w) {
+    int code = 0;
+    srv_->Json("POST", "/api/v1/workloads", body, &code);
+    ASSERT_EQ(code, 201);
+    *w = WaitFor(name, [](const boost::json::value& v) {
+      return State(v) == "Succeeded" || State(v) == "Failed";
+    });
   }
   static std::string State(const boost::json::value& w) {
     const boost::json::value* s = w.as_object().if_contains("status");
@@ -97,7 +119,6 @@ class AgentTest : public ::testing::Test {
     if (!registered) ADD_FAILURE() << "node " << name << " never registered";
   }
 
-  std::unique_ptr<TestServer> srv_;
   std::string node_token_;
   std::string dir_;
 };

@@ -15,9 +15,7 @@
 namespace allot::server {
 namespace {
 
-using testing::AgentProcess;
-using testing::AgentTest;
-using testing::RunCli;
+using namespace testing;  // The agents' fixture: agent_test_util.h.
 namespace json = boost::json;
 
 // A sync body for a node without GPUs.
