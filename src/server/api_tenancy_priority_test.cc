@@ -139,27 +139,11 @@ metadata:
 // ClusterQueue took its place, never its name, in a get, a list or a watch;
 // a cluster-admin reads the name in the condition's detail.
 TEST_F(ApiTenancy, PreemptionAcrossTenantsNamesNoOne) {
-  const std::string shared = R"(
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cqp}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: p, namespace: t1}
-spec: {clusterQueue: cqp}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: p, namespace: t2}
-spec: {clusterQueue: cqp}
-)";
+  namespace b = allot::testing;
+  const std::string shared =
+      b::GpuCq("cqp", "", "f1", "nominalQuota: 1",
+               "  preemption: {withinClusterQueue: LowerPriority}\n") +
+      b::LocalQueue("t1", "p", "cqp") + b::LocalQueue("t2", "p", "cqp");
   ASSERT_EQ(srv_->Admin("POST", "/api/v1/apply", shared).status, 200);
   auto wl = [](const std::string& ns, const std::string& name,
                const std::string& extra) -> std::string {
