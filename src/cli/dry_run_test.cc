@@ -12,35 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "testing/temp_dir.h"
+
 namespace allot::cli {
 namespace {
 
-namespace fs = std::filesystem;
 
 // A temporary directory, removed with its files at the end of the test.
-class DryRunTest : public ::testing::Test {
+class DryRunTest : public allot::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl =
-        (fs::temp_directory_path() / "allot_dry_run_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
   int Run(const std::vector<std::string>& files) {
     out_.str("");
     err_.str("");
     return RunDryRun(files, out_, err_);
   }
 
-  fs::path dir_;
   std::ostringstream out_;
   std::ostringstream err_;
 };
@@ -160,7 +146,7 @@ TEST_F(DryRunTest, FilesAreMergedInOrder) {
 }
 
 TEST_F(DryRunTest, MissingFileIsAnErrorAndPrintsNothing) {
-  std::string missing = (dir_ / "nope.yaml").string();
+  std::string missing = Path("nope.yaml");
   EXPECT_EQ(Run({missing}), kExitUsage);
   EXPECT_EQ(out_.str(), "");
   EXPECT_EQ(err_.str().rfind("allot: ", 0), 0u) << err_.str();

@@ -64,10 +64,7 @@ int Shell(const std::string& cmd) {
 class PrometheusTest : public testing::UpFixture {
  protected:
   void TearDown() override {
-    if (prom_pid_ > 0) {
-      ::kill(prom_pid_, SIGTERM);
-      ::waitpid(prom_pid_, nullptr, 0);
-    }
+    prom_proc_.Terminate(std::chrono::seconds(30));
     UpFixture::TearDown();
   }
 
@@ -95,11 +92,13 @@ class PrometheusTest : public testing::UpFixture {
       const std::string& promql,
       const std::function<bool(const std::map<std::string, double>&)>& pred) {
     std::map<std::string, double> last;
-    for (int i = 0; i < 600; ++i) {
-      last = Query(promql);
-      if (pred(last)) return last;
-      std::this_thread::sleep_for(100ms);
-    }
+    const bool held = allot::testing::WaitFor(
+        [&] {
+          last = Query(promql);
+          return pred(last);
+        },
+        60s, 100ms);
+    if (held) return last;
     std::ifstream log(dir_ + "/prometheus.log");
     std::stringstream ss;
     ss << log.rdbuf();
@@ -108,7 +107,7 @@ class PrometheusTest : public testing::UpFixture {
     return last;
   }
 
-  pid_t prom_pid_ = -1;
+  allot::testing::ChildProcess prom_proc_;
   std::unique_ptr<net::HttpClient> prom_;
 };
 
@@ -145,19 +144,11 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
   ASSERT_EQ(Shell("promtool check rules " + deploy + "/allot-alerts.yml > /dev/null"), 0);
 
   const uint16_t port = FreePort();
-  prom_pid_ = fork();
-  if (prom_pid_ == 0) {
-    std::string log = dir_ + "/prometheus.log";
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::string cfg = "--config.file=" + dir_ + "/prometheus.yml";
-    std::string tsdb = "--storage.tsdb.path=" + dir_ + "/tsdb";
-    std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port);
-    ::execlp("prometheus", "prometheus", cfg.c_str(), tsdb.c_str(), listen.c_str(),
-             static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  // env finds prometheus on the PATH, as execlp did.
+  prom_proc_.Spawn({"/usr/bin/env", "prometheus", "--config.file=" + dir_ + "/prometheus.yml",
+                    "--storage.tsdb.path=" + dir_ + "/tsdb",
+                    "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+                   dir_ + "/prometheus.log", /*append=*/false);
   net::ClientOptions o;
   o.base_url = "http://127.0.0.1:" + std::to_string(port);
   auto c = net::HttpClient::Create(o);

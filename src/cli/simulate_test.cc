@@ -12,31 +12,21 @@
 #include <vector>
 
 #include "cli/dry_run.h"
+#include "testing/temp_dir.h"
 
 namespace allot::cli {
 namespace {
 
-namespace fs = std::filesystem;
 
-class SimulateTest : public ::testing::Test {
+class SimulateTest : public allot::testing::TempDirTest {
  protected:
   void SetUp() override {
-    std::string tmpl =
-        (fs::temp_directory_path() / "allot_simulate_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    ASSERT_NO_FATAL_FAILURE(TempDirTest::SetUp());
     // 4 nodes of 8 GPUs, two tenants with 16 each.
     SimulateFlags g;
     g.synthetic_config = "32:2";
     ASSERT_EQ(Run(g), kExitOk) << err_.str();
     config_ = Write("cluster.yaml", out_.str());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
   }
   std::string Read(const std::string& path) {
     std::ifstream in(path);
@@ -56,7 +46,6 @@ class SimulateTest : public ::testing::Test {
     return f;
   }
 
-  fs::path dir_;
   std::string config_;
   std::ostringstream out_;
   std::ostringstream err_;
@@ -72,8 +61,8 @@ constexpr char kTrace[] =
 TEST_F(SimulateTest, CompareRunsOneRowPerPolicy) {
   SimulateFlags f = Flags("csv:" + Write("t.csv", kTrace));
   f.compare = true;
-  f.output = (dir_ / "all.json").string();
-  f.html = (dir_ / "report.html").string();
+  f.output = Path("all.json");
+  f.html = Path("report.html");
   ASSERT_EQ(Run(f), kExitOk) << err_.str();
   std::vector<std::string> lines;
   std::istringstream table(out_.str());
@@ -134,7 +123,7 @@ TEST_F(SimulateTest, MalformedRowsAreReportedOrFatalWithStrict) {
 }
 
 TEST_F(SimulateTest, BadFlagsAndFiles) {
-  SimulateFlags f = Flags("csv:" + (dir_ / "missing.csv").string());
+  SimulateFlags f = Flags("csv:" + Path("missing.csv"));
   EXPECT_EQ(Run(f), kExitUsage);
   EXPECT_NE(err_.str().find("cannot open trace file"), std::string::npos);
   f = Flags("nope:x");

@@ -1,12 +1,12 @@
 // The fixture of the `allot up` tests: starts the real binary (ALLOT_BIN)
-// with simulated GPUs in a temporary data directory, reads its API address
-// and admin token from what it prints, and stops it with SIGINT.
+// with simulated GPUs in a temporary data directory (TempDirTest's dir_),
+// reads its API address and admin token from what it prints, and stops it
+// with SIGINT.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <boost/json.hpp>
 
@@ -19,11 +19,11 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "net/http.h"
 #include "testing/process.h"
+#include "testing/temp_dir.h"
 
 namespace allot::cli::testing {
 
@@ -31,16 +31,11 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-class UpFixture : public ::testing::Test {
+class UpFixture : public allot::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "allot_up_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
   void TearDown() override {
     Stop();
-    fs::remove_all(dir_);
+    TempDirTest::TearDown();
   }
 
   // Starts `allot up ARGS` and waits (20 s) for its API address and token.
@@ -81,39 +76,19 @@ class UpFixture : public ::testing::Test {
 
   std::string Output() const { return allot::testing::ReadFile(out_path_); }
 
-  struct Ran {
-    int code = -1;
-    std::string out, err;
-  };
+  using Ran = allot::testing::Ran;
 
   // Runs `allot ARGS` with no ALLOT_SERVER, ALLOT_TOKEN or config file but
   // `token` (as ALLOT_TOKEN when non-empty); gives up after 60 s.
   Ran Allot(std::vector<std::string> args, const std::string& token = "") {
     const char* bin = std::getenv("ALLOT_BIN");
     args.insert(args.begin(), bin);
-    // The environment is built here: the child of a threaded process only
-    // opens files and execs.
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string kv = *e;
-      if (kv.rfind("ALLOT_SERVER=", 0) == 0 || kv.rfind("ALLOT_TOKEN=", 0) == 0 ||
-          kv.rfind("XDG_CONFIG_HOME=", 0) == 0) {
-        continue;
-      }
-      env.push_back(kv);
-    }
-    if (!token.empty()) env.push_back("ALLOT_TOKEN=" + token);
-    env.push_back("XDG_CONFIG_HOME=" + dir_);  // No config file.
-    const std::string out = dir_ + "/cli.out", err = dir_ + "/cli.err";
-    allot::testing::ChildProcess p;
-    Ran r;
-    if (!p.Spawn(std::move(args), out, /*append=*/false, &env, err)) return r;
-    allot::testing::WaitFor([&] { return p.Exited(); }, 60s);
-    p.Kill9();
-    r.code = p.exit_code();
-    r.out = allot::testing::ReadFile(out);
-    r.err = allot::testing::ReadFile(err);
-    return r;
+    std::vector<std::string> add;
+    if (!token.empty()) add.push_back("ALLOT_TOKEN=" + token);
+    add.push_back("XDG_CONFIG_HOME=" + dir_);  // No config file.
+    const std::vector<std::string> env = allot::testing::Environment(
+        {"ALLOT_SERVER", "ALLOT_TOKEN", "XDG_CONFIG_HOME"}, add);
+    return allot::testing::Run(std::move(args), &env);
   }
 
   // A request with the admin token; the body parsed as JSON (null if not).
@@ -151,17 +126,20 @@ class UpFixture : public ::testing::Test {
   // Waits (up to 60 s) until `pred` holds for the workload.
   json::value WaitFor(const std::string& key, const std::function<bool(const json::value&)>& pred) {
     json::value last;
-    for (int i = 0; i < 600; ++i) {
-      int code = 0;
-      last = Get("/api/v1/workloads/" + key, &code);
-      if (code == 200 && pred(last)) return last;
-      std::this_thread::sleep_for(100ms);
+    const bool held = allot::testing::WaitFor(
+        [&] {
+          int code = 0;
+          last = Get("/api/v1/workloads/" + key, &code);
+          return code == 200 && pred(last);
+        },
+        60s, 100ms);
+    if (!held) {
+      ADD_FAILURE() << key << " timed out; last: " << json::serialize(last) << "\n" << Output();
     }
-    ADD_FAILURE() << key << " timed out; last: " << json::serialize(last) << "\n" << Output();
     return last;
   }
 
-  std::string dir_, out_path_, url_, token_;
+  std::string out_path_, url_, token_;
   std::unique_ptr<net::HttpClient> client_;
   allot::testing::ChildProcess proc_;
   int starts_ = 0;

@@ -97,11 +97,12 @@ TEST_F(UpTest, KeepsItsStoreAndTokenAcrossRestarts) {
   Get("/api/v1/tenants/kept", &code);
   EXPECT_EQ(code, 404);  // The demo's own store.
   // The demo applies its manifests once the server is up: wait for them.
-  for (int i = 0; i < 200; ++i) {
-    Get("/api/v1/tenants/team-a", &code);
-    if (code == 200) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  allot::testing::WaitFor(
+      [&] {
+        Get("/api/v1/tenants/team-a", &code);
+        return code == 200;
+      },
+      20s, 100ms);
   EXPECT_EQ(code, 200);
   EXPECT_EQ(Stop(), 0);
 }
@@ -136,11 +137,12 @@ TEST_F(UpTest, CliDefaultsToTheTenantOfItsToken) {
                  "echo from-w"}, ann);
   ASSERT_EQ(out.code, 0) << out.err;
   EXPECT_NE(out.out.find("workload team-a/w submitted"), std::string::npos) << out.out;
-  for (int i = 0; i < 200; ++i) {
-    r = Get("/api/v1/workloads/team-a/w", &code);
-    if (State(r) == "Succeeded") break;
-    std::this_thread::sleep_for(100ms);
-  }
+  allot::testing::WaitFor(
+      [&] {
+        r = Get("/api/v1/workloads/team-a/w", &code);
+        return State(r) == "Succeeded";
+      },
+      20s, 100ms);
   ASSERT_EQ(State(r), "Succeeded") << json::serialize(r);
   out = cli({"describe", "workload", "w"}, ann);
   EXPECT_EQ(out.code, 0) << out.err;

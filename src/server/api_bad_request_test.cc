@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/test_server.h"
+#include "testing/builders.h"
 
 namespace allot::server {
 namespace {
@@ -21,81 +22,19 @@ namespace {
 using testing::TestServer;
 namespace json = boost::json;
 
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a, labels: {org: research}}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec: {nodeLabels: {gpu: h100}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: a100}
-spec: {nodeLabels: {gpu: a100}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: Cohort
-metadata: {name: research}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-a}
-spec:
-  cohort: research
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-b}
-spec:
-  cohort: research
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: a100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 10
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n1, labels: {gpu: h100}}
-status:
-  capacity: {cpu: 64, memory: 512Gi}
-  gpus: [{uuid: GPU-0}, {uuid: GPU-1}, {uuid: GPU-2}, {uuid: GPU-3},
-         {uuid: GPU-4}, {uuid: GPU-5}, {uuid: GPU-6}, {uuid: GPU-7}]
----
+// Two tenants in cohort research: team-a's cq-a (8 H100s, all on node n1)
+// and team-b's cq-b (4 A100s, no node); priority classes high and low;
+// train-1 (2 GPUs) is admitted, big (2 x 8) and infer-1 wait.
+std::string Cluster() {
+  namespace b = allot::testing;
+  return b::Namespace("team-a", "{org: research}") + b::Namespace("team-b") +
+         b::FlavorSpec("h100", "{nodeLabels: {gpu: h100}}") +
+         b::FlavorSpec("a100", "{nodeLabels: {gpu: a100}}") + b::Cohort("research") +
+         b::GpuCq("cq-a", "research", "h100", "nominalQuota: 8") +
+         b::GpuCq("cq-b", "research", "a100", "nominalQuota: 4") +
+         b::LocalQueue("team-a", "q", "cq-a") + b::LocalQueue("team-b", "q", "cq-b") +
+         b::PriorityClass("high", 1000) + b::PriorityClass("low", 10) +
+         b::Node("n1", "{gpu: h100}", "64", "512Gi", b::Uuids("GPU-", 8)) + R"(
 apiVersion: allot.dev/v1
 kind: Workload
 metadata: {name: train-1, namespace: team-a}
@@ -119,6 +58,7 @@ spec:
   queueName: q
   podSets: [{count: 1, template: {resources: {requests: {nvidia.com/gpu: 1}}}}]
 )";
+}
 
 // Valid bodies of objects that do not exist yet; each row breaks one thing.
 const std::string kWl =
@@ -530,47 +470,20 @@ std::vector<Row> Rows() {
   return r;
 }
 
-class Harness {
- public:
-  explicit Harness(TestServer* srv) : srv_(srv), client_(srv->NewClient()) {}
-
-  net::Response Send(const std::string& auth, const std::string& method,
-                     const std::string& target, const std::string& body) {
-    if (!client_) client_ = srv_->NewClient();
-    std::vector<std::pair<std::string, std::string>> h;
-    if (!auth.empty()) h.push_back({"Authorization", auth});
-    if (!body.empty()) h.push_back({"Content-Type", "application/json"});
-    auto r = client_->Do(method, target, h, body);
-    if (!r.ok()) {
-      client_.reset();  // A fresh connection for the next request.
-      return net::Response{0, "", r.status().message(), {}};
-    }
-    return *r;
+// Every list an admin sees, and the tokens: what "state" means here
+// (not the time a list says it was read).
+std::string Fingerprint(TestServer& srv) {
+  static const std::regex kReadAt(",\"serverTimeUnixMs\":[0-9]+");
+  std::string fp;
+  for (const char* p : kPlurals) {
+    net::Response r = srv.Admin("GET", std::string("/api/v1/") + p);
+    fp += std::string(p) + " " + std::to_string(r.status) + " " +
+          std::regex_replace(r.body, kReadAt, "");
   }
-  net::Response Admin(const std::string& method, const std::string& target,
-                      const std::string& body = "") {
-    return Send("Bearer " + srv_->admin_token(), method, target, body);
-  }
-
-  // Every list an admin sees, and the tokens: what "state" means here
-  // (not the time a list says it was read).
-  std::string Fingerprint() {
-    static const std::regex kReadAt(",\"serverTimeUnixMs\":[0-9]+");
-    std::string fp;
-    for (const char* p : kPlurals) {
-      net::Response r = Admin("GET", std::string("/api/v1/") + p);
-      fp += std::string(p) + " " + std::to_string(r.status) + " " +
-            std::regex_replace(r.body, kReadAt, "");
-    }
-    net::Response t = Admin("GET", "/api/v1/tokens");
-    fp += "tokens " + std::to_string(t.status) + " " + t.body;
-    return fp;
-  }
-
- private:
-  TestServer* srv_;
-  std::unique_ptr<net::HttpClient> client_;
-};
+  net::Response t = srv.Admin("GET", "/api/v1/tokens");
+  fp += "tokens " + std::to_string(t.status) + " " + t.body;
+  return fp;
+}
 
 std::string FirstDifference(const std::string& a, const std::string& b) {
   size_t i = 0;
@@ -579,43 +492,27 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
   return "before: ..." + a.substr(from, 300) + "\nafter:  ..." + b.substr(from, 300);
 }
 
-std::string Token(Harness& h, const std::string& user, const std::string& role,
-                  const std::string& tenant, std::string* id = nullptr) {
-  net::Response r = h.Admin("POST", "/api/v1/tokens",
-                            R"({"user":")" + user + R"(","role":")" + role +
-                                R"(","tenant":")" + tenant + R"("})");
-  EXPECT_EQ(r.status, 201) << r.body;
-  boost::system::error_code ec;
-  json::value v = json::parse(r.body, ec);
-  if (ec || !v.is_object()) return "";
-  if (id) *id = std::string(v.at("id").as_string());
-  return std::string(v.at("token").as_string());
-}
-
 TEST(ApiBadRequest, EveryRowIsRejectedAndChangesNothing) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
-  Harness h(srv.get());
-  net::Response r = h.Admin("POST", "/api/v1/apply", kCluster);
-  ASSERT_EQ(r.status, 200) << r.body;
   // The cluster is as intended: train-1 admitted on n1, big and infer-1
   // pending.
-  r = h.Admin("GET", "/api/v1/workloads/team-a/train-1");
+  net::Response r = srv->Admin("GET", "/api/v1/workloads/team-a/train-1");
   ASSERT_NE(r.body.find("\"state\":\"Admitted\""), std::string::npos) << r.body;
-  r = h.Admin("GET", "/api/v1/workloads/team-a/big");
+  r = srv->Admin("GET", "/api/v1/workloads/team-a/big");
   ASSERT_NE(r.body.find("\"state\":\"Pending\""), std::string::npos) << r.body;
 
-  const std::string viewer = Token(h, "vera", "viewer", "team-a");
-  const std::string member = Token(h, "max", "member", "team-a");
+  const std::string viewer = srv->NewToken("vera", "viewer", "team-a");
+  const std::string member = srv->NewToken("max", "member", "team-a");
   std::string revoked_id;
-  const std::string revoked = Token(h, "rex", "tenant-admin", "team-a", &revoked_id);
-  r = h.Admin("DELETE", "/api/v1/tokens/" + revoked_id);
+  const std::string revoked = srv->NewToken("rex", "tenant-admin", "team-a", &revoked_id);
+  r = srv->Admin("DELETE", "/api/v1/tokens/" + revoked_id);
   ASSERT_EQ(r.status, 200) << r.body;
 
   const std::vector<Row> rows = Rows();
   ASSERT_GE(rows.size(), 60u);
   std::printf("[ bad-request ] %zu rows\n", rows.size());
-  std::string before = h.Fingerprint();
+  std::string before = Fingerprint(*srv);
   for (const Row& row : rows) {
     SCOPED_TRACE("row: " + row.desc + " (" + row.method + " " + row.target + ")");
     std::string auth;
@@ -628,7 +525,7 @@ TEST(ApiBadRequest, EveryRowIsRejectedAndChangesNothing) {
       case Tok::kViewer: auth = "Bearer " + viewer; break;
       case Tok::kMember: auth = "Bearer " + member; break;
     }
-    net::Response res = h.Send(auth, row.method, row.target, row.body);
+    net::Response res = srv->Send(auth, row.method, row.target, row.body);
     std::string shown = res.body.size() > 600 ? res.body.substr(0, 600) + "..." : res.body;
     EXPECT_EQ(res.status, row.status) << shown;
     boost::system::error_code ec;
@@ -667,10 +564,10 @@ TEST(ApiBadRequest, EveryRowIsRejectedAndChangesNothing) {
       EXPECT_TRUE(challenge) << "401 without WWW-Authenticate: Bearer";
     }
     for (const std::string& target : row.absent) {
-      net::Response g = h.Admin("GET", target);
+      net::Response g = srv->Admin("GET", target);
       EXPECT_EQ(g.status, 404) << target << " exists after a failed request: " << g.body;
     }
-    std::string after = h.Fingerprint();
+    std::string after = Fingerprint(*srv);
     if (after != before) {
       ADD_FAILURE() << "the state changed:\n" << FirstDifference(before, after);
       before = after;
@@ -687,27 +584,24 @@ TEST(ApiBadRequest, EveryRowIsRejectedAndChangesNothing) {
                  Base{"clusterqueues", &kCq}, Base{"localqueues", &kLq},
                  Base{"workloadpriorityclasses", &kPc}, Base{"tenants", &kNs},
                  Base{"nodes", &kNode}, Base{"workloads", &kWl}}) {
-    net::Response c = h.Admin("POST", std::string("/api/v1/") + b.plural, *b.body);
+    net::Response c = srv->Admin("POST", std::string("/api/v1/") + b.plural, *b.body);
     EXPECT_EQ(c.status, 201) << b.plural << ": " << c.body;
   }
-  net::Response t = h.Admin("POST", "/api/v1/tokens", R"({"user":"eve","role":"viewer","tenant":"team-a"})");
+  net::Response t = srv->Admin("POST", "/api/v1/tokens", R"({"user":"eve","role":"viewer","tenant":"team-a"})");
   EXPECT_EQ(t.status, 201) << t.body;
   // The server is still healthy after all of that.
-  EXPECT_EQ(h.Admin("GET", "/healthz").status, 200);
+  EXPECT_EQ(srv->Admin("GET", "/healthz").status, 200);
 }
 
 // A watch resumed from a resourceVersion the server no longer holds events
 // for must be told to list again: Kubernetes answers 410 Gone (and
 // server/owner.h says so too).
 TEST(ApiBadRequest, WatchFromAForgottenResourceVersionIsGone) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
-  Harness h(srv.get());
-  ASSERT_EQ(h.Admin("POST", "/api/v1/apply", kCluster).status, 200);
   // A restart empties the event ring: resourceVersion 1 is history now.
   ASSERT_TRUE(srv->Restart()) << srv->Log();
-  Harness h2(srv.get());
-  net::Response r = h2.Admin("GET", "/api/v1/workloads?watch=1&resourceVersion=1");
+  net::Response r = srv->Admin("GET", "/api/v1/workloads?watch=1&resourceVersion=1");
   EXPECT_EQ(r.status, 410) << r.body;
   EXPECT_NE(r.body.find("too old"), std::string::npos) << r.body;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "server/test_server.h"
+#include "testing/builders.h"
 
 namespace allot::server {
 namespace {
@@ -13,52 +14,24 @@ namespace {
 using testing::TestServer;
 namespace json = boost::json;
 
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq-a}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq-a}
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n1}
-status:
-  capacity: {cpu: 64, memory: 512Gi}
-  gpus: [{uuid: G0}, {uuid: G1}, {uuid: G2}, {uuid: G3}, {uuid: G4}, {uuid: G5}, {uuid: G6}, {uuid: G7}]
-)";
+// Tenant team-a with LocalQueue q into ClusterQueue cq-a (8 GPUs); node n1
+// with 8.
+std::string Cluster() {
+  namespace b = allot::testing;
+  return b::Namespace("team-a") + b::Flavor("h100", "") +
+         b::GpuCq("cq-a", "", "h100", "nominalQuota: 8") + b::LocalQueue("team-a", "q", "cq-a") +
+         b::Node("n1", "", "64", "512Gi", b::Uuids("G", 8));
+}
 
 std::string Workload(const std::string& name, int gpus) {
-  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" +
-         name + R"(","namespace":"team-a"},"spec":{"queueName":"q","podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
-         std::to_string(gpus) + "}}}}]}}";
+  return allot::testing::WorkloadJson("team-a/" + name).Gpus(gpus);
 }
 
 TEST(ApiSmoke, ApplySubmitAdmitRestart) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/workloads", Workload("a", 6), &code);
+  json::value r = srv->Json("POST", "/api/v1/workloads", Workload("a", 6), &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
   r = srv->Json("POST", "/api/v1/workloads", Workload("b", 4), &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
@@ -87,12 +60,10 @@ TEST(ApiSmoke, ApplySubmitAdmitRestart) {
 // workload listed as running has run (allot simulate --from-history): at or
 // after every condition in it, and within the caller's own clock here.
 TEST(ApiSmoke, ListsCarryTheServerTime) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/workloads", Workload("a", 2), &code);
+  json::value r = srv->Json("POST", "/api/v1/workloads", Workload("a", 2), &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
   auto now = [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -160,11 +131,10 @@ namespace {
 // A list carries each pending workload's reason and place in line, the
 // same as its own GET, page by page; admitted ones carry neither.
 TEST(ApiSmoke, ListsCarryPendingReasonAndPosition) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   for (const auto& [name, gpus] : std::vector<std::pair<std::string, int>>{
            {"a", 6}, {"b", 4}, {"c", 3}, {"d", 5}}) {
     srv->Json("POST", "/api/v1/workloads", Workload(name, gpus), &code);

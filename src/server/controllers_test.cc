@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "server/harness.h"
+#include "testing/builders.h"
 
 namespace allot::server {
 namespace {
@@ -14,16 +15,9 @@ using testing::Harness;
 
 // ClusterQueue "limited" lets workloads that set no limit of their own run
 // 1h30m; "open" sets none. One node of 4 GPUs.
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: t1}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: f1}
----
-apiVersion: kueue.x-k8s.io/v1beta1
+std::string Cluster() {
+  namespace b = allot::testing;
+  return b::Namespace("t1") + b::Flavor("f1", "") + R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata:
   name: limited
@@ -34,32 +28,10 @@ spec:
   - coveredResources: [nvidia.com/gpu]
     flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: open}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: limited, namespace: t1}
-spec: {clusterQueue: limited}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: open, namespace: t1}
-spec: {clusterQueue: open}
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n1}
-status:
-  capacity: {cpu: 32, memory: 256Gi}
-  gpus: [{uuid: G-0}, {uuid: G-1}, {uuid: G-2}, {uuid: G-3}]
-)";
+)" + b::GpuCq("open", "", "f1", "nominalQuota: 2") +
+         b::LocalQueue("t1", "limited", "limited") + b::LocalQueue("t1", "open", "open") +
+         b::Node("n1", "", "32", "256Gi", b::Uuids("G-", 4));
+}
 
 std::string Workload(const std::string& name, const std::string& queue,
                      const std::string& limit = "") {
@@ -73,7 +45,7 @@ constexpr int64_t kMin = 60 * 1000;
 
 TEST(ControllersInProcess, ClusterQueueMaxRunDurationFailsWorkloadsThatSetNone) {
   Harness h;
-  ASSERT_TRUE(h.Apply(kCluster).ok());
+  ASSERT_TRUE(h.Apply(Cluster()).ok());
   ASSERT_TRUE(h.Apply(Workload("dflt", "limited")).ok());
   ASSERT_TRUE(h.Apply(Workload("own", "limited", "7200")).ok());  // Its own: 2 h.
   ASSERT_TRUE(h.Apply(Workload("free", "open")).ok());
@@ -112,7 +84,7 @@ TEST(ControllersInProcess, ClusterQueueMaxRunDurationFailsWorkloadsThatSetNone) 
 
 TEST(ControllersInProcess, ARestartedServerRunsControllersFromItsFirstTurn) {
   Harness h;
-  ASSERT_TRUE(h.Apply(kCluster).ok());
+  ASSERT_TRUE(h.Apply(Cluster()).ok());
   ASSERT_TRUE(h.Apply(Workload("w", "limited")).ok());
   // The server is down past the deadline: the first turn after the start
   // fails the workload.
@@ -126,7 +98,7 @@ TEST(ControllersInProcess, ARestartedServerRunsControllersFromItsFirstTurn) {
 // a workload made again under the name fails with its own pod's words.
 TEST(ControllersInProcess, AFailureOfAWorkloadThatLeftDoesNotStandForTheNextOne) {
   Harness h;
-  std::string cluster = kCluster;
+  std::string cluster = Cluster();
   cluster.erase(cluster.find("---\napiVersion: allot.dev/v1\nkind: Node"));
   ASSERT_TRUE(h.Apply(cluster).ok());
   AgentReport node;
@@ -166,9 +138,9 @@ TEST(ControllersInProcess, AFailureOfAWorkloadThatLeftDoesNotStandForTheNextOne)
 
 TEST(ControllersInProcess, ABadMaxRunDurationIsRefusedAndChangesNothing) {
   Harness h;
-  ASSERT_TRUE(h.Apply(kCluster).ok());
+  ASSERT_TRUE(h.Apply(Cluster()).ok());
   for (const char* bad : {"90", "1.5h", "-1h", "0s", "30m1h", "forever"}) {
-    std::string text = kCluster;
+    std::string text = Cluster();
     const std::string v = "max-run-duration: 1h30m";
     text.replace(text.find(v), v.size(), std::string("max-run-duration: \"") + bad + "\"");
     Status s = h.Apply(text);

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "sched/test_util.h"
 #include "server/test_server.h"
+#include "testing/builders.h"
 
 namespace allot::server {
 namespace {
@@ -23,7 +23,7 @@ namespace json = boost::json;
 
 // Two teams of 4 GPUs in cohort `all`: cq-a may borrow 2, cq-b reclaims.
 std::string Cluster() {
-  namespace t = sched::testing;
+  namespace t = allot::testing;
   return t::Namespace("team-a", "{}") + t::Namespace("team-b", "{}") + t::Flavor("h100", "") +
          t::GpuCq("cq-a", "all", "h100", "nominalQuota: 4, borrowingLimit: 2") +
          t::GpuCq("cq-b", "all", "h100", "nominalQuota: 4",
@@ -32,18 +32,7 @@ std::string Cluster() {
 }
 
 std::string Workload(const std::string& ns, const std::string& name, int gpus) {
-  json::object tmpl{
-      {"resources", json::object{{"requests", json::object{{"nvidia.com/gpu", gpus}}}}},
-      {"command", json::array{"true"}}};
-  json::object w{
-      {"apiVersion", "allot.dev/v1"},
-      {"kind", "Workload"},
-      {"metadata", json::object{{"name", name}, {"namespace", ns}}},
-      {"spec", json::object{{"queueName", "q"},
-                            {"podSets", json::array{json::object{{"name", "main"},
-                                                                 {"count", 1},
-                                                                 {"template", tmpl}}}}}}};
-  return json::serialize(w);
+  return allot::testing::WorkloadJson(ns + "/" + name).Gpus(gpus).Command({"true"});
 }
 
 // The node "n1" with 8 GPUs GPU-n1-0..7 and, when `util` is given, one
@@ -102,30 +91,15 @@ double Value(const std::string& text, const std::string& name,
   return std::nan("");
 }
 
-class MetricsTest : public ::testing::Test {
+class MetricsTest : public testing::ServerTest {
  protected:
-  void SetUp() override {
-    srv_ = TestServer::Start();
-    ASSERT_NE(srv_, nullptr);
-    int code = 0;
-    json::value r = srv_->Json("POST", "/api/v1/apply", Cluster(), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-    r = srv_->Json("POST", "/api/v1/agents/sync", Sync({}), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-  }
-  std::string Token(const std::string& body) {
-    int code = 0;
-    json::value r = srv_->Json("POST", "/api/v1/tokens", body, &code);
-    EXPECT_EQ(code, 201) << json::serialize(r);
-    return code == 201 ? std::string(r.at("token").as_string()) : "";
-  }
+  void SetUp() override { StartServer(Cluster(), Sync({})); }
   std::string Scrape() {
     net::Response r = srv_->Call(srv_->admin_token(), "GET", "/metrics");
     EXPECT_EQ(r.status, 200) << r.body;
     EXPECT_NE(r.content_type.find("text/plain"), std::string::npos);
     return r.body;
   }
-  std::unique_ptr<TestServer> srv_;
 };
 
 TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {
@@ -284,8 +258,8 @@ TEST_F(MetricsTest, BadSamplesAreRefusedAndChangeNothing) {
 }
 
 TEST_F(MetricsTest, OnlyAdminsAndMetricsTokensMayScrape) {
-  std::string scraper = Token(R"({"user":"prometheus","role":"metrics"})");
-  std::string member = Token(R"({"user":"ann","role":"member","tenant":"team-a"})");
+  std::string scraper = srv_->NewToken(R"({"user":"prometheus","role":"metrics"})");
+  std::string member = srv_->NewToken(R"({"user":"ann","role":"member","tenant":"team-a"})");
   EXPECT_EQ(srv_->Call(scraper, "GET", "/metrics").status, 200);
   EXPECT_EQ(srv_->Call(member, "GET", "/metrics").status, 403);
   EXPECT_EQ(srv_->Call("", "GET", "/metrics").status, 401);
@@ -296,7 +270,7 @@ TEST_F(MetricsTest, OnlyAdminsAndMetricsTokensMayScrape) {
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "w", 1), &code);
   ASSERT_EQ(code, 201);
-  std::string node = Token(R"({"user":"agent","role":"node"})");
+  std::string node = srv_->NewToken(R"({"user":"agent","role":"node"})");
   for (const std::string& tok : {scraper, node}) {
     for (const char* path :
          {"/api/v1/workloads", "/api/v1/workloads?watch=true", "/api/v1/localqueues",

@@ -26,6 +26,7 @@
 
 #include "core/quantity.h"
 #include "server/test_server.h"
+#include "testing/builders.h"
 
 namespace allot::server {
 namespace {
@@ -260,10 +261,6 @@ ClusterView CheckInvariants(TestServer& srv, const std::string& when) {
   return view;
 }
 
-std::string Namespace(const std::string& name) {
-  return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name + "}\n---\n";
-}
-
 std::string GpuList(const std::string& node, int n, bool mig_first = false) {
   std::string s = "  gpus:\n";
   for (int i = 0; i < n; ++i) {
@@ -308,7 +305,7 @@ spec:
 )";
   for (int t = 0; t < 4; ++t) {
     std::string n = std::to_string(t);
-    y += Namespace("t" + n);
+    y += allot::testing::Namespace("t" + n);
     y += R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: cq-)" + n + R"(}
@@ -432,11 +429,8 @@ void RunAll(const TestServer& srv, std::vector<ClientState>* clients, Shared* sh
 }
 
 TEST(Reliability, Kill9UnderLoad) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(BigCluster());
   ASSERT_NE(srv, nullptr);
-  int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", BigCluster(), &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
 
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("ALLOT_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
@@ -519,71 +513,25 @@ TEST(Reliability, Kill9UnderLoad) {
 
 // ---- Restarts keep placements -------------------------------------------------
 
-constexpr char kSmallCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  queueingStrategy: BestEffortFIFO
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 24}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq}
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n1}
-status:
-  capacity: {cpu: 64, memory: 512Gi}
-  gpus: [{uuid: G1-0}, {uuid: G1-1}, {uuid: G1-2}, {uuid: G1-3}, {uuid: G1-4}, {uuid: G1-5}, {uuid: G1-6}, {uuid: G1-7}]
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n2}
-status:
-  capacity: {cpu: 64, memory: 512Gi}
-  gpus: [{uuid: G2-0}, {uuid: G2-1}, {uuid: G2-2}, {uuid: G2-3}, {uuid: G2-4}, {uuid: G2-5}, {uuid: G2-6}, {uuid: G2-7}]
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n3}
-status:
-  capacity: {cpu: 64, memory: 512Gi}
-  gpus: [{uuid: G3-0}, {uuid: G3-1}, {uuid: G3-2}, {uuid: G3-3}, {uuid: G3-4}, {uuid: G3-5}, {uuid: G3-6}, {uuid: G3-7}]
-)";
+// Tenants team-a and team-b, each with LocalQueue q into ClusterQueue cq
+// (BestEffortFIFO, 24 GPUs); nodes n1, n2 and n3 with 8 each (GPUs
+// G<node>-0..7).
+std::string SmallCluster() {
+  namespace b = allot::testing;
+  std::string y = b::Namespace("team-a") + b::Namespace("team-b") + b::Flavor("h100", "") +
+                  b::GpuCq("cq", "", "h100", "nominalQuota: 24",
+                           "  queueingStrategy: BestEffortFIFO\n") +
+                  b::LocalQueue("team-a", "q", "cq") + b::LocalQueue("team-b", "q", "cq");
+  for (int n = 1; n <= 3; ++n) {
+    const std::string i = std::to_string(n);
+    y += b::Node("n" + i, "", "64", "512Gi", b::Uuids("G" + i + "-", 8));
+  }
+  return y;
+}
 
 std::string Workload(const std::string& ns, const std::string& name, int gpus,
                      int count = 1) {
-  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" +
-         name + R"(","namespace":")" + ns +
-         R"("},"spec":{"queueName":"q","podSets":[{"name":"main","count":)" +
-         std::to_string(count) +
-         R"(,"template":{"resources":{"requests":{"nvidia.com/gpu":")" +
-         std::to_string(gpus) + "\"}}}}]}}";
+  return allot::testing::WorkloadJson(ns + "/" + name).Gpus(gpus).Count(count);
 }
 
 // The items of the workload list, serialized one by one, by key.
@@ -596,11 +544,10 @@ std::map<std::string, std::string> Snapshot(TestServer& srv) {
 }
 
 TEST(Reliability, RestartKeepsPlacements) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(SmallCluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kSmallCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   // 1+2+3+... GPUs, two 2-pod gangs; 24 GPUs fill up, the rest waits.
   const int sizes[] = {3, 1, 2, 4, 1, 3, 2, 5, 6, 1};
   for (int i = 0; i < 10; ++i) {
@@ -685,11 +632,10 @@ std::string GpuUsage(TestServer& srv) {
 }
 
 TEST(Reliability, DeleteFreesQuotaAndSurvivesRestart) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(SmallCluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kSmallCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   // 24 GPUs: big (3 pods x 8) takes all; the others wait.
   struct W { const char* name; int gpus; int count; };
   for (W w : {W{"big", 8, 3}, W{"p1", 4, 2}, W{"p2", 8, 2}, W{"p3", 8, 1}, W{"p4", 24, 1}}) {
@@ -760,11 +706,10 @@ TEST(Reliability, DeleteFreesQuotaAndSurvivesRestart) {
 // delete, even behind heads that still do not fit (BestEffortFIFO sets those
 // aside and moves on). Reads change nothing.
 TEST(Reliability, DeleteAdmitsEveryWaitingWorkloadThatFits) {
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(SmallCluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kSmallCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value r;
   struct W { const char* name; int gpus; int count; };
   for (W w : {W{"hold-a", 4, 1}, W{"hold-b", 8, 2}, W{"hold-c", 4, 1}, W{"big1", 8, 2},
               W{"big2", 8, 2}, W{"small1", 2, 1}, W{"small2", 2, 1}}) {

@@ -12,6 +12,8 @@
 
 #include "server/test_server.h"
 #include "server/usage.h"
+#include "testing/builders.h"
+#include "testing/process.h"
 
 namespace allot::server {
 namespace {
@@ -20,48 +22,18 @@ using testing::TestServer;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  price: {nvidia.com/gpu: 2.5}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-a}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq}
-)";
+// Tenants team-a and team-b, each with LocalQueue q into ClusterQueue cq
+// (8 GPUs of flavor h100 at 2.5 per GPU-hour); node n1 comes from Sync.
+std::string Cluster() {
+  namespace b = allot::testing;
+  return b::Namespace("team-a") + b::Namespace("team-b") +
+         b::FlavorSpec("h100", "{price: {nvidia.com/gpu: 2.5}}") +
+         b::GpuCq("cq", "", "h100", "nominalQuota: 8") + b::LocalQueue("team-a", "q", "cq") +
+         b::LocalQueue("team-b", "q", "cq");
+}
 
 std::string Workload(const std::string& ns, const std::string& name, int gpus) {
-  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" + name +
-         R"(","namespace":")" + ns + R"("},"spec":{"queueName":"q","podSets":[{"name":"main",
-         "count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
-         std::to_string(gpus) + R"(}},"command":["true"]}}]}})";
+  return allot::testing::WorkloadJson(ns + "/" + name).Gpus(gpus).Command({"true"});
 }
 
 // Node n1, 8 GPUs; `util` maps GPU index -> utilization (a sample each).
@@ -81,17 +53,9 @@ std::string Sync(const std::map<int, int>& util) {
          gpus + R"(]}},"gpuSamples":[)" + samples + "]}";
 }
 
-class UsageTest : public ::testing::Test {
+class UsageTest : public testing::ServerTest {
  protected:
-  void SetUp() override {
-    srv_ = TestServer::Start();
-    ASSERT_NE(srv_, nullptr);
-    int code = 0;
-    json::value r = srv_->Json("POST", "/api/v1/apply", kCluster, &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-    r = srv_->Json("POST", "/api/v1/agents/sync", Sync({}), &code);
-    ASSERT_EQ(code, 200) << json::serialize(r);
-  }
+  void SetUp() override { StartServer(Cluster(), Sync({})); }
   json::value Get(const std::string& target, const std::string& token = "",
                   int want = 200) {
     net::Response r = srv_->Call(token.empty() ? srv_->admin_token() : token, "GET", target);
@@ -114,7 +78,6 @@ class UsageTest : public ::testing::Test {
   int64_t AdmittedAt(const std::string& key) {
     return Get("/api/v1/workloads/" + key).at("status").at("admittedAtMs").as_int64();
   }
-  std::unique_ptr<TestServer> srv_;
 };
 
 int64_t Int(const json::value& o, const char* k) { return o.at(k).as_int64(); }
@@ -132,6 +95,8 @@ TEST_F(UsageTest, ReportsReconcileAcrossGroupingsDeletionAndRestart) {
   for (int g : Held("team-b/b1")) util[g] = 100;
   for (int g : Held("team-a/a2")) util[g] = 50;
   for (int i = 0; i < 4; ++i) {
+    // Real time between the reports: utilization is counted over the time
+    // between samples.
     std::this_thread::sleep_for(150ms);
     srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
     ASSERT_EQ(code, 200);
@@ -141,9 +106,15 @@ TEST_F(UsageTest, ReportsReconcileAcrossGroupingsDeletionAndRestart) {
   const int64_t a2_start = AdmittedAt("team-a/a2");
   // a1 is deleted: its stretch is closed in the store.
   ASSERT_EQ(srv_->Call(srv_->admin_token(), "DELETE", "/api/v1/workloads/team-a/a1").status, 200);
-  std::this_thread::sleep_for(200ms);
   json::value w = Get("/api/v1/workloads/team-b/b1");
   const int64_t until = a2_start + 300;  // Before now: the figures are fixed.
+  allot::testing::WaitFor(
+      [&] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count() > until;
+      },
+      5s);
   const std::string window = "&sinceUnixMs=0&untilUnixMs=" + std::to_string(until);
 
   std::map<std::string, json::value> totals;
@@ -201,7 +172,10 @@ TEST_F(UsageTest, TenantsSeeTheirOwnUsageOnly) {
                              R"({"user":"ann","role":"viewer","tenant":"team-a"})", &code);
   ASSERT_EQ(code, 201);
   const std::string ann(t.at("token").as_string());
-  std::this_thread::sleep_for(50ms);
+  // A report lists what held something for some time: both, once the
+  // admin's report shows them.
+  allot::testing::WaitFor(
+      [&] { return Get("/api/v1/usage?by=workload").at("items").as_array().size() == 2; }, 5s);
   json::value rep = Get("/api/v1/usage?by=workload", ann);
   ASSERT_EQ(rep.at("items").as_array().size(), 1u) << json::serialize(rep);
   EXPECT_EQ(rep.at("items").at(0).at("key").as_string(), "team-a/a");
@@ -238,6 +212,7 @@ TEST_F(UsageTest, IdleButHeldGpusAreReportedWithWhatTheyWaste) {
   for (int g : Held("team-a/busy")) util[g] = 80;
   for (int g : Held("team-b/idle")) util[g] = 2;  // Under 5 %.
   for (int i = 0; i < 3; ++i) {
+    // Real time between the reports: idleness is measured over time.
     std::this_thread::sleep_for(100ms);
     srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
   }
@@ -268,6 +243,7 @@ TEST_F(UsageTest, OverviewCountsGpusByStateAndScopesWorkloads) {
   for (int g : Held("team-a/busy")) util[g] = 80;
   for (int g : Held("team-b/idle")) util[g] = 2;  // Under 5 %.
   for (int i = 0; i < 2; ++i) {
+    // Real time between the reports: idleness is measured over time.
     std::this_thread::sleep_for(100ms);
     srv_->Json("POST", "/api/v1/agents/sync", Sync(util), &code);
     ASSERT_EQ(code, 200);

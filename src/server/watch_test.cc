@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "server/test_server.h"
+#include "testing/builders.h"
 
 namespace allot::server {
 namespace {
@@ -156,54 +157,18 @@ Watch* StartWatch(Watches* ws, const TestServer& srv, const std::string& target,
   return ws->back().get();
 }
 
-constexpr char kCluster[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: t1}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: t2}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  queueingStrategy: BestEffortFIFO
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: t1}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: t2}
-spec: {clusterQueue: cq}
----
-apiVersion: allot.dev/v1
-kind: Node
-metadata: {name: n1}
-status:
-  capacity: {cpu: 64, memory: 512Gi}
-  gpus: [{uuid: G0}, {uuid: G1}, {uuid: G2}, {uuid: G3}, {uuid: G4}, {uuid: G5}, {uuid: G6}, {uuid: G7}]
-)";
+// Tenants t1 and t2, each with LocalQueue q into ClusterQueue cq
+// (BestEffortFIFO, 8 GPUs); node n1 with 8.
+std::string Cluster() {
+  namespace b = allot::testing;
+  return b::Namespace("t1") + b::Namespace("t2") + b::Flavor("h100", "") +
+         b::GpuCq("cq", "", "h100", "nominalQuota: 8", "  queueingStrategy: BestEffortFIFO\n") +
+         b::LocalQueue("t1", "q", "cq") + b::LocalQueue("t2", "q", "cq") +
+         b::Node("n1", "", "64", "512Gi", b::Uuids("G", 8));
+}
 
 std::string Workload(const std::string& ns, const std::string& name, int gpus) {
-  return R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" +
-         name + R"(","namespace":")" + ns +
-         R"("},"spec":{"queueName":"q","podSets":[{"count":1,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
-         std::to_string(gpus) + "}}}}]}}";
+  return allot::testing::WorkloadJson(ns + "/" + name).Gpus(gpus);
 }
 
 void Submit(TestServer& srv, const std::string& ns, const std::string& name, int gpus) {
@@ -258,12 +223,10 @@ void ExpectIncreasingRv(const std::vector<Event>& evs, size_t from) {
 
 TEST(Watch, WorkloadEventsResumeAndRestart) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
   Submit(*srv, "t1", "a", 8);  // Admitted: the queue is full.
   Submit(*srv, "t1", "b", 4);  // Pending.
 
@@ -386,16 +349,11 @@ TEST(Watch, WorkloadEventsResumeAndRestart) {
 
 TEST(Watch, TenantBoundWatcherSeesOnlyItsTenant) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
-  int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/tokens", R"({"user":"alice","role":"member","tenant":"t1"})",
-                &code);
-  ASSERT_EQ(code, 201) << json::serialize(r);
-  const std::string alice = Str(r.at("token"));
+  const std::string alice = srv->NewToken("alice", "member", "t1");
+  ASSERT_FALSE(alice.empty());
   Submit(*srv, "t1", "a", 4);
   Submit(*srv, "t2", "b", 4);
   Submit(*srv, "t2", "c", 2);  // Pending.
@@ -467,16 +425,14 @@ TEST(Watch, TenantBoundWatcherSeesOnlyItsTenant) {
 // creating the tenant again does not revive them.
 TEST(Watch, RevokedTokensLoseTheirWatchesAndLogReads) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
   // The test plays n1's agent: one sync, then silence, so a log read of a
   // pod there waits for a next poll that does not come.
   std::string gpus;
   for (int i = 0; i < 8; ++i) gpus += std::string(i ? "," : "") + R"({"uuid":"G)" + std::to_string(i) + R"("})";
-  r = srv->Json("POST", "/api/v1/agents/sync",
+  json::value r = srv->Json("POST", "/api/v1/agents/sync",
                 R"({"node":{"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":"n1"},)"
                 R"("status":{"capacity":{"cpu":"64","memory":"512Gi"},"gpus":[)" + gpus +
                     "]}},\"simulated\":true}",
@@ -543,37 +499,20 @@ TEST(Watch, RevokedTokensLoseTheirWatchesAndLogReads) {
   }
 }
 
-constexpr char kCq2[] = R"(
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq2}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: QUOTA}]
-)";
-
+// ClusterQueue cq2 (no cohort) of `quota` GPUs.
 std::string Cq2(int quota) {
-  std::string s = kCq2;
-  s.replace(s.find("QUOTA"), 5, std::to_string(quota));
-  return s;
+  return allot::testing::GpuCq("cq2", "", "h100", "nominalQuota: " + std::to_string(quota));
 }
 
 TEST(Watch, ClusterQueues) {
   Watches watches;
-  auto srv = TestServer::Start();
+  auto srv = TestServer::StartWith(Cluster());
   ASSERT_NE(srv, nullptr);
   const std::string admin = srv->admin_token();
   int code = 0;
-  json::value r = srv->Json("POST", "/api/v1/apply", kCluster, &code);
-  ASSERT_EQ(code, 200) << json::serialize(r);
-  r = srv->Json("POST", "/api/v1/tokens", R"({"user":"bob","role":"member","tenant":"t2"})",
-                &code);
-  ASSERT_EQ(code, 201) << json::serialize(r);
-  const std::string bob = Str(r.at("token"));
+  const std::string bob = srv->NewToken("bob", "member", "t2");
+  ASSERT_FALSE(bob.empty());
+  json::value r;
 
   Watch* w = StartWatch(&watches, *srv, "/api/v1/clusterqueues?watch=1", admin);
   Watch* wb = StartWatch(&watches, *srv, "/api/v1/clusterqueues?watch=1", bob);

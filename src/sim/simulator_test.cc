@@ -8,6 +8,7 @@
 #include "core/manifest.h"
 #include "sim/policy.h"
 #include "sim/report.h"
+#include "testing/builders.h"
 
 namespace allot::sim {
 namespace {
@@ -16,53 +17,22 @@ namespace json = boost::json;
 
 // One node of 4 GPUs; tenants a and b with 2 GPUs of quota each in one
 // cohort; Kueue's default queues (reclaim Any).
-constexpr char kCluster[] = R"(
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: gpu}
-spec: {nodeLabels: {pool: p}}
----
-apiVersion: allot.dev/v1
+std::string ClusterYaml() {
+  namespace b = allot::testing;
+  const std::string reclaim = "  preemption: {reclaimWithinCohort: Any}\n";
+  return b::FlavorSpec("gpu", "{nodeLabels: {pool: p}}") + R"(apiVersion: allot.dev/v1
 kind: NodePool
 metadata: {name: n}
 spec: {count: 1, gpus: 4, labels: {pool: p}}
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: a}
-spec:
-  cohort: c
-  namespaceSelector: {}
-  preemption: {reclaimWithinCohort: Any}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: b}
-spec:
-  cohort: c
-  namespaceSelector: {}
-  preemption: {reclaimWithinCohort: Any}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {namespace: a, name: a}
-spec: {clusterQueue: a}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {namespace: b, name: b}
-spec: {clusterQueue: b}
-)";
+)" + b::GpuCq("a", "c", "gpu", "nominalQuota: 2", reclaim) +
+         b::GpuCq("b", "c", "gpu", "nominalQuota: 2", reclaim) + b::LocalQueue("a", "a", "a") +
+         b::LocalQueue("b", "b", "b");
+}
 
 core::Config Cluster() {
   core::Config c;
-  Status s = core::ParseManifests(kCluster, "cluster.yaml", &c);
+  Status s = core::ParseManifests(ClusterYaml(), "cluster.yaml", &c);
   EXPECT_TRUE(s.ok()) << s.ToString();
   s = core::ValidateConfig(&c);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -117,7 +87,7 @@ TEST(SimulatorTest, ReclaimPreemptsAndLosesAllProgress) {
 // The deadlines controller on the virtual clock: ClusterQueue a lets its
 // workloads run 30 s; b sets no limit.
 TEST(SimulatorTest, ClusterQueueMaxRunDurationStopsLongJobs) {
-  std::string text = kCluster;
+  std::string text = ClusterYaml();
   const std::string a = "metadata: {name: a}";
   text.replace(text.find(a), a.size(),
                "metadata: {name: a, annotations: {allot.dev/max-run-duration: 30s}}");

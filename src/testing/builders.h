@@ -1,7 +1,9 @@
 // Builders shared by every test binary: the manifests a scenario repeats
-// (flavors, GPU nodes, local queues, namespaces, GPU ClusterQueues,
-// priority classes) as YAML documents, and the fluent Wl builder of an
-// allot.dev/v1 Workload. Each helper returns complete documents followed by
+// (flavors, cohorts, namespaces, nodes, local queues, GPU ClusterQueues,
+// priority classes) as YAML documents, the fluent Wl builder of an
+// allot.dev/v1 Workload as the scheduler's scenarios hold it (admitted or
+// not, with a creation time), and WorkloadJson, a Workload as a client
+// submits it. Each YAML helper returns complete documents followed by
 // "---\n", so documents add up with +.
 //
 // Test-only and header-only: nothing here is linked into the allot binary,
@@ -24,10 +26,26 @@ namespace allot::testing {
 
 // A ResourceFlavor `name` selecting nodes labeled
 // allot.dev/gpu-product=<product>; every node when `product` is empty.
+inline std::string FlavorSpec(const std::string& name, const std::string& spec);
 inline std::string Flavor(const std::string& name, const std::string& product) {
+  return FlavorSpec(name, product.empty() ? "" : "{nodeLabels: {allot.dev/gpu-product: " + product + "}}");
+}
+
+// A ResourceFlavor `name` with `spec` in flow style ("" for none):
+//   FlavorSpec("h100", "{nodeLabels: {gpu: h100}}")
+//   FlavorSpec("h100", "{price: {nvidia.com/gpu: 2.5}}")
+inline std::string FlavorSpec(const std::string& name, const std::string& spec) {
   std::string out = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
                     "metadata: {name: " + name + "}\n";
-  if (!product.empty()) out += "spec: {nodeLabels: {allot.dev/gpu-product: " + product + "}}\n";
+  if (!spec.empty()) out += "spec: " + spec + "\n";
+  return out + "---\n";
+}
+
+// A Cohort `name`, under `parent` when one is given.
+inline std::string Cohort(const std::string& name, const std::string& parent = "") {
+  std::string out = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: " +
+                    name + "}\n";
+  if (!parent.empty()) out += "spec: {parentName: " + parent + "}\n";
   return out + "---\n";
 }
 
@@ -72,6 +90,37 @@ inline std::string Namespace(const std::string& name,
                              const std::string& labels) {
   return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name +
          ", labels: " + labels + "}\n---\n";
+}
+// A v1 Namespace without labels.
+inline std::string Namespace(const std::string& name) {
+  return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name + "}\n---\n";
+}
+
+// "<prefix>0" .. "<prefix><n-1>": GPU UUIDs for Node.
+inline std::vector<std::string> Uuids(const std::string& prefix, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+// A Node `name` with `labels` (flow style, "" for none), `cpu` and `memory`
+// capacity and GPUs known only by their UUIDs (none: a node without GPUs):
+//   Node("n1", "{pool: main}", "32", "256Gi", Uuids("G-", 4))
+// Unlike GpuNodes, nothing else is said of the node or its GPUs.
+inline std::string Node(const std::string& name, const std::string& labels,
+                        const std::string& cpu, const std::string& memory,
+                        const std::vector<std::string>& gpu_uuids) {
+  std::string out = "apiVersion: allot.dev/v1\nkind: Node\nmetadata: {name: " + name +
+                    (labels.empty() ? "" : ", labels: " + labels) +
+                    "}\nstatus:\n  capacity: {cpu: " + cpu + ", memory: " + memory + "}\n";
+  if (!gpu_uuids.empty()) {
+    out += "  gpus: [";
+    for (size_t i = 0; i < gpu_uuids.size(); ++i) {
+      out += (i ? ", {uuid: " : "{uuid: ") + gpu_uuids[i] + "}";
+    }
+    out += "]\n";
+  }
+  return out + "---\n";
 }
 
 // A ClusterQueue selecting every namespace, with one resource group over
@@ -265,5 +314,75 @@ class Wl {
 inline std::string operator+(const std::string& a, const Wl& w) {
   return a + w.Yaml();
 }
+
+// A Workload as a client submits it to the API: one line of JSON (so also
+// a YAML document), with no creation time and no priority unless Spec()
+// gives one, and one pod set (the server names it "main") of Count() pods
+// requesting Gpus() nvidia.com/gpu each:
+//   WorkloadJson("t1/a").Gpus(2)               a POST /api/v1/workloads body
+//   WorkloadJson("t1/w").Doc()                 a document of an apply
+//   WorkloadJson("t1/v").Spec(R"("priorityClassName":"pc1",)")
+class WorkloadJson {
+ public:
+  explicit WorkloadJson(const std::string& key) {
+    size_t slash = key.find('/');
+    ns_ = key.substr(0, slash);
+    name_ = key.substr(slash + 1);
+  }
+  // The LocalQueue (default "q").
+  WorkloadJson& Queue(const std::string& q) {
+    queue_ = q;
+    return *this;
+  }
+  // Per-pod nvidia.com/gpu (default 1).
+  WorkloadJson& Gpus(int n) {
+    gpus_ = n;
+    return *this;
+  }
+  // Pods in the pod set (default 1).
+  WorkloadJson& Count(int n) {
+    count_ = n;
+    return *this;
+  }
+  // The pods' command (default none).
+  WorkloadJson& Command(const std::vector<std::string>& argv) {
+    command_ = argv;
+    return *this;
+  }
+  // More spec members as raw JSON, each followed by a comma; they come
+  // after queueName.
+  WorkloadJson& Spec(const std::string& members) {
+    spec_ += members;
+    return *this;
+  }
+
+  std::string Json() const {
+    std::string out = R"({"apiVersion":"allot.dev/v1","kind":"Workload","metadata":{"name":")" +
+                      name_ + R"(","namespace":")" + ns_ + R"("},"spec":{"queueName":")" +
+                      queue_ + R"(",)" + spec_ + R"("podSets":[{"count":)" +
+                      std::to_string(count_) +
+                      R"(,"template":{"resources":{"requests":{"nvidia.com/gpu":)" +
+                      std::to_string(gpus_) + "}}";
+    if (!command_.empty()) {
+      out += R"(,"command":[)";
+      for (size_t i = 0; i < command_.size(); ++i) {
+        out += (i ? ",\"" : "\"") + command_[i] + "\"";
+      }
+      out += "]";
+    }
+    return out + "}}]}}";
+  }
+  // Json() as a document of a YAML stream, followed by "---\n".
+  std::string Doc() const { return Json() + "\n---\n"; }
+  operator std::string() const { return Json(); }  // NOLINT: a request body.
+
+ private:
+  std::string ns_, name_;
+  std::string queue_ = "q";
+  int gpus_ = 1;
+  int count_ = 1;
+  std::vector<std::string> command_;
+  std::string spec_;
+};
 
 }  // namespace allot::testing

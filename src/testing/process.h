@@ -1,6 +1,7 @@
 // ChildProcess: one child process of a test (`allot serve`, `allot agent`,
-// `allot up`, ...), and WaitFor, the condition wait the process fixtures
-// poll with instead of fixed sleeps.
+// `allot up`, ...); Run, a command run to its end (a CLI verb); and
+// WaitFor, the condition wait the process fixtures poll with instead of
+// fixed sleeps.
 //
 // Test-only and header-only. A ChildProcess owns its child: the destructor
 // kills (SIGKILL) and reaps it if it still runs. Not thread-safe; one test
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -132,5 +135,50 @@ class ChildProcess {
   pid_t pid_ = -1;
   int status_ = 0;
 };
+
+// This process's environment ("K=V" entries) without the variables named
+// in `drop`, then `add`: an environment for ChildProcess::Spawn or Run,
+// built before the fork (the child of a threaded process only opens files
+// and execs).
+inline std::vector<std::string> Environment(const std::vector<std::string>& drop,
+                                            const std::vector<std::string>& add) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    bool dropped = false;
+    for (const std::string& d : drop) dropped = dropped || kv.rfind(d + "=", 0) == 0;
+    if (!dropped) env.push_back(kv);
+  }
+  env.insert(env.end(), add.begin(), add.end());
+  return env;
+}
+
+// What a command run to its end left.
+struct Ran {
+  int code = -1;        // As a shell gives it: the exit code, or 128 + signal; -1: not run.
+  std::string out, err;  // Its stdout and stderr (err empty when merged into out).
+};
+
+// Runs `args` (args[0] the program) to its end, with `env` as its whole
+// environment when given (see Environment), its stderr merged into its
+// stdout when `merge_stderr`. Gives up after `timeout`: SIGKILL, code 137.
+inline Ran Run(std::vector<std::string> args, const std::vector<std::string>* env = nullptr,
+               bool merge_stderr = false,
+               std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  std::string tmpl = std::filesystem::temp_directory_path().string() + "/allot-run-XXXXXX";
+  Ran r;
+  if (::mkdtemp(tmpl.data()) == nullptr) return r;
+  const std::string out = tmpl + "/out", err = merge_stderr ? "" : tmpl + "/err";
+  ChildProcess p;
+  if (p.Spawn(std::move(args), out, /*append=*/false, env, err)) {
+    WaitFor([&] { return p.Exited(); }, timeout);
+    p.Kill9();
+    r.code = p.exit_code();
+    r.out = ReadFile(out);
+    if (!err.empty()) r.err = ReadFile(err);
+  }
+  std::filesystem::remove_all(tmpl);
+  return r;
+}
 
 }  // namespace allot::testing
