@@ -7,23 +7,41 @@ namespace allot::ctrl {
 
 Plan Deadlines::Run(const View& view, int64_t now_ms) const {
   Plan p;
-  view.ForEachAdmitted([&](const AdmittedView& w) {
+  // Consecutive workloads often share a ClusterQueue: one lookup for them.
+  std::string_view cq_name;
+  const core::ClusterQueue* cq = nullptr;
+  bool looked_up = false;
+  auto check = [&](const AdmittedView& w) {
     int64_t limit_s = w.max_execution_seconds;
-    std::string what = "its maximumExecutionTimeSeconds";
-    if (limit_s <= 0) {
-      const core::ClusterQueue* cq = view.FindClusterQueue(w.cluster_queue);
+    const bool own = limit_s > 0;
+    if (!own) {
+      if (!looked_up || w.cluster_queue != cq_name) {
+        cq_name = w.cluster_queue;
+        cq = view.FindClusterQueue(cq_name);
+        looked_up = true;
+      }
       if (cq == nullptr || cq->max_run_seconds <= 0) return;
       limit_s = cq->max_run_seconds;
-      what = "its ClusterQueue's " + std::string(core::kMaxRunDurationKey);
     }
     const int64_t end_ms = w.reserved_ms + limit_s * 1000;
     if (now_ms < end_ms) {
       p.next_wake_ms = std::min(p.next_wake_ms, end_ms);
       return;
     }
-    p.actions.push_back({Action::Type::kFail, std::string(w.key), "MaximumExecutionTimeExceeded",
-                         "ran longer than " + what + " (" + std::to_string(limit_s) + " s)", ""});
-  });
+    const std::string what =
+        own ? "its maximumExecutionTimeSeconds"
+            : "its ClusterQueue's " + std::string(core::kMaxRunDurationKey);
+    p.actions.push_back(
+        {Action::Type::kFail, std::string(w.key),
+         "MaximumExecutionTimeExceeded",
+         "ran longer than " + what + " (" + std::to_string(limit_s) + " s)",
+         ""});
+  };
+  if (const auto* limited = dynamic_cast<const AdmittedWithLimits*>(&view)) {
+    limited->ForEachAdmittedWithLimit(check);
+  } else {
+    view.ForEachAdmitted(check);
+  }
   return p;
 }
 

@@ -10,6 +10,29 @@ namespace {
 using testing::Admitted;
 using testing::TestView;
 
+// A view that also says which admitted workloads can have a limit (as
+// the simulator's does): those with their own or in a ClusterQueue with a
+// default. It counts full scans, which Deadlines must then not make.
+class LimitedView : public TestView, public AdmittedWithLimits {
+ public:
+  mutable int32_t full_scans = 0;
+  void ForEachAdmitted(
+      const std::function<void(const AdmittedView&)>& fn) const override {
+    ++full_scans;
+    TestView::ForEachAdmitted(fn);
+  }
+  void ForEachAdmittedWithLimit(
+      const std::function<void(const AdmittedView&)>& fn) const override {
+    for (const Admitted& a : admitted) {
+      const core::ClusterQueue* cq = FindClusterQueue(a.cluster_queue);
+      if (a.max_execution_seconds > 0 ||
+          (cq != nullptr && cq->max_run_seconds > 0)) {
+        fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds});
+      }
+    }
+  }
+};
+
 struct Case {
   const char* why;
   std::vector<Admitted> admitted;
@@ -37,20 +60,39 @@ TEST(Deadlines, Scenarios) {
        {{"t/a", "short", 5000, 0}, {"t/b", "short", 1000, 0}, {"t/c", "free", 0, 0}}, 2000, {},
        61000},
   };
+  // Each case twice: on a view scanned in full, and on one that visits
+  // only the workloads that can have a limit (the same answer, no scan).
   for (const Case& c : cases) {
-    TestView v;
-    v.Queue("short", 60).Queue("free", 0);
-    v.admitted = c.admitted;
-    Plan p = Deadlines().Run(v, c.now_ms);
-    std::vector<std::string> failed;
-    for (const Action& a : p.actions) {
-      EXPECT_EQ(a.type, Action::Type::kFail) << c.why;
-      EXPECT_EQ(a.reason, "MaximumExecutionTimeExceeded") << c.why;
-      failed.push_back(a.target);
+    TestView full;
+    LimitedView limited;
+    for (TestView* v : {&full, static_cast<TestView*>(&limited)}) {
+      v->Queue("short", 60).Queue("free", 0);
+      v->admitted = c.admitted;
+      Plan p = Deadlines().Run(*v, c.now_ms);
+      std::vector<std::string> failed;
+      for (const Action& a : p.actions) {
+        EXPECT_EQ(a.type, Action::Type::kFail) << c.why;
+        EXPECT_EQ(a.reason, "MaximumExecutionTimeExceeded") << c.why;
+        failed.push_back(a.target);
+      }
+      EXPECT_EQ(failed, c.failed) << c.why;
+      EXPECT_EQ(p.next_wake_ms, c.next_wake_ms) << c.why;
     }
-    EXPECT_EQ(failed, c.failed) << c.why;
-    EXPECT_EQ(p.next_wake_ms, c.next_wake_ms) << c.why;
+    EXPECT_EQ(limited.full_scans, 0) << c.why;
   }
+}
+
+TEST(Deadlines, NoLimitsNoScan) {
+  // No ClusterQueue sets a default and no workload has a limit of its own:
+  // a view that knows it visits nothing, and nothing is due.
+  LimitedView v;
+  v.Queue("free", 0);
+  for (int i = 0; i < 1000; ++i)
+    v.admitted.push_back({"t/w" + std::to_string(i), "free", 0, 0});
+  Plan p = Deadlines().Run(v, 1'000'000'000);
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(p.next_wake_ms, kNever);
+  EXPECT_EQ(v.full_scans, 0);
 }
 
 TEST(Deadlines, MessageSaysWhichLimit) {
@@ -60,9 +102,11 @@ TEST(Deadlines, MessageSaysWhichLimit) {
   Plan p = Deadlines().Run(v, 10'000'000);
   ASSERT_EQ(p.actions.size(), 2u);
   // The same words as before the controllers, for workloads' own limits.
-  EXPECT_EQ(p.actions[0].message, "ran longer than its maximumExecutionTimeSeconds (30 s)");
-  EXPECT_EQ(p.actions[1].message,
-            "ran longer than its ClusterQueue's allot.dev/max-run-duration (5400 s)");
+  EXPECT_EQ(p.actions[0].message,
+            "ran longer than its maximumExecutionTimeSeconds (30 s)");
+  EXPECT_EQ(
+      p.actions[1].message,
+      "ran longer than its ClusterQueue's allot.dev/max-run-duration (5400 s)");
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 // one a pool built from the same node list would give it. A removed node
 // leaves an empty entry (no devices, in no bucket, never scanned), so the
 // indexes of the other nodes, and the placements that name them, stay.
-// Block and rack ids are first-seen numbers; when a change could move the
-// first node of a block or rack, they are renumbered over the live nodes,
-// as a pool built from them would number them.
+// Block and rack ids keep the order of their first live nodes, as the
+// first-seen numbers of a pool built from the live nodes would; they are
+// renumbered (O(nodes)) only when a change alters that order: a node's
+// topology labels change, or a removed node was the first of its block or
+// rack and the next one of it comes after another's first (TopologyIds).
 #include <algorithm>
 
 #include "sched/node_pool.h"
@@ -14,9 +16,11 @@
 
 namespace allot::sched {
 
+using pool_internal::kUnsetTopology;
 using pool_internal::NodeState;
 using pool_internal::Rank;
 using pool_internal::ResourceCount;
+using pool_internal::TopologyIds;
 
 Status NodePool::Impl::CheckNode(const core::Node& node, NodeIdx self,
                                  std::unordered_set<std::string>* fresh) const {
@@ -107,8 +111,8 @@ NodeState NodePool::Impl::MakeNode(const core::Node& node, NodeIdx n) {
   const std::string* block = label(core::kTopologyBlockLabel);
   const std::string* rack = label(core::kTopologyRackLabel);
   std::string rack_key = (block ? *block : "") + "\n" + (rack ? *rack : "");
-  s.rank.block = Intern(&block_ids, block);
-  s.rank.rack = Intern(&rack_ids, rack ? &rack_key : nullptr);
+  s.rank.block = blocks.Intern(block);
+  s.rank.rack = racks.Intern(rack ? &rack_key : nullptr);
   s.rank.node = n;
   return s;
 }
@@ -130,34 +134,37 @@ void NodePool::Impl::Unindex(NodeIdx n) {
 }
 
 void NodePool::Impl::Renumber() {
-  // Ids are a permutation of 0..size-1 of their maps; the new id of an old
-  // one is its rank in first-live-occurrence order, dead ones are dropped.
-  std::vector<int32_t> bmap(block_ids.size(), -1), rmap(rack_ids.size(), -1);
+  // The new id of an old one is its rank in first-live-occurrence order;
+  // dead ones are dropped.
+  std::vector<int32_t> bmap(blocks.keys.size(), -1),
+      rmap(racks.keys.size(), -1);
   int32_t nb = 0, nr = 0;
   for (const NodeState& s : nodes) {
     if (s.removed) continue;
-    if (s.rank.block != pool_internal::kUnsetTopology && bmap[s.rank.block] < 0)
+    if (s.rank.block != kUnsetTopology && bmap[s.rank.block] < 0)
       bmap[s.rank.block] = nb++;
-    if (s.rank.rack != pool_internal::kUnsetTopology && rmap[s.rank.rack] < 0)
+    if (s.rank.rack != kUnsetTopology && rmap[s.rank.rack] < 0)
       rmap[s.rank.rack] = nr++;
   }
-  auto remap = [](std::unordered_map<std::string, int32_t>* ids,
-                  const std::vector<int32_t>& to) {
-    for (auto it = ids->begin(); it != ids->end();) {
-      if (to[it->second] < 0) {
-        it = ids->erase(it);
-      } else {
-        it->second = to[it->second];
-        ++it;
-      }
+  auto remap = [](TopologyIds* t, const std::vector<int32_t>& to,
+                  int32_t count) {
+    std::vector<std::string> keys(static_cast<size_t>(count));
+    for (size_t old = 0; old < to.size(); ++old) {
+      if (to[old] >= 0)
+        keys[static_cast<size_t>(to[old])] = std::move(t->keys[old]);
     }
+    t->ids.clear();
+    for (int32_t id = 0; id < count; ++id) t->ids.emplace(keys[size_t(id)], id);
+    t->keys = std::move(keys);
+    t->live.assign(static_cast<size_t>(count), {});
+    t->firsts.clear();
   };
-  remap(&block_ids, bmap);
-  remap(&rack_ids, rmap);
+  remap(&blocks, bmap, nb);
+  remap(&racks, rmap, nr);
   auto fresh = [&](const Rank& r) {
     Rank x = r;
-    if (x.block != pool_internal::kUnsetTopology) x.block = bmap[x.block];
-    if (x.rack != pool_internal::kUnsetTopology) x.rack = rmap[x.rack];
+    if (x.block != kUnsetTopology) x.block = bmap[x.block];
+    if (x.rack != kUnsetTopology) x.rack = rmap[x.rack];
     return x;
   };
   // Nodes whose rank moves leave the buckets first, so that the sets never
@@ -170,23 +177,12 @@ void NodePool::Impl::Renumber() {
   }
   for (NodeIdx n : moved) Unindex(n);
   for (NodeIdx n = 0; n < static_cast<NodeIdx>(nodes.size()); ++n) {
-    if (!nodes[n].removed) nodes[n].rank = fresh(nodes[n].rank);
+    if (nodes[n].removed) continue;
+    nodes[n].rank = fresh(nodes[n].rank);
+    blocks.Append(nodes[n].rank.block, n);
+    racks.Append(nodes[n].rank.rack, n);
   }
   for (NodeIdx n : moved) Index(n);
-}
-
-// Whether an earlier live node shares n's block and rack ids, so that
-// n is not the first seen of either.
-static bool HasEarlierPeer(const std::vector<NodeState>& nodes, NodeIdx n) {
-  const Rank& r = nodes[n].rank;
-  bool block = r.block == pool_internal::kUnsetTopology;
-  bool rack = r.rack == pool_internal::kUnsetTopology;
-  for (NodeIdx i = 0; i < n && !(block && rack); ++i) {
-    if (nodes[i].removed) continue;
-    block |= nodes[i].rank.block == r.block;
-    rack |= nodes[i].rank.rack == r.rack;
-  }
-  return block && rack;
 }
 
 static std::string LabelOf(const core::Labels& labels, const char* key) {
@@ -251,7 +247,9 @@ Status NodePool::RemoveNode(NodeIdx n) {
     return Status::FailedPrecondition("node " + m.nodes[n].name +
                                       " still holds pods");
   }
-  const bool renumber = !HasEarlierPeer(m.nodes, n);
+  // Both, even when the first fails: Renumber rebuilds them anyway.
+  const bool block_kept = m.blocks.Leave(m.nodes[n].rank.block, n);
+  const bool rack_kept = m.racks.Leave(m.nodes[n].rank.rack, n);
   m.Unindex(n);
   EraseUuids(m.nodes[n].spec, &m.uuids);
   m.node_ids.erase(m.nodes[n].name);
@@ -265,7 +263,7 @@ Status NodePool::RemoveNode(NodeIdx n) {
   s.spec = core::Node();
   std::fill(s.in_flavor.begin(), s.in_flavor.end(), 0);
   s.cpu_capacity = s.cpu_free = s.memory_capacity = s.memory_free = Quantity();
-  if (renumber) m.Renumber();
+  if (!block_kept || !rack_kept) m.Renumber();
   return Status::Ok();
 }
 

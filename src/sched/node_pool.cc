@@ -40,7 +40,6 @@ namespace allot::sched {
 using pool_internal::Candidate;
 using pool_internal::Device;
 using pool_internal::GroupPicker;
-using pool_internal::kUnsetTopology;
 using pool_internal::LabelsText;
 using pool_internal::NodeState;
 using pool_internal::PodSetCtx;
@@ -60,12 +59,6 @@ int32_t NodePool::Impl::InternResource(const std::string& name) {
     for (auto& per_slot : index) per_slot.emplace_back();
   }
   return it->second;
-}
-
-int32_t NodePool::Impl::Intern(std::unordered_map<std::string, int32_t>* ids,
-                               const std::string* key) {
-  if (!key) return kUnsetTopology;
-  return ids->emplace(*key, static_cast<int32_t>(ids->size())).first->second;
 }
 
 void NodePool::Impl::Move(NodeIdx n, int32_t resource, int32_t from,
@@ -479,6 +472,8 @@ Status NodePool::AddNode(const core::Node& node) {
   ALLOT_RETURN_IF_ERROR(m.CheckNode(node, -1, &fresh));
   const NodeIdx n = static_cast<NodeIdx>(m.nodes.size());
   m.nodes.push_back(m.MakeNode(node, n));
+  m.blocks.Append(m.nodes[n].rank.block, n);
+  m.racks.Append(m.nodes[n].rank.rack, n);
   m.node_ids.emplace(node.name, n);
   m.uuids.insert(fresh.begin(), fresh.end());
   m.Index(n);

@@ -10,6 +10,7 @@
 #include <compare>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <set>
 #include <limits>
 #include <optional>
@@ -114,6 +115,59 @@ struct PodSetCtx {
   // Set when a flavor's nodeTaints are not tolerated: no node can match.
   const core::Taint* flavor_taint = nullptr;
   int32_t flavor_taint_of = -1;
+};
+
+// The ids of one topology level (blocks, or racks: a rack id is per
+// (block, rack) pair). A pool built from a node list numbers them in
+// first-seen order; ranks only compare and equate them, so any ids in the
+// same order as the first live node of each decide the same. New ids go
+// at the end (AddNode appends nodes); an id whose last live node goes is
+// dropped, which keeps the others' order. Only a change of that order
+// (the first live node of one moving past another's, or a node's
+// topology labels changing) needs Impl::Renumber.
+struct TopologyIds {
+  std::unordered_map<std::string, int32_t> ids;  // Key -> id.
+  std::vector<std::string> keys;                 // Id -> key.
+  std::vector<std::set<NodeIdx>> live;           // Id -> its live nodes.
+  std::map<NodeIdx, int32_t> firsts;             // First live node -> id.
+
+  // The id of `key` (kUnsetTopology for none); a new key gets the next id.
+  int32_t Intern(const std::string* key) {
+    if (!key) return kUnsetTopology;
+    auto [it, added] = ids.emplace(*key, static_cast<int32_t>(keys.size()));
+    if (added) {
+      keys.push_back(*key);
+      live.emplace_back();
+    }
+    return it->second;
+  }
+  // Node n, the last node so far, joins id `id`.
+  void Append(int32_t id, NodeIdx n) {
+    if (id == kUnsetTopology) return;
+    std::set<NodeIdx>& nodes = live[static_cast<size_t>(id)];
+    if (nodes.empty()) firsts.emplace(n, id);
+    nodes.insert(nodes.end(), n);
+  }
+  // Node n leaves id `id`. Returns false when that changes the order of
+  // the ids' first live nodes (the caller renumbers; the state is then
+  // only fit for Renumber, which rebuilds it).
+  bool Leave(int32_t id, NodeIdx n) {
+    if (id == kUnsetTopology) return true;
+    std::set<NodeIdx>& nodes = live[static_cast<size_t>(id)];
+    const bool first = *nodes.begin() == n;
+    nodes.erase(n);
+    if (!first) return true;
+    firsts.erase(n);
+    if (nodes.empty()) {  // Dropped: a node with this key is new again.
+      ids.erase(keys[static_cast<size_t>(id)]);
+      return true;
+    }
+    const NodeIdx next = *nodes.begin();
+    auto later = firsts.upper_bound(n);
+    if (later != firsts.end() && later->first < next) return false;
+    firsts.emplace(next, id);
+    return true;
+  }
 };
 
 struct NodeState {
@@ -300,7 +354,9 @@ struct NodePool::Impl {
   std::unordered_set<std::string> uuids;
   std::deque<std::string> resource_names;  // Stable references.
   std::unordered_map<std::string, int32_t> resource_ids;
-  std::unordered_map<std::string, int32_t> block_ids, rack_ids;
+  // Block and rack ids (see TopologyIds): ranks compare them, so their
+  // order is what counts, not their values.
+  pool_internal::TopologyIds blocks, racks;
   std::vector<int64_t> offered_totals;  // Per resource.
   // Per resource: devices on indexed nodes, whatever their state. A
   // resource whose nodes were all replaced or removed counts as one no
@@ -320,9 +376,6 @@ struct NodePool::Impl {
     return it == resource_ids.end() ? -1 : it->second;
   }
   int32_t InternResource(const std::string& name);
-  // Block and rack ids, in first-seen order; a rack id is per (block, rack).
-  static int32_t Intern(std::unordered_map<std::string, int32_t>* ids,
-                        const std::string* key);
 
   // Index maintenance.
   void Move(NodeIdx n, int32_t resource, int32_t from, int32_t to);
@@ -343,8 +396,8 @@ struct NodePool::Impl {
   void Index(NodeIdx n);
   void Unindex(NodeIdx n);
   // Renumbers blocks and racks in first-seen order over the live nodes, as
-  // a pool built from them would (ints only), and re-buckets the nodes
-  // whose rank moved.
+  // a pool built from them would (ints only), rebuilds `blocks` and
+  // `racks`, and re-buckets the nodes whose rank moved. O(nodes).
   void Renumber();
 
   // Checks.

@@ -46,10 +46,35 @@ void Scheduler::Impl::Enqueue(WlIdx w) {
   wl.state = Wl::State::kPending;
   ++pending_count;
   if (wl.cq < 0) return;
+  Settle(wl.cq);
+  ListQueued(w);
   CQ& cq = cqs[wl.cq];
-  cq.queue.Insert(wl.QKey(w), &queue_stamp);
   cq.blocked = false;
   active_cqs.insert(wl.cq);
+}
+
+void Scheduler::Impl::ListQueued(WlIdx w) {
+  const Wl& wl = wls[w];
+  ALLOT_CHECK(listed[size_t(w)] == Listed::kNo);
+  listed[size_t(w)] = Listed::kQueued;
+  cqs[wl.cq].queue.Push(wl.QKey(w), ++stamp[size_t(w)]);
+}
+
+void Scheduler::Impl::ListParked(WlIdx w) {
+  const Wl& wl = wls[w];
+  ALLOT_CHECK(listed[size_t(w)] == Listed::kNo);
+  listed[size_t(w)] = Listed::kParked;
+  parked_epoch[size_t(w)] = Epoch(cqs[wl.cq]);
+  cqs[wl.cq].parked.Push(wl.QKey(w), ++stamp[size_t(w)]);
+}
+
+void Scheduler::Impl::Unlist(WlIdx w) {
+  CQ& cq = cqs[wls[w].cq];
+  ALLOT_CHECK(Settled(cq) && listed[size_t(w)] != Listed::kNo);
+  const bool parked = Parked(w);
+  listed[size_t(w)] = Listed::kNo;
+  ++stamp[size_t(w)];
+  (parked ? cq.parked : cq.queue).Drop(stamp);
 }
 
 void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
@@ -204,31 +229,31 @@ void Scheduler::Impl::RequeueTree(int32_t root, const Assignment& freed) {
 }
 
 void Scheduler::Impl::RequeueCq(int32_t c) {
-  CQ& cq = cqs[c];
-  for (const StampedKey& e : cq.parked) {
-    const WlIdx w = e.key.wl;
-    if (e.stamp != park_stamp[size_t(w)]) continue;  // Stale entry.
-    ++park_stamp[size_t(w)];
-    StopWaiting(w);
-    cq.queue.Insert(e.key, &queue_stamp);
-  }
-  cq.parked.clear();
-  cq.parked_count = 0;
-  cq.blocked = false;
-  if (!cq.queue.empty()) active_cqs.insert(c);
+  ++cqs[c].requeues;
+  Settle(c);
 }
 
-void Scheduler::Impl::CompactParked(CQ* cq) {
-  if (cq->parked.size() <= 2 * size_t(cq->parked_count) + 64) return;
-  std::erase_if(cq->parked, [&](const StampedKey& e) {
-    return e.stamp != park_stamp[size_t(e.key.wl)];
-  });
+void Scheduler::Impl::Settle(int32_t c) {
+  CQ& cq = cqs[c];
+  if (Settled(cq)) return;
+  // Set-aside workloads are the only ones of a BestEffortFIFO CQ that
+  // wait for nodes between cycles (StrictFIFO ones set none aside).
+  if (cq.waiting > 0) {
+    std::vector<WlIdx> parked;
+    cq.parked.ForEachLive(stamp, [&](WlIdx w) { parked.push_back(w); });
+    for (WlIdx w : parked) StopWaiting(w);
+  }
+  cq.queue.Absorb(&cq.parked, stamp);
+  cq.blocked = false;
+  cq.settled_epoch = Epoch(cq);
+  if (!cq.queue.empty()) active_cqs.insert(c);
 }
 
 void Scheduler::Impl::StopWaiting(WlIdx w) {
   if (!waiting[size_t(w)]) return;
   waiting[size_t(w)] = 0;
   Wl& wl = wls[w];
+  --cqs[wl.cq].waiting;
   for (int32_t f : wl.waiting_flavors) placement_waiters[f].erase(w);
   wl.waiting_flavors.clear();
 }
@@ -237,11 +262,11 @@ void Scheduler::Impl::Unpark(WlIdx w) {
   Wl& wl = wls[w];
   StopWaiting(w);
   if (wl.state != Wl::State::kPending || wl.cq < 0) return;
+  Settle(wl.cq);
   CQ& cq = cqs[wl.cq];
   if (Parked(w)) {
-    ++park_stamp[size_t(w)];
-    --cq.parked_count;
-    cq.queue.Insert(wl.QKey(w), &queue_stamp);
+    Unlist(w);
+    ListQueued(w);
   }
   cq.blocked = false;
   if (!cq.queue.empty()) active_cqs.insert(wl.cq);
@@ -374,6 +399,7 @@ bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
   for (int32_t f : a.short_flavors) {
     if (placement_waiters[f].insert(w).second) {
       wl.waiting_flavors.push_back(f);
+      if (!waiting[size_t(w)]) ++cqs[wl.cq].waiting;
       waiting[size_t(w)] = 1;
     }
   }
@@ -396,7 +422,7 @@ Status Scheduler::AddWorkload(const core::Workload& w) {
 Status Scheduler::AddNode(const core::Node& node) {
   Impl& m = *impl_;
   ALLOT_RETURN_IF_ERROR(m.pool->AddNode(node));
-  for (int32_t c = 0; c < int32_t(m.cqs.size()); ++c) m.RequeueCq(c);
+  m.RequeueAll();
   return Status::Ok();
 }
 
@@ -416,12 +442,11 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
     --m.pending_count;
     m.StopWaiting(w);
     if (wl.cq >= 0) {
+      m.Settle(wl.cq);
       CQ& cq = m.cqs[wl.cq];
-      if (m.Parked(w)) {
-        ++m.park_stamp[size_t(w)];
-        --cq.parked_count;
-      } else {
-        cq.queue.Erase(w, &m.queue_stamp);
+      const bool parked = m.Parked(w);
+      m.Unlist(w);
+      if (!parked) {
         cq.blocked = false;  // The blocking head may be the one removed.
         if (!cq.queue.empty()) m.active_cqs.insert(wl.cq);
       }
@@ -436,6 +461,7 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
 CycleResult Scheduler::RunCycle() {
   Impl& m = *impl_;
   CycleResult r;
+  m.SettleAll();  // Requeues after node changes (RequeueAll).
   // 1. Heads: the first workload of every active ClusterQueue.
   struct Head {
     std::tuple<int64_t, int32_t, int64_t, int64_t> order;
@@ -445,7 +471,7 @@ CycleResult Scheduler::RunCycle() {
   for (int32_t c : m.active_cqs) {
     CQ& cq = m.cqs[c];
     if (cq.queue.empty() || cq.blocked) continue;
-    WlIdx w = cq.queue.Front(m.queue_stamp);
+    WlIdx w = cq.queue.Front(m.stamp);
     heads.push_back(
         {{0, -m.wls[w].priority, m.wls[w].creation_ms, m.wls[w].seq}, w});
   }
@@ -456,7 +482,7 @@ CycleResult Scheduler::RunCycle() {
     CQ& cq = m.cqs[wl.cq];
     ++r.attempts;
     size_t before = m.preemptions.size();
-    cq.queue.Erase(w, &m.queue_stamp);
+    m.Unlist(w);
     --m.pending_count;
     m.StopWaiting(w);
     bool quota_alone = false;
@@ -470,16 +496,12 @@ CycleResult Scheduler::RunCycle() {
     if (wl.state != Wl::State::kAdmitted) {
       ++m.pending_count;
       if (cq.spec.queueing_strategy == core::QueueingStrategy::kStrictFIFO) {
-        cq.queue.Insert(wl.QKey(w), &m.queue_stamp);
+        m.ListQueued(w);
         // Only a workload still at the head blocks: a preemption in this
         // cycle may have returned an earlier one to this queue.
-        if (cq.queue.Front(m.queue_stamp) == w) cq.blocked = true;
+        if (cq.queue.Front(m.stamp) == w) cq.blocked = true;
       } else {
-        uint32_t& stamp = m.park_stamp[size_t(w)];
-        ++stamp;
-        ++cq.parked_count;
-        cq.parked.push_back({wl.QKey(w), stamp});
-        m.CompactParked(&cq);
+        m.ListParked(w);
       }
     }
     for (size_t i = before; i < m.preemptions.size(); ++i)
@@ -533,6 +555,7 @@ CycleResult Scheduler::RunCycle() {
 
 int32_t Scheduler::RunUntilQuiescent(int32_t max_cycles) {
   int32_t n = 0;
+  impl_->SettleAll();  // Before the emptiness test, as RunCycle would.
   while (!impl_->active_cqs.empty() && n < max_cycles) {
     RunCycle();
     ++n;
@@ -597,10 +620,8 @@ bool Scheduler::IsInadmissible(const std::string& key) const {
 // The sorted queue of a ClusterQueue, parked workloads included.
 std::vector<QueueKey> Scheduler::Impl::SortedQueue(const CQ& cq) const {
   std::vector<QueueKey> keys;
-  cq.queue.LiveKeys(queue_stamp, &keys);
-  for (const StampedKey& e : cq.parked) {
-    if (e.stamp == park_stamp[size_t(e.key.wl)]) keys.push_back(e.key);
-  }
+  cq.queue.LiveKeys(stamp, &keys);
+  cq.parked.LiveKeys(stamp, &keys);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -613,15 +634,16 @@ PendingWorkload Scheduler::Impl::ExplainAt(const CQ& cq,
   p.workload = wl.key;
   p.cluster_queue = cq.spec.name;
   p.position = int32_t(i + 1);
-  if (wl.tried && !(cq.blocked && i > 0)) {
+  const bool blocked = Blocked(cq);
+  if (wl.tried && !(blocked && i > 0)) {
     // Computed against the state now: numbers may have changed since
     // the workload was last tried.
     p.reason = ReasonNow(keys[i].wl);
     if (p.reason.empty())
       p.reason = "fits now; waiting for the next scheduling cycle";
-  } else if (!wl.reason.empty() && !(cq.blocked && i > 0)) {
+  } else if (!wl.reason.empty() && !(blocked && i > 0)) {
     p.reason = wl.reason;
-  } else if (cq.blocked && i > 0) {
+  } else if (blocked && i > 0) {
     // The head is named only to its own tenant.
     const Wl& head = wls[keys[0].wl];
     p.reason = "waiting behind " +
@@ -756,8 +778,8 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
       }
     }
   }
-  st.pending = int32_t(cq.queue.size()) + cq.parked_count;
-  st.inadmissible = cq.parked_count;
+  st.pending = int32_t(cq.queue.size() + cq.parked.size());
+  st.inadmissible = m.ParkedCount(cq);
   st.admitted = int32_t(cq.admitted.size());
   st.weighted_share = m.Drs(it->second, nullptr, 0);
   return st;

@@ -171,10 +171,15 @@ class Scheduler {
   // evicted which. A rebuilt scheduler and one it was rebuilt from differ
   // the same way, node changes or not.
   //
-  // Cost: UpdateNode moves the node's placements over and requeues every
-  // set-aside workload (O(set-aside)); RemoveNode is O(nodes) only when the
-  // node was the first of its rack or block (renumbering, ints only).
-  // Measured in bench/RESULTS.md ("Node changes").
+  // Cost: UpdateNode moves the node's placements over (O(its pods) and
+  // the node's size); RemoveNode is O(log nodes), O(nodes) only when the
+  // removal changes the order of the blocks' or racks' first nodes
+  // (renumbering, ints only). Neither requeues anything itself: each
+  // ClusterQueue's set-aside workloads join its queue when it is next
+  // touched or when the next cycle starts, O(1) per ClusterQueue unless
+  // some of them wait for nodes (then O(its set-aside workloads)); so a run
+  // of changes before a cycle requeues once. Measured in bench/RESULTS.md
+  // ("Node changes").
   Status UpdateNode(const core::Node& node);
   Status RemoveNode(const std::string& name);
 
@@ -224,6 +229,11 @@ class Scheduler {
 
   size_t PendingCount() const;
   size_t AdmittedCount() const;
+
+  // Test hook: does now the requeue work a node change (or an eviction)
+  // leaves for the next cycle, which must change nothing observable
+  // (scheduler_node_changes_test.cc, LazyRequeueIsUnobservable).
+  void TEST_SettleAll();
 
  private:
   Scheduler();

@@ -169,8 +169,9 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
   }
   WlIdx idx = WlIdx(wls.size());
   wls.push_back(Wl{});
-  queue_stamp.push_back(0);
-  park_stamp.push_back(0);
+  stamp.push_back(0);
+  listed.push_back(Listed::kNo);
+  parked_epoch.push_back(0);
   waiting.push_back(0);
   Wl& wl = wls.back();
   wl.spec = w;
@@ -233,8 +234,9 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     if (it == cq_idx.end()) {
       by_key.erase(wl.key);
       wls.pop_back();
-      queue_stamp.pop_back();
-      park_stamp.pop_back();
+      stamp.pop_back();
+      listed.pop_back();
+      parked_epoch.pop_back();
       waiting.pop_back();
       return Located(
           w.source, w.Key(), "status.admission.clusterQueue",

@@ -57,45 +57,54 @@ struct StampedKey {
   uint32_t stamp = 0;
 };
 
-// The pending workloads of a ClusterQueue in queue order: a binary heap
-// whose entries go stale instead of being erased. `stamps` (one per
-// workload, owned by the scheduler) is bumped on every insert and erase; a
-// workload is in the queue iff its stamp is odd, and only the entry with
-// its current stamp is live. Inserts and erases allocate nothing once the
-// heap has grown.
+// Workloads of a ClusterQueue in queue order: a binary heap whose entries
+// go stale instead of being erased. `stamps` (one per workload, owned by
+// the scheduler) is bumped whenever a workload is listed or unlisted
+// anywhere; only an entry with its workload's current stamp is live. The
+// caller says when a live entry goes stale (Drop) so that size() stays
+// right. Pushes and drops allocate nothing once the heap has grown.
 class PendingQueue {
  public:
-  void Insert(const QueueKey& k, std::vector<uint32_t>* stamps) {
-    uint32_t& st = (*stamps)[size_t(k.wl)];
-    ALLOT_CHECK((st & 1) == 0);
-    ++st;
-    heap_.push_back({k, st});
+  void Push(const QueueKey& k, uint32_t stamp) {
+    heap_.push_back({k, stamp});
     std::push_heap(heap_.begin(), heap_.end(), Later);
     ++size_;
   }
-  // `w` must be in the queue.
-  void Erase(WlIdx w, std::vector<uint32_t>* stamps) {
-    uint32_t& st = (*stamps)[size_t(w)];
-    ALLOT_CHECK((st & 1) == 1);
-    ++st;
+  // One live entry went stale (its workload's stamp was bumped).
+  void Drop(const std::vector<uint32_t>& stamps) {
+    ALLOT_CHECK(size_ > 0);
     --size_;
     if (size_ == 0) {
       heap_.clear();
     } else if (heap_.size() > 2 * size_ + 64) {
-      std::erase_if(heap_, [&](const StampedKey& e) {
-        return e.stamp != (*stamps)[size_t(e.key.wl)];
-      });
+      std::erase_if(heap_, [&](const StampedKey& e) { return !Live(e, stamps); });
       std::make_heap(heap_.begin(), heap_.end(), Later);
     }
   }
   // The first workload, or -1; drops stale entries on top.
   WlIdx Front(const std::vector<uint32_t>& stamps) {
-    while (!heap_.empty() &&
-           heap_.front().stamp != stamps[size_t(heap_.front().key.wl)]) {
+    while (!heap_.empty() && !Live(heap_.front(), stamps)) {
       std::pop_heap(heap_.begin(), heap_.end(), Later);
       heap_.pop_back();
     }
     return heap_.empty() ? -1 : heap_.front().key.wl;
+  }
+  // Moves every live entry of `other` here; `other` ends empty. The
+  // entries keep their stamps, so their workloads need not be touched:
+  // O(1) when one side is empty, else O(smaller side x log).
+  void Absorb(PendingQueue* other, const std::vector<uint32_t>& stamps) {
+    if (other->size_ > size_) {
+      heap_.swap(other->heap_);
+      std::swap(size_, other->size_);
+    }
+    for (const StampedKey& e : other->heap_) {
+      if (!Live(e, stamps)) continue;
+      heap_.push_back(e);
+      std::push_heap(heap_.begin(), heap_.end(), Later);
+    }
+    size_ += other->size_;
+    other->heap_.clear();
+    other->size_ = 0;
   }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
@@ -103,11 +112,21 @@ class PendingQueue {
   void LiveKeys(const std::vector<uint32_t>& stamps,
                 std::vector<QueueKey>* out) const {
     for (const StampedKey& e : heap_) {
-      if (e.stamp == stamps[size_t(e.key.wl)]) out->push_back(e.key);
+      if (Live(e, stamps)) out->push_back(e.key);
+    }
+  }
+  // Calls f(w) for every live entry's workload.
+  template <typename F>
+  void ForEachLive(const std::vector<uint32_t>& stamps, F f) const {
+    for (const StampedKey& e : heap_) {
+      if (Live(e, stamps)) f(e.key.wl);
     }
   }
 
  private:
+  static bool Live(const StampedKey& e, const std::vector<uint32_t>& stamps) {
+    return e.stamp == stamps[size_t(e.key.wl)];
+  }
   static bool Later(const StampedKey& a, const StampedKey& b) {
     return b.key < a.key;
   }
@@ -141,13 +160,19 @@ struct CQ {
   std::vector<int32_t> res_group;  // Resource index -> group, or -1.
   std::vector<int32_t> frs;        // Every fr this CQ has a quota cell for.
   PendingQueue queue;  // Pending and eligible for heads.
-  // BestEffortFIFO: set aside until a change. A workload is set aside iff
-  // its park stamp (Impl::park_stamp) is odd; only the entry with its
-  // current stamp is live, others are stale (it has since returned to the
-  // queue or been removed).
-  std::vector<StampedKey> parked;
-  int32_t parked_count = 0;  // Workloads set aside.
+  // BestEffortFIFO: set aside until a change (Impl::Listed).
+  PendingQueue parked;
   bool blocked = false;         // StrictFIFO: the head could not be admitted.
+  // Requeues of this CQ alone (RequeueCq); with Impl::requeue_epoch (all
+  // of them, RequeueAll) they make its epoch (Impl::Epoch).
+  uint64_t requeues = 0;
+  // The epoch this CQ's queue state was last brought up to. While it lags
+  // (the CQ was requeued since), every live `parked` entry counts as
+  // queued and `blocked` as false; Impl::Settle makes that true.
+  uint64_t settled_epoch = 0;
+  // Its workloads registered in Impl::placement_waiters (set aside, or a
+  // StrictFIFO head), so that a requeue visits them only when there are.
+  int32_t waiting = 0;
   std::vector<WlIdx> admitted;  // Unordered.
   // Usage of the admitted workloads by priority (ascending), per entry of
   // `frs`: bounds what a victim search can free without listing workloads.
@@ -298,12 +323,38 @@ struct Scheduler::Impl {
   // when either end is removed), and the reverse.
   std::map<WlIdx, std::set<WlIdx>> evicted_by;
   std::map<WlIdx, std::set<WlIdx>> evictors;
-  // Per workload, dense (WlIdx): queue and park stamps (see PendingQueue
-  // and CQ::parked), and whether it is registered in placement_waiters.
-  std::vector<uint32_t> queue_stamp;
-  std::vector<uint32_t> park_stamp;
+  // Per workload, dense (WlIdx): the stamp of its live entry in its CQ's
+  // `queue` or `parked` (PendingQueue), where it was listed, the epoch of
+  // its CQ when it was set aside, and whether it is registered in
+  // placement_waiters.
+  enum class Listed : uint8_t { kNo, kQueued, kParked };
+  std::vector<uint32_t> stamp;
+  std::vector<Listed> listed;
+  std::vector<uint64_t> parked_epoch;
   std::vector<uint8_t> waiting;
-  bool Parked(WlIdx w) const { return (park_stamp[size_t(w)] & 1) != 0; }
+  // Requeues: RequeueAll bumps requeue_epoch, RequeueCq a CQ's `requeues`;
+  // a workload set aside in an earlier epoch of its CQ counts as queued.
+  // Its entry moves to the queue with all the others (PendingQueue::
+  // Absorb) when the CQ is next touched (Settle), and before a cycle reads
+  // heads (SettleAll), without touching the workloads.
+  uint64_t requeue_epoch = 0;
+  bool settle_pending = false;  // Some CQ may lag requeue_epoch.
+  uint64_t Epoch(const CQ& cq) const { return requeue_epoch + cq.requeues; }
+  bool Settled(const CQ& cq) const { return cq.settled_epoch == Epoch(cq); }
+  // Set aside (Kueue's inadmissible) now.
+  bool Parked(WlIdx w) const {
+    return listed[size_t(w)] == Listed::kParked &&
+           parked_epoch[size_t(w)] == Epoch(cqs[size_t(wls[w].cq)]);
+  }
+  bool Blocked(const CQ& cq) const { return cq.blocked && Settled(cq); }
+  int32_t ParkedCount(const CQ& cq) const {
+    return Settled(cq) ? int32_t(cq.parked.size()) : 0;
+  }
+  // List `w` in its (settled) CQ's queue or set it aside; Unlist takes it
+  // out of either. Each bumps its stamp, so that older entries go stale.
+  void ListQueued(WlIdx w);
+  void ListParked(WlIdx w);
+  void Unlist(WlIdx w);
   // Per QuotaTree root: bumped on every usage change in that cohort tree.
   std::vector<uint64_t> tree_version;
   std::vector<PreemptionEvent> preemptions;
@@ -370,18 +421,25 @@ struct Scheduler::Impl {
   // workloads of the ClusterQueues with quota in those flavors go back to
   // their queues, and StrictFIFO queues unblock.
   void RequeueTree(int32_t root, const Assignment& freed);
-  // Returns one ClusterQueue's set-aside workloads to its queue.
+  // Returns one ClusterQueue's set-aside workloads to its queue and
+  // unblocks it (O(1) when none waits for nodes; see Settle).
   void RequeueCq(int32_t cq);
   // RequeueCq for every ClusterQueue: after a node change, every pending
-  // workload is tried again, as a rebuild would try it.
+  // workload is tried again, as a rebuild would try it. O(1): each CQ is
+  // settled when next touched or by the next cycle (SettleAll).
   void RequeueAll();
+  // Brings CQ `c` up to its epoch if it lags: its set-aside workloads
+  // leave placement_waiters (a visit only when some wait), their entries
+  // join the queue, and it is unblocked. Every mutation of a CQ's queue
+  // state (queue, parked, blocked, its workloads' placement_waiters)
+  // settles it first.
+  void Settle(int32_t c);
+  void SettleAll();
   // Admitted workloads with a pod on node n, by index (scheduler_nodes.cc).
   std::vector<WlIdx> AdmittedOn(NodeIdx n) const;
   // Returns a set-aside workload to its queue (unblocks a StrictFIFO queue).
   void Unpark(WlIdx w);
   void StopWaiting(WlIdx w);
-  // Drops stale entries of cq->parked once they outnumber the live ones.
-  void CompactParked(CQ* cq);
   // Devices of these flavors were freed: wake workloads short of nodes.
   void WakePlacementWaiters(const Assignment& freed);
   // Admits `w` (perhaps by preempting) or returns false. Sets

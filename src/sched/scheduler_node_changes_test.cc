@@ -266,6 +266,148 @@ TEST(SchedulerNodeChanges, AmpleNodeClusters) {
   RunSeeds(o, 3);
 }
 
+// Node changes and evictions leave their requeue for the next cycle
+// (each ClusterQueue is settled when next touched, or when a cycle starts).
+// That must be unobservable: two schedulers of the same random cluster get
+// the same random calls (arrivals, finishes, cycles, updates, removals,
+// additions of nodes, evictions), one of them settled at once after each
+// call (TEST_SettleAll, as the requeue was eager before); after every call
+// both must answer alike: admissions with placements, pending workloads
+// with positions, reasons and set-aside flags, ClusterQueue statuses,
+// preemptions.
+class Lockstep {
+ public:
+  Lockstep(uint64_t seed, RandomClusterOptions o) : rc_(seed, o) {
+    for (auto* s : {&lazy_, &eager_}) {
+      auto created = Scheduler::Create(rc_.config());
+      if (created.ok()) *s = std::move(*created);
+    }
+    nodes_ = rc_.config().nodes;
+    for (const auto& w : rc_.config().workloads) live_.push_back(w.Key());
+  }
+  bool ok() const { return lazy_ && eager_; }
+
+  // Runs one random call on both; returns what differs ("" when nothing).
+  std::string Step() {
+    std::string what;
+    const int32_t x = rc_.Uniform(0, 11);
+    if (x <= 2) {
+      core::Workload w = rc_.NextWorkload(now_ += 100);
+      what = "add " + w.Key();
+      if (Both([&](Scheduler& s) { return s.AddWorkload(w); }).ok()) {
+        live_.push_back(w.Key());
+      }
+    } else if (x <= 3 && !live_.empty()) {
+      size_t i = size_t(rc_.Uniform(0, int32_t(live_.size()) - 1));
+      what = "remove " + live_[i];
+      (void)Both([&](Scheduler& s) { return s.RemoveWorkload(live_[i]); });
+      live_.erase(live_.begin() + long(i));
+    } else if (x <= 5) {
+      what = "cycle";
+      std::string a = CycleText(lazy_->RunCycle());
+      std::string b = CycleText(eager_->RunCycle());
+      if (a != b) return "cycle decided " + a + " vs " + b;
+    } else if (x <= 6) {
+      what = "quiesce";
+      lazy_->RunUntilQuiescent();
+      eager_->RunUntilQuiescent();
+    } else if (x <= 7 && !lazy_->Admitted().empty()) {
+      const auto admitted = lazy_->Admitted();
+      const std::string key =
+          admitted[size_t(rc_.Uniform(0, int32_t(admitted.size()) - 1))]
+              .workload;
+      what = "evict " + key;
+      (void)Both([&](Scheduler& s) { return s.EvictWorkload(key); });
+    } else if (x <= 9 && !nodes_.empty()) {
+      size_t i = size_t(rc_.Uniform(0, int32_t(nodes_.size()) - 1));
+      core::Node n = rc_.MutateNode(nodes_[i]);
+      what = "update " + n.name;
+      if (Both([&](Scheduler& s) { return s.UpdateNode(n); }).ok())
+        nodes_[i] = n;
+    } else if (x <= 10 && nodes_.size() > 1) {
+      size_t i = size_t(rc_.Uniform(0, int32_t(nodes_.size()) - 1));
+      what = "remove node " + nodes_[i].name;
+      if (Both([&](Scheduler& s) {
+            return s.RemoveNode(nodes_[i].name);
+          }).ok()) {
+        nodes_.erase(nodes_.begin() + long(i));
+      }
+    } else if (!nodes_.empty()) {
+      core::Node n =
+          rc_.NewNode(rc_.Pick(nodes_), "new" + std::to_string(next_node_++));
+      what = "add node " + n.name;
+      if (Both([&](Scheduler& s) { return s.AddNode(n); }).ok())
+        nodes_.push_back(n);
+    }
+    eager_->TEST_SettleAll();
+    std::string a = State(*lazy_), b = State(*eager_);
+    if (a != b) return what + ":\n--- lazy ---\n" + a + "--- eager ---\n" + b;
+    return "";
+  }
+
+ private:
+  // Runs f on both; their statuses must agree.
+  template <typename F>
+  Status Both(F f) {
+    Status a = f(*lazy_), b = f(*eager_);
+    if (a.code() != b.code())
+      errors_ +=
+          "statuses differ: " + a.ToString() + " vs " + b.ToString() + "\n";
+    return a;
+  }
+
+  static std::string CycleText(const CycleResult& r) {
+    std::string s = std::to_string(r.attempts) + " tried:";
+    for (const auto& k : r.admitted) s += " +" + k;
+    for (const auto& e : r.preempted) s += " -" + e.workload;
+    return s;
+  }
+
+  std::string State(const Scheduler& s) const {
+    std::string out = errors_ + Decisions(s) + EventsSince(s, 0);
+    for (const auto& cq : rc_.config().cluster_queues) {
+      auto st = s.GetClusterQueueStatus(cq.name);
+      out += cq.name + " pending " + std::to_string(st->pending) +
+             " inadmissible " + std::to_string(st->inadmissible) +
+             " admitted " + std::to_string(st->admitted) + "\n";
+    }
+    for (const auto& [key, p] : s.Explain(live_)) {
+      out += "X " + key + " #" + std::to_string(p.position) + " " + p.reason +
+             "\n";
+    }
+    return out;
+  }
+
+  RandomCluster rc_;
+  std::unique_ptr<Scheduler> lazy_, eager_;
+  std::vector<core::Node> nodes_;
+  std::vector<std::string> live_;
+  std::string errors_;
+  int64_t now_ = 1000;
+  int32_t next_node_ = 0;
+};
+
+void RunLockstep(RandomClusterOptions o, uint64_t salt) {
+  int32_t seeds = EnvInt("ALLOT_PROP_SEEDS", 120);
+  int32_t only = EnvInt("ALLOT_PROP_SEED", -1);
+  for (int32_t seed = 0; seed < seeds; ++seed) {
+    if (only >= 0 && seed != only) continue;
+    Lockstep run(uint64_t(seed) * 1000003 + salt, o);
+    ASSERT_TRUE(run.ok()) << "seed " << seed;
+    std::string diff;
+    int step = 0;
+    for (; step < 80 && diff.empty(); ++step) diff = run.Step();
+    EXPECT_EQ(diff, "") << "seed " << seed << " step " << step - 1;
+  }
+}
+
+TEST(SchedulerNodeChanges, LazyRequeueIsUnobservable) {
+  RunLockstep({}, 11);
+  RandomClusterOptions heavy;
+  heavy.preemption_heavy = true;
+  RunLockstep(heavy, 12);
+}
+
 // The contract's edges, one each: unknown nodes, stranded placements and a
 // UUID another node holds are refused; an eviction requeues.
 TEST(SchedulerNodeChanges, RefusalsChangeNothing) {

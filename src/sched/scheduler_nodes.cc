@@ -32,8 +32,17 @@ std::vector<WlIdx> Scheduler::Impl::AdmittedOn(NodeIdx n) const {
 }
 
 void Scheduler::Impl::RequeueAll() {
-  for (int32_t c = 0; c < int32_t(cqs.size()); ++c) RequeueCq(c);
+  ++requeue_epoch;
+  settle_pending = true;
 }
+
+void Scheduler::Impl::SettleAll() {
+  if (!settle_pending) return;
+  for (int32_t c = 0; c < int32_t(cqs.size()); ++c) Settle(c);
+  settle_pending = false;
+}
+
+void Scheduler::TEST_SettleAll() { impl_->SettleAll(); }
 
 Status Scheduler::UpdateNode(const core::Node& node) {
   Impl& m = *impl_;

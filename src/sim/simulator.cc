@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "ctrl/deadlines.h"
 #include "ctrl/registry.h"
 #include "ctrl/runner.h"
 #include "sched/scheduler.h"
@@ -195,18 +196,34 @@ class Sim {
   // view reads them at every run), and ClusterQueues by name.
   std::map<int32_t, std::string> running_jobs_;
   std::map<std::string, const core::ClusterQueue*, std::less<>> cq_by_name_;
+  // Per name (names_): a ClusterQueue that sets a default run-time limit
+  // (allot.dev/max-run-duration); whether any does.
+  std::vector<uint8_t> cq_limited_;
+  bool any_limited_ = false;
   std::unique_ptr<ctrl::Runner> controllers_;
   friend class SimView;
 };
 
-// The controllers' view of the simulation (ctrl/controller.h).
-class SimView : public ctrl::View {
+// The controllers' view of the simulation (ctrl/controller.h). Jobs set
+// no run-time limit of their own, so only those of ClusterQueues with a
+// default can have one (ctrl::AdmittedWithLimits): on traces where no
+// ClusterQueue sets one, the deadlines controller reads nothing.
+class SimView : public ctrl::View, public ctrl::AdmittedWithLimits {
  public:
   explicit SimView(const Sim& s) : s_(s) {}
   int64_t StartedMs() const override { return 0; }
   void ForEachAdmitted(const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
     for (const auto& [j, key] : s_.running_jobs_) {
       const Job& job = s_.jobs_[size_t(j)];
+      fn({key, s_.names_[size_t(job.cq)], job.run_start_ms, 0});
+    }
+  }
+  void ForEachAdmittedWithLimit(
+      const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
+    if (!s_.any_limited_) return;
+    for (const auto& [j, key] : s_.running_jobs_) {
+      const Job& job = s_.jobs_[size_t(j)];
+      if (!s_.cq_limited_[size_t(job.cq)]) continue;
       fn({key, s_.names_[size_t(job.cq)], job.run_start_ms, 0});
     }
   }
@@ -646,6 +663,14 @@ Status Sim::Run() {
   ALLOT_RETURN_IF_ERROR(Setup());
   controllers_ = std::make_unique<ctrl::Runner>(ctrl::DefaultControllers(ctrl::Options{}));
   for (const core::ClusterQueue& cq : config_.cluster_queues) cq_by_name_[cq.name] = &cq;
+  cq_limited_.assign(names_.size(), 0);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    auto it = cq_by_name_.find(names_[i]);
+    if (it != cq_by_name_.end() && it->second->max_run_seconds > 0) {
+      cq_limited_[i] = 1;
+      any_limited_ = true;
+    }
+  }
   if (opt_.mtbf_ms > 0) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       if (nodes_[n].flavor.empty() || nodes_[n].devices.empty()) continue;
