@@ -53,11 +53,6 @@ constexpr RouteRule kRouteRules[] = {
 static_assert(std::size(kRouteRules) ==
               static_cast<size_t>(Route::kReports) + 1);
 
-std::string TenantOfKey(const std::string& key) {
-  size_t slash = key.find('/');
-  return slash == std::string::npos ? "" : key.substr(0, slash);
-}
-
 template <typename T>
 std::string KeyOf(const T& obj) {
   if constexpr (requires { obj.ns; }) {
@@ -71,7 +66,7 @@ std::string KeyOf(const T& obj) {
 // namespace, or a Tenant's own name), as State's configuration changes
 // checked it before.
 Status MayWriteConfig(const Principal& p, Kind kind, const std::string& key) {
-  const std::string tenant = kind == Kind::kTenant ? key : TenantOfKey(key);
+  const std::string tenant = TenantOf(kind, key);
   const std::string what = std::string(KindName(kind)) + " " + key;
   if (CanWrite(p, kind, tenant)) return Status::Ok();
   if (!CanSee(p, kind, tenant)) {
@@ -178,7 +173,7 @@ Status MayCreateOrApply(const Principal& p, const core::Config& docs,
 
 Status MayWriteObject(const Principal& p, Kind kind, const std::string& key,
                       const char* verb, const State& st) {
-  const std::string tenant = kind == Kind::kTenant ? key : TenantOfKey(key);
+  const std::string tenant = TenantOf(kind, key);
   const std::string what = std::string(KindName(kind)) + " " + key;
   if (!CanSee(p, kind, tenant) || !st.Exists(kind, key)) {
     return Status::NotFound(what + " does not exist");
@@ -209,13 +204,11 @@ Status MayCreateToken(const Principal& p, Role role,
 Status MayRevokeToken(const Principal& p, const std::string& id,
                       const State& st) {
   const store::TokenRow* t = st.tokens().Find(id);
-  Result<Role> role =
-      t == nullptr ? Result<Role>(Status::NotFound("")) : ParseRole(t->role);
-  if (t == nullptr || t->revoked || !role.ok() ||
-      !CanGrant(p, *role, t->tenant)) {
-    return Status::NotFound("token " + id + " does not exist", "id");
+  if (t != nullptr && !t->revoked) {
+    Result<Role> role = ParseRole(t->role);
+    if (role.ok() && CanGrant(p, *role, t->tenant)) return Status::Ok();
   }
-  return Status::Ok();
+  return Status::NotFound("token " + id + " does not exist", "id");
 }
 
 Status MayActOnNode(const Principal& p, const std::string& node,

@@ -49,6 +49,13 @@ const char* KindName(Kind k) { return kKinds[int(k)].name; }
 const char* KindPlural(Kind k) { return kKinds[int(k)].plural; }
 bool IsNamespaced(Kind k) { return kKinds[int(k)].namespaced; }
 
+std::string TenantOf(Kind kind, const std::string& key) {
+  if (kind == Kind::kTenant) return key;
+  if (!IsNamespaced(kind)) return "";
+  size_t slash = key.find('/');
+  return slash == std::string::npos ? "" : key.substr(0, slash);
+}
+
 Result<Kind> KindFromPlural(const std::string& plural) {
   for (int i = 0; i < kNumKinds; ++i) {
     if (plural == kKinds[i].plural) return Kind(i);

@@ -88,6 +88,9 @@ inline constexpr int kNumKinds = 8;
 const char* KindName(Kind k);    // "ResourceFlavor", ...
 const char* KindPlural(Kind k);  // "resourceflavors", ... (the API path)
 bool IsNamespaced(Kind k);       // LocalQueue, Workload.
+// The tenant object (kind, key) belongs to: a Tenant's own name, a
+// namespaced object's namespace ("ns/name"), "" for shared infrastructure.
+std::string TenantOf(Kind kind, const std::string& key);
 Result<Kind> KindFromPlural(const std::string& plural);
 Result<Kind> KindFromName(const std::string& name);
 

@@ -45,12 +45,24 @@ Status NodeAction(Harness& h, const std::string& node,
   return s;
 }
 
+Status DeleteNode(Harness& h, const std::string& node, bool drain) {
+  Status s;
+  h.Turn([&](State& st, Txn& txn) {
+    s = st.Delete(Harness::kAdmin, Kind::kNode, node, drain, &txn);
+  });
+  return s;
+}
+
+// Tenant t1 with queue q, and nodes n-0 and n-1 of 4 GPUs each.
+std::string TwoNodes() {
+  return Namespace("t1", "{}") + Flavor("f", "") +
+         GpuCq("t1-cq", "", "f", "nominalQuota: 64") +
+         GpuNodes("n", 2, "h100", 4);
+}
+
 TEST(NodeChangesInPlace, CordonDrainAndReplaceDecideAsARestartWould) {
   Harness h;
-  ASSERT_TRUE(h.Apply(Namespace("t1", "{}") + Flavor("f", "") +
-                      GpuCq("t1-cq", "", "f", "nominalQuota: 64") +
-                      GpuNodes("n", 2, "h100", 4))
-                  .ok());
+  ASSERT_TRUE(h.Apply(TwoNodes()).ok());
   std::vector<std::string> keys;
   for (const char* name : {"w1", "w2", "w3"}) {
     keys.push_back(std::string("t1/") + name);
@@ -112,22 +124,14 @@ TEST(NodeChangesInPlace, CordonDrainAndReplaceDecideAsARestartWould) {
 
 TEST(NodeChangesInPlace, RemovingANodeNeedsDrainAndThenRequeuesItsWorkloads) {
   Harness h;
-  ASSERT_TRUE(h.Apply(Namespace("t1", "{}") + Flavor("f", "") +
-                      GpuCq("t1-cq", "", "f", "nominalQuota: 64") +
-                      GpuNodes("n", 2, "h100", 4))
-                  .ok());
+  ASSERT_TRUE(h.Apply(TwoNodes()).ok());
   ASSERT_TRUE(h.Apply(Wl("t1/big").Queue("q").Gpus(4)).ok());
   const std::string node = NodeOf(h, "t1/big");
   ASSERT_NE(node, "");
-  Status s;
-  h.Turn([&](State& st, Txn& txn) {
-    s = st.Delete(Harness::kAdmin, Kind::kNode, node, /*drain=*/false, &txn);
-  });
+  Status s = DeleteNode(h, node, /*drain=*/false);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
   EXPECT_EQ(NodeOf(h, "t1/big"), node);
-  h.Turn([&](State& st, Txn& txn) {
-    s = st.Delete(Harness::kAdmin, Kind::kNode, node, /*drain=*/true, &txn);
-  });
+  s = DeleteNode(h, node, /*drain=*/true);
   ASSERT_TRUE(s.ok()) << s.ToString();
   // Back in its queue, it runs on the node that is left.
   const std::string other = node == "n-0" ? "n-1" : "n-0";

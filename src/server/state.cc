@@ -383,7 +383,7 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
       continue;
     }
     std::string tenant =
-        ch.kind == Kind::kTenant ? ch.key : TenantOfKey(ch.key);
+        TenantOf(ch.kind, ch.key);
     std::string what = std::string(KindName(ch.kind)) + " " + ch.key;
     if (ch.kind == Kind::kLocalQueue && !cand.tenants.count(tenant)) {
       return Status::NotFound("tenant " + tenant + " does not exist",
@@ -489,7 +489,7 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
     ++rv_;
     internal::SetResourceVersion(&last, rv_);
     txn->events.push_back({rv_, kind,
-                           kind == Kind::kTenant ? key : TenantOfKey(key),
+                           TenantOf(kind, key),
                            internal::EventLine("DELETED", json::serialize(last)), ""});
   }
   objs_ = std::move(cand);
@@ -571,7 +571,7 @@ void State::PutObject(Kind kind, const std::string& key, bool added,
   json::object obj = ConfigJson(kind, key, false);
   std::string body = json::serialize(obj);
   txn->events.push_back(
-      {rv_, kind, kind == Kind::kTenant ? key : TenantOfKey(key),
+      {rv_, kind, TenantOf(kind, key),
        internal::EventLine(added ? "ADDED" : "MODIFIED", body), ""});
   txn->batch.puts.push_back({KindName(kind), key, rv_, std::move(body)});
 }

@@ -22,13 +22,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string TenantOf(Kind kind, const std::string& key) {
-  if (kind == Kind::kTenant) return key;
-  if (!IsNamespaced(kind)) return "";
-  size_t slash = key.find('/');
-  return slash == std::string::npos ? "" : key.substr(0, slash);
-}
-
 // The documents of `doc` in document order.
 struct Docs {
   std::vector<std::pair<int, ConfigObject>> objects;
