@@ -25,7 +25,8 @@
 //   state_usage.cc       accounting of held devices and GPU telemetry;
 //   state_metrics.cc     the scrape's gauges and the dashboard's overview;
 //   state_controllers.cc the controllers' view and their actions;
-//   Tokens (tokens.h) and AuditTrail (audit_trail.h): classes of their own.
+//   Tokens (tokens.h) and AuditTrail (audit_trail.h): classes of their own;
+//   the records the parts share (WorkloadRecord, Objects) are in records.h.
 //
 // Scheduling: workload arrivals and deletions go to the scheduler
 // incrementally, and so do a node's replacement or removal, its readiness
@@ -64,36 +65,12 @@
 #include "sched/scheduler.h"
 #include "server/audit_trail.h"
 #include "server/authz.h"
+#include "server/records.h"
 #include "server/telemetry.h"
 #include "server/tokens.h"
 #include "store/store.h"
 
 namespace allot::server {
-
-enum class WorkloadState {
-  kPending,
-  kAdmitted,
-  kRunning,
-  kSucceeded,
-  kFailed,
-  kEvicted,
-  kRequeued,
-  kSuspended,
-};
-const char* ToString(WorkloadState s);
-Result<WorkloadState> ParseWorkloadState(const std::string& s);
-
-struct Condition {
-  std::string type;  // Kueue's: QuotaReserved, Admitted, Evicted, ...
-  bool status = true;
-  std::string reason;
-  std::string message;  // What every reader of the workload may see.
-  int64_t time_unix_ms = 0;
-  // The message naming another tenant's workload (its preemptor): shown
-  // to cluster-admins only, as "detail"; empty when `message` names
-  // nothing of another tenant.
-  std::string detail;
-};
 
 // What an agent said about one pod of the workload's current attempt.
 struct PodStatus {
@@ -103,32 +80,6 @@ struct PodStatus {
   int signal = 0;
   std::string last_lines;
   std::string reason;  // PodReport::reason.
-};
-
-struct WorkloadRecord {
-  core::Workload spec;  // spec.admission is the current admission.
-  WorkloadState state = WorkloadState::kPending;
-  std::vector<Condition> conditions;  // One per type, newest values.
-  int64_t seq = 0;                    // Arrival order.
-  int64_t resource_version = 0;
-  std::string submitted_by;
-  // Admissions so far; the pods of admission N are named ".../aN/...", so
-  // a pod of an earlier admission is never taken for a current one.
-  int32_t attempt = 0;
-  int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
-  // Accounting of the current admission (server/state_usage.cc): since
-  // when it holds its quota (0: not admitted), its devices' utilization so
-  // far (device-ms x utilization, milli-units), and since when all its GPUs
-  // have been under the idle threshold (0: not idle).
-  int64_t admitted_unix_ms = 0;
-  int64_t util_milli_ms = 0;
-  int64_t idle_since_ms = 0;
-  // Pods of the current attempt are in State::runs_ (admitted workloads
-  // only, so that a queue of pending ones does not pay for them).
-
-  bool finished() const {
-    return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;
-  }
 };
 
 // ---- The node agent protocol (server/state_agents.cc) ------------------
@@ -184,24 +135,6 @@ struct ApplyResult {
   Kind kind;
   std::string key;
   std::string action;  // "created", "configured", "unchanged".
-};
-
-template <typename T>
-struct Entry {
-  T obj;
-  int64_t rv = 0;
-};
-// The cluster's configuration: everything but workloads.
-struct Objects {
-  std::map<std::string, Entry<core::ResourceFlavor>> flavors;
-  std::map<std::string, Entry<core::Cohort>> cohorts;
-  std::map<std::string, Entry<core::ClusterQueue>> cluster_queues;
-  std::map<std::string, Entry<core::LocalQueue>> local_queues;  // ns/name
-  std::map<std::string, Entry<core::WorkloadPriorityClass>> priority_classes;
-  std::map<std::string, Entry<core::Namespace>> tenants;
-  std::map<std::string, Entry<core::Node>> nodes;
-  core::SchedulerConfig scheduler;
-  int64_t scheduler_rv = 0;
 };
 
 class State {
