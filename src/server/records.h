@@ -50,7 +50,7 @@ struct WorkloadRecord {
   // a pod of an earlier admission is never taken for a current one.
   int32_t attempt = 0;
   int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
-  // Accounting of the current admission (server/state_usage.cc): since
+  // Accounting of the current admission (server/accounting.h): since
   // when it holds its quota (0: not admitted), its devices' utilization so
   // far (device-ms x utilization, milli-units), and since when all its GPUs
   // have been under the idle threshold (0: not idle).

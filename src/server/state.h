@@ -22,10 +22,11 @@
 //   state_api.cc         the request verbs and reads; state_json.cc the JSON
 //                        they show;
 //   state_agents.cc      agent liveness, pods and where they run, logs;
-//   state_usage.cc       accounting of held devices and GPU telemetry;
 //   state_metrics.cc     the scrape's gauges and the dashboard's overview;
 //   state_controllers.cc the controllers' view and their actions;
-//   Tokens (tokens.h) and AuditTrail (audit_trail.h): classes of their own;
+//   classes of their own: Accounting (accounting.h: accounting of held
+//   devices and GPU telemetry), Tokens (tokens.h) and AuditTrail
+//   (audit_trail.h);
 //   the records the parts share (WorkloadRecord, Objects) are in records.h.
 //
 // Scheduling: workload arrivals and deletions go to the scheduler
@@ -63,10 +64,10 @@
 #include "metrics/metrics.h"
 #include "proto/agent_protocol.h"
 #include "sched/scheduler.h"
+#include "server/accounting.h"
 #include "server/audit_trail.h"
 #include "server/authz.h"
 #include "server/records.h"
-#include "server/telemetry.h"
 #include "server/tokens.h"
 #include "store/store.h"
 
@@ -233,29 +234,29 @@ class State {
     return runner->NextWakeMs();
   }
 
-  // ---- Usage and cost (server/state_usage.cc) ----------------------------
+  // ---- Usage and cost (server/accounting.h) ------------------------------
   // Rows for what admitted workloads hold now, from their admission to
   // `now` (the store has every closed stretch): all tenants when `tenant`
   // is empty.
   std::vector<store::UsageRow> OpenUsage(const std::string& tenant,
-                                         int64_t now) const;
-  // Admitted workloads whose GPUs have all been under `util_pct` for at
-  // least `min_ms` (by agents' telemetry), with since when.
-  struct IdleHolder {
-    std::string key;
-    int64_t idle_since_ms = 0;
-    std::vector<store::UsageRow> rows;  // What it holds, up to now.
-  };
+                                         int64_t now) const {
+    return Accounting::OpenUsage(workloads_, tenant, now, objs_.flavors);
+  }
+  // Admitted workloads whose GPUs have all been under the idle threshold
+  // for at least `min_ms` (by agents' telemetry), with since when.
+  using IdleHolder = Accounting::IdleHolder;
   std::vector<IdleHolder> IdleHolders(const std::string& tenant, int64_t now,
-                                      int64_t min_ms) const;
+                                      int64_t min_ms) const {
+    return Accounting::IdleHolders(workloads_, tenant, now, min_ms, objs_.flavors);
+  }
   // The latest sample of each GPU of Ready agent nodes (`node` empty: all),
   // by UUID, with when it came.
   std::map<std::string, std::pair<int64_t, GpuTelemetry>> LatestTelemetry(
       const std::string& node) const;
   // The utilization under which a GPU counts as idle (percent).
-  void SetIdleThreshold(int pct) { idle_util_pct_ = pct; }
+  void SetIdleThreshold(int pct) { accounting_.SetIdleThreshold(pct); }
   // How long GPU telemetry rollups are kept (server/telemetry.h).
-  void SetTelemetryRetention(int64_t ms) { telemetry_retention_ms_ = ms; }
+  void SetTelemetryRetention(int64_t ms) { accounting_.SetTelemetryRetention(ms); }
 
   // ---- Tokens and audit (server/tokens.h, server/audit_trail.h) ---------
   const Tokens& tokens() const { return tokens_; }
@@ -393,26 +394,8 @@ class State {
   int64_t seq_ = 0;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
-  // Usage rows closed this turn; Flush moves them into the batch.
-  std::vector<store::UsageRow> closed_usage_;
-  // GPU telemetry: the running minute of each GPU (by UUID), the hour rows
-  // closed this turn, and when old hours were last pruned.
-  std::unordered_map<std::string, GpuRollup> rollups_;
-  std::vector<store::RollupRow> closed_rollups_;
-  int64_t telemetry_retention_ms_ = 30LL * 86400000;
-  int64_t pruned_hour_ms_ = 0;
-  int idle_util_pct_ = 5;
-  // Starts or ends the accounting of rec's current admission.
-  void OpenAccount(WorkloadRecord* rec, int64_t now);
-  void CloseAccount(WorkloadRecord* rec, int64_t now);
-  // The usage rows of rec's current admission from its start to `now`.
-  std::vector<store::UsageRow> AccountRows(const WorkloadRecord& rec,
-                                           int64_t now) const;
-  // Attributes one telemetry report of `node` (taken `dt_ms` after the
-  // previous one) to the workloads holding its GPUs.
-  void AttributeTelemetry(const std::string& node,
-                          const std::vector<GpuTelemetry>& samples,
-                          int64_t prev_ms, int64_t now);
+  // Accounting of held devices and GPU telemetry.
+  Accounting accounting_;
   // Where `rec` is queued, for the metrics' labels.
   metrics::QueueLabels QueueOf(const WorkloadRecord& rec) const;
 

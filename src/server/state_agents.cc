@@ -118,6 +118,16 @@ Result<State::PodLogTarget> State::LogTarget(const Principal& p,
       "pod");
 }
 
+std::map<std::string, std::pair<int64_t, GpuTelemetry>> State::LatestTelemetry(
+    const std::string& node) const {
+  std::map<std::string, std::pair<int64_t, GpuTelemetry>> out;
+  for (const auto& [name, info] : agents_) {
+    if ((!node.empty() && name != node) || !info.ready) continue;
+    for (const GpuTelemetry& t : info.gpus) out[t.uuid] = {info.sampled_ms, t};
+  }
+  return out;
+}
+
 void State::Reindex(const std::string& key, WorkloadRecord* rec, bool gone) {
   std::vector<std::string> nodes;
   if (!gone && rec->spec.admission && !rec->finished()) {
@@ -193,7 +203,7 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
   ++removed_since_rebuild_;
   rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
   metrics_->Finished(QueueOf(*rec));
-  CloseAccount(rec, now);
+  accounting_.Close(rec, now, objs_.flavors);
   SetCondition(&rec->conditions, {"Finished", true, reason, message, now, ""});
   SetCondition(&rec->conditions,
                {"QuotaReserved", false, "Finished", "quota released", now, ""});
@@ -320,14 +330,13 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
   }
 
   if (prev_sample_ms >= 0) {
-    AttributeTelemetry(n.name, agents_[n.name].gpus, prev_sample_ms, now);
-    for (const GpuTelemetry& t : agents_[n.name].gpus) {
-      store::RollupRow row;
-      if (rollups_[t.uuid].Add(t.uuid, n.name, now, t.utilization_pct, t.temperature_c,
-                               t.power_watts, t.memory_used_bytes, &row)) {
-        closed_rollups_.push_back(std::move(row));
-      }
+    const std::vector<GpuTelemetry>& samples = agents_[n.name].gpus;
+    if (auto idx = node_index_.find(n.name); idx != node_index_.end()) {
+      auto obj = objs_.nodes.find(n.name);
+      accounting_.Attribute(n.name, obj == objs_.nodes.end() ? nullptr : &obj->second.obj,
+                            idx->second, samples, prev_sample_ms, now, &workloads_);
     }
+    accounting_.Roll(n.name, samples, now);
   }
 
   // Pod reports. Only a pod of a workload's current attempt, placed on this

@@ -410,7 +410,7 @@ json::object State::Overview(const Principal& p, int64_t now, int64_t idle_ms) c
           {"cohorts", std::move(cohorts)},
           {"workloads", std::move(wl)},
           {"idleMinutes", idle_ms / 60000},
-          {"idleUtilPct", idle_util_pct_},
+          {"idleUtilPct", accounting_.idle_threshold()},
           {"resourceVersion", std::to_string(rv_)}};
 }
 

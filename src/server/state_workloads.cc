@@ -134,7 +134,7 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   if (!it->second.finished()) {
     Status s = sched_->RemoveWorkload(key);
     if (!s.ok()) return Status::Internal(s.message());
-    CloseAccount(&it->second, txn->now_unix_ms);
+    accounting_.Close(&it->second, txn->now_unix_ms, objs_.flavors);
   }
   Reindex(key, &it->second, /*gone=*/true);  // Its pods are stopped.
   json::object last = WorkloadJson(it->second, false);
@@ -168,7 +168,7 @@ metrics::QueueLabels State::QueueOf(const WorkloadRecord& rec) const {
 void State::Evicted(WorkloadRecord* rec, const std::string& reason,
                     const std::string& message, int64_t now, const std::string& detail) {
   metrics_->Evicted(QueueOf(*rec), reason);
-  CloseAccount(rec, now);
+  accounting_.Close(rec, now, objs_.flavors);
   SetCondition(&rec->conditions, {"Evicted", true, reason, message, now, detail});
   SetCondition(&rec->conditions, {"QuotaReserved", false, reason, "evicted: " + message, now,
                                   detail.empty() ? "" : "evicted: " + detail});
@@ -234,7 +234,7 @@ int32_t State::FinishTurn(Txn* txn) {
       const bool fresh = !rec.spec.admission || *rec.spec.admission != *adm ||
                          preempted.count(key);
       if (fresh) {
-        if (rec.admitted_unix_ms != 0) CloseAccount(&rec, now);
+        if (rec.admitted_unix_ms != 0) accounting_.Close(&rec, now, objs_.flavors);
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
         // Waiting since creation or the last requeue.
         int64_t since = rec.spec.creation_unix_ms;
@@ -254,7 +254,7 @@ int32_t State::FinishTurn(Txn* txn) {
         }
       }
       rec.spec.admission = std::move(adm);
-      if (fresh) OpenAccount(&rec, now);
+      if (fresh) Accounting::Open(&rec, now);
       rec.state = WorkloadState::kAdmitted;
       SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now, ""});
       SetCondition(&rec.conditions, {"Admitted", true, "Admitted",
@@ -305,16 +305,7 @@ void State::Flush(Txn* txn) {
   }
   dirty_.clear();
   created_.clear();
-  for (store::UsageRow& u : closed_usage_) txn->batch.usage.push_back(std::move(u));
-  closed_usage_.clear();
-  for (store::RollupRow& r : closed_rollups_) txn->batch.rollups.push_back(std::move(r));
-  closed_rollups_.clear();
-  // Once an hour: telemetry older than the retention goes.
-  const int64_t hour = txn->now_unix_ms / 3600000 * 3600000;
-  if (hour != pruned_hour_ms_ && txn->now_unix_ms > telemetry_retention_ms_) {
-    pruned_hour_ms_ = hour;
-    txn->batch.prune_rollups_before_ms = txn->now_unix_ms - telemetry_retention_ms_;
-  }
+  accounting_.Flush(txn->now_unix_ms, &txn->batch);
   if (!txn->batch.empty() || !txn->events.empty()) {
     txn->batch.meta["rv"] = std::to_string(rv_);
     txn->batch.meta["seq"] = std::to_string(seq_);
