@@ -18,7 +18,8 @@
 //   state.cc             loading, and configuration changes (objects and
 //                        their store records, all or nothing);
 //   state_workloads.cc   the workload lifecycle: submission checks,
-//                        evictions, the scheduling turn (FinishTurn, Flush);
+//                        evictions (Reschedule), a workload's end
+//                        (Finish), the scheduling turn (FinishTurn, Flush);
 //   state_api.cc         the request verbs and reads; state_json.cc the JSON
 //                        they show;
 //   state_agents.cc      agent liveness, pods and where they run, logs;

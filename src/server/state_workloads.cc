@@ -1,6 +1,8 @@
 // State: the workload lifecycle: submission checks (the priority policy),
-// submission and deletion, evictions, and the scheduling turn that records
-// every decision and writes what changed (FinishTurn, Flush).
+// submission and deletion, evictions (Reschedule: evicted workloads and
+// changed nodes given to the scheduler), a workload's end (Finish), and the
+// scheduling turn that records every decision and writes what changed
+// (FinishTurn, Flush).
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -174,6 +176,58 @@ void State::Evicted(WorkloadRecord* rec, const std::string& reason,
                                   detail.empty() ? "" : "evicted: " + detail});
   SetCondition(&rec->conditions, {"Admitted", false, reason, message, now, detail});
   SetCondition(&rec->conditions, {"Requeued", true, reason, "back in its queue", now, ""});
+}
+
+Status State::Reschedule(const std::set<std::string>& evict,
+                         const std::set<std::string>& nodes, const std::string& reason,
+                         const std::string& message, int64_t now, bool rebuild) {
+  // In place: the evicted workloads leave the scheduler, then the nodes
+  // take their new state. A refusal (none is expected: they are admitted,
+  // and their nodes hold nothing else that the change strands) falls back
+  // to a rebuild, which decides the same.
+  Status s = Status::Ok();
+  if (!rebuild) {
+    for (const std::string& key : evict) {
+      if (s.ok()) s = sched_->EvictWorkload(key);
+    }
+    for (const std::string& n : nodes) {
+      auto it = objs_.nodes.find(n);
+      if (s.ok() && it != objs_.nodes.end()) s = sched_->UpdateNode(SchedulerNode(it->second.obj));
+    }
+  }
+  if (rebuild || !s.ok()) {
+    core::Config cfg = BuildConfig(objs_, evict);
+    Status v = core::ValidateConfig(&cfg);
+    if (!v.ok()) return Status::Internal(v.message());
+    auto sched = sched::Scheduler::Create(cfg);
+    if (!sched.ok()) return Status::Internal(sched.status().message());
+    sched_ = std::move(*sched);
+    removed_since_rebuild_ = 0;
+  }
+  for (const std::string& key : evict) {
+    WorkloadRecord& rec = workloads_.at(key);
+    Evicted(&rec, reason, message, now);
+    rec.spec.admission.reset();
+    rec.state = WorkloadState::kRequeued;
+    if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
+    MarkDirty(key);
+  }
+  return Status::Ok();
+}
+
+void State::Finish(WorkloadRecord* rec, bool succeeded,
+                   const std::string& reason, const std::string& message,
+                   int64_t now) {
+  const std::string key = rec->spec.Key();
+  (void)sched_->RemoveWorkload(key);  // Frees its quota and devices.
+  ++removed_since_rebuild_;
+  rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
+  metrics_->Finished(QueueOf(*rec));
+  accounting_.Close(rec, now, objs_.flavors);
+  SetCondition(&rec->conditions, {"Finished", true, reason, message, now, ""});
+  SetCondition(&rec->conditions,
+               {"QuotaReserved", false, "Finished", "quota released", now, ""});
+  MarkDirty(key);
 }
 
 int32_t State::FinishTurn(Txn* txn) {
