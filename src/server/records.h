@@ -57,8 +57,8 @@ struct WorkloadRecord {
   int64_t admitted_unix_ms = 0;
   int64_t util_milli_ms = 0;
   int64_t idle_since_ms = 0;
-  // Pods of the current attempt are in State::runs_ (admitted workloads
-  // only, so that a queue of pending ones does not pay for them).
+  // Pods of the current attempt are in Agents (server/agents.h; admitted
+  // workloads only, so that a queue of pending ones does not pay for them).
 
   bool finished() const {
     return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;

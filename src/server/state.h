@@ -22,12 +22,13 @@
 //                        (Finish), the scheduling turn (FinishTurn, Flush);
 //   state_api.cc         the request verbs and reads; state_json.cc the JSON
 //                        they show;
-//   state_agents.cc      agent liveness, pods and where they run, logs;
+//   state_agents.cc      an agent's sync: its node joins or changes, what
+//                        its pod reports do to workloads;
 //   state_metrics.cc     the scrape's gauges and the dashboard's overview;
 //   state_controllers.cc the controllers' view and their actions;
-//   classes of their own: Accounting (accounting.h: accounting of held
-//   devices and GPU telemetry), Tokens (tokens.h) and AuditTrail
-//   (audit_trail.h);
+//   classes of their own: Agents (agents.h: agent liveness, pods and where
+//   they run, logs), Accounting (accounting.h: accounting of held devices
+//   and GPU telemetry), Tokens (tokens.h) and AuditTrail (audit_trail.h);
 //   the records the parts share (WorkloadRecord, Objects) are in records.h.
 //
 // Scheduling: workload arrivals and deletions go to the scheduler
@@ -63,9 +64,9 @@
 #include "ctrl/controller.h"
 #include "ctrl/runner.h"
 #include "metrics/metrics.h"
-#include "proto/agent_protocol.h"
 #include "sched/scheduler.h"
 #include "server/accounting.h"
+#include "server/agents.h"
 #include "server/audit_trail.h"
 #include "server/authz.h"
 #include "server/records.h"
@@ -73,26 +74,6 @@
 #include "store/store.h"
 
 namespace allot::server {
-
-// What an agent said about one pod of the workload's current attempt.
-struct PodStatus {
-  bool running = false;
-  bool exited = false;
-  int exit_code = 0;
-  int signal = 0;
-  std::string last_lines;
-  std::string reason;  // PodReport::reason.
-};
-
-// ---- The node agent protocol (server/state_agents.cc) ------------------
-// Nodes registered by an agent carry this label ("true"): the server then
-// expects their heartbeats and marks them NotReady without.
-inline constexpr char kAgentLabel[] = "allot.dev/agent";
-// The agent protocol's messages (proto/agent_protocol.h).
-using proto::AgentReport;
-using proto::DesiredPod;
-using proto::GpuTelemetry;
-using proto::PodReport;
 
 // One change for watchers: a line of newline-delimited JSON.
 struct Event {
@@ -191,7 +172,7 @@ class State {
   std::vector<std::string> Snapshot(const Principal& p, Kind kind,
                                     const std::string& tenant) const;
 
-  // ---- Node agents (server/state_agents.cc) ------------------------------
+  // ---- Node agents (server/state_agents.cc, server/agents.h) --------------
   // Registers or updates the agent's node (hardware changes evict what no
   // longer fits), marks it alive, and applies its pod reports: Running when
   // every pod of a workload runs, Succeeded when all exited 0, Failed when
@@ -201,23 +182,22 @@ class State {
   // *registered: the Node object was created or changed.
   Status AgentSync(AgentReport report, Txn* txn, bool* registered = nullptr);
   // The pods `node` should run now.
-  std::vector<DesiredPod> DesiredPods(const std::string& node) const;
+  std::vector<DesiredPod> DesiredPods(const std::string& node) const {
+    return agents_.DesiredPods(node, workloads_);
+  }
   // Nodes whose desired pods changed since the last call.
-  std::set<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
-  bool NodeReady(const std::string& node) const;
+  std::set<std::string> TakeChangedNodes() { return agents_.TakeChangedNodes(); }
+  bool NodeReady(const std::string& node) const { return agents_.Ready(node); }
   // The node's Ready condition for its status.conditions (True with reason
   // NoAgent for a node without an agent).
-  boost::json::object NodeReadyCondition(const std::string& node) const;
+  boost::json::object NodeReadyCondition(const std::string& node) const {
+    return agents_.ReadyCondition(node);
+  }
   // Where the log of one pod of a workload lives: pod `rank` (0-based, over
   // its pod sets in admission order) of attempt `attempt` (0: the current
   // or last one). NotFound as for a GET (another tenant's is NotFound too);
-  // FailedPrecondition when it has no pods (not admitted now, or requeued),
-  // the rank is out of range, or its node is not an agent's or NotReady.
-  struct PodLogTarget {
-    std::string node;
-    std::string pod_id;
-    bool finished = false;  // The pod will write no more.
-  };
+  // otherwise as Agents::LogTarget says.
+  using PodLogTarget = Agents::PodLogTarget;
   Result<PodLogTarget> LogTarget(const Principal& p, const std::string& key,
                                  int32_t rank, int32_t attempt) const;
 
@@ -253,7 +233,9 @@ class State {
   // The latest sample of each GPU of Ready agent nodes (`node` empty: all),
   // by UUID, with when it came.
   std::map<std::string, std::pair<int64_t, GpuTelemetry>> LatestTelemetry(
-      const std::string& node) const;
+      const std::string& node) const {
+    return agents_.LatestTelemetry(node);
+  }
   // The utilization under which a GPU counts as idle (percent).
   void SetIdleThreshold(int pct) { accounting_.SetIdleThreshold(pct); }
   // How long GPU telemetry rollups are kept (server/telemetry.h).
@@ -395,25 +377,13 @@ class State {
   int64_t seq_ = 0;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
-  // Accounting of held devices and GPU telemetry.
+  // Accounting of held devices and GPU telemetry; agents' liveness, where
+  // pods run and what agents said of them.
   Accounting accounting_;
+  Agents agents_;
   // Where `rec` is queued, for the metrics' labels.
   metrics::QueueLabels QueueOf(const WorkloadRecord& rec) const;
 
-  // Agents: who was heard from when (nodes with the allot.dev/agent label),
-  // and where each admitted, unfinished workload's pods run.
-  struct AgentInfo {
-    int64_t last_seen_ms = 0;  // 0: not yet heard since start.
-    bool ready = true;
-    // When `ready` last changed (0: not since start), and why it is false.
-    int64_t transition_ms = 0;
-    std::string not_ready_message;
-    std::string address;
-    bool simulated = false;
-    std::vector<GpuTelemetry> gpus;  // The latest sample of each GPU.
-    int64_t sampled_ms = 0;
-  };
-  std::map<std::string, AgentInfo> agents_;
   // Controllers: when they first ran, what changed for them since they
   // last looked (ctrl::Change bits), and the failed pod of each workload
   // whose gang the gang-restart controller has yet to restart or fail.
@@ -435,25 +405,6 @@ class State {
     std::string clause;
   };
   void MarkNotReady(const std::vector<NotReadyNode>& nodes, int64_t now);
-  // The first turn since start: the last transition of what has not
-  // changed since.
-  int64_t first_turn_ms_ = 0;
-  // An admitted, unfinished workload's nodes and what agents said of its
-  // pods (current attempt, by pod id).
-  struct Run {
-    std::vector<std::string> nodes;
-    std::map<std::string, PodStatus> pods;
-  };
-  std::unordered_map<std::string, Run> runs_;
-  const Run* RunOf(const std::string& key) const {
-    auto it = runs_.find(key);
-    return it == runs_.end() ? nullptr : &it->second;
-  }
-  std::map<std::string, std::set<std::string>> node_index_;
-  std::set<std::string> changed_nodes_;
-  // Keeps node_index_ and changed_nodes_ in step with rec's admission
-  // (`gone`: the workload is being deleted).
-  void Reindex(const std::string& key, WorkloadRecord* rec, bool gone = false);
   // Takes `evict` out of the scheduler (they return to their queues,
   // Evicted with `reason` and `message`) and gives it the current state of
   // `nodes` (their readiness included), in place (Scheduler::EvictWorkload,

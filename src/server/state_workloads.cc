@@ -138,7 +138,7 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
     if (!s.ok()) return Status::Internal(s.message());
     accounting_.Close(&it->second, txn->now_unix_ms, objs_.flavors);
   }
-  Reindex(key, &it->second, /*gone=*/true);  // Its pods are stopped.
+  agents_.Reindex(key, it->second, /*gone=*/true);  // Its pods are stopped.
   json::object last = WorkloadJson(it->second, false);
   ++rv_;
   internal::SetResourceVersion(&last, rv_);
@@ -209,7 +209,7 @@ Status State::Reschedule(const std::set<std::string>& evict,
     Evicted(&rec, reason, message, now);
     rec.spec.admission.reset();
     rec.state = WorkloadState::kRequeued;
-    if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
+    agents_.ForgetPods(key);
     MarkDirty(key);
   }
   return Status::Ok();
@@ -231,7 +231,7 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
 }
 
 int32_t State::FinishTurn(Txn* txn) {
-  if (first_turn_ms_ == 0) first_turn_ms_ = txn->now_unix_ms;
+  agents_.NoteTurn(txn->now_unix_ms);
   std::set<std::string> touched;
   std::map<std::string, sched::PreemptionEvent> preempted;
   int32_t cycles = 0;
@@ -298,7 +298,7 @@ int32_t State::FinishTurn(Txn* txn) {
         metrics::QueueLabels q = QueueOf(rec);
         q.cluster_queue = adm->cluster_queue;
         metrics_->Admitted(q, since > 0 ? std::max<int64_t>(0, now - since) / 1000.0 : 0);
-        if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
+        agents_.ForgetPods(key);
         for (const Condition& c : rec.conditions) {
           if (c.type == "PodsReady") {
             SetCondition(&rec.conditions, {"PodsReady", false, "PodsStarting",
@@ -348,7 +348,7 @@ void State::Flush(Txn* txn) {
     auto it = workloads_.find(key);
     if (it == workloads_.end()) continue;
     WorkloadRecord& rec = it->second;
-    Reindex(key, &rec);
+    agents_.Reindex(key, rec);
     rec.resource_version = ++rv_;
     json::object obj = WorkloadJson(rec, false);
     const char* type = created_.count(key) ? "ADDED" : "MODIFIED";
