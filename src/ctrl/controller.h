@@ -67,6 +67,16 @@ class View {
   // When the state's owner started: the first turn that ran controllers.
   virtual int64_t StartedMs() const = 0;
   virtual void ForEachAdmitted(const std::function<void(const AdmittedView&)>& fn) const = 0;
+  // Every admitted workload that can have a run-time limit: one of its
+  // own, or its ClusterQueue's default (core::ClusterQueue::max_run_seconds),
+  // in the order ForEachAdmitted visits them; it may visit others too. The
+  // deadlines controller reads this instead of every admitted workload. By
+  // default every admitted workload; a view that knows which can have a
+  // limit visits only those (the server's, the simulator's).
+  virtual void ForEachAdmittedWithLimit(
+      const std::function<void(const AdmittedView&)>& fn) const {
+    ForEachAdmitted(fn);
+  }
   virtual void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const = 0;
   virtual void ForEachAgent(const std::function<void(const AgentView&)>& fn) const = 0;
   // nullptr when there is none of that name.

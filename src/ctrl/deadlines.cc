@@ -37,11 +37,7 @@ Plan Deadlines::Run(const View& view, int64_t now_ms) const {
          "ran longer than " + what + " (" + std::to_string(limit_s) + " s)",
          ""});
   };
-  if (const auto* limited = dynamic_cast<const AdmittedWithLimits*>(&view)) {
-    limited->ForEachAdmittedWithLimit(check);
-  } else {
-    view.ForEachAdmitted(check);
-  }
+  view.ForEachAdmittedWithLimit(check);
   return p;
 }
 

@@ -7,36 +7,23 @@
 // it; a requeued workload starts again from zero.
 #pragma once
 
-#include <functional>
-
 #include "ctrl/controller.h"
 
 namespace allot::ctrl {
 
-// What a View may also implement when it knows which admitted workloads
-// can have a limit; Deadlines then reads only those instead of every
-// admitted workload. The simulator's view does: its jobs set no limit of
-// their own, so it visits the running jobs of ClusterQueues with a
-// default, and none at all when no ClusterQueue sets one. Other views
-// (the server's, tests') are scanned in full (View::ForEachAdmitted).
-class AdmittedWithLimits {
- public:
-  virtual ~AdmittedWithLimits() = default;
-  // Every admitted workload with a limit of its own or whose ClusterQueue
-  // sets a default (core::ClusterQueue::max_run_seconds), in the order
-  // View::ForEachAdmitted would visit them; it may visit others too.
-  virtual void ForEachAdmittedWithLimit(
-      const std::function<void(const AdmittedView&)>& fn) const = 0;
-};
-
+// Reads only the admitted workloads that can have a limit
+// (View::ForEachAdmittedWithLimit): the simulator's jobs set no limit of
+// their own, so its view visits the running jobs of ClusterQueues with a
+// default, and none at all when no ClusterQueue sets one; the server's
+// visits those with a limit of their own or such a ClusterQueue.
 class Deadlines : public Controller {
  public:
   std::string_view Name() const override { return "deadlines"; }
   uint32_t Triggers() const override { return kAdmissions | kConfig; }
-  // A scan over every admitted workload (or only those that can have a
-  // limit: AdmittedWithLimits): at most once a second for changes (a
-  // deadline is then checked at most a second late, as before the
-  // controllers); its wake-up at the earliest deadline is exact.
+  // A scan over the admitted workloads that can have a limit: at most once
+  // a second for changes (a deadline is then checked at most a second
+  // late, as before the controllers); its wake-up at the earliest deadline
+  // is exact.
   int64_t MinIntervalMs() const override { return 1000; }
   Plan Run(const View& view, int64_t now_ms) const override;
 };

@@ -10,10 +10,12 @@ namespace {
 using testing::Admitted;
 using testing::TestView;
 
-// A view that also says which admitted workloads can have a limit (as
-// the simulator's does): those with their own or in a ClusterQueue with a
-// default. It counts full scans, which Deadlines must then not make.
-class LimitedView : public TestView, public AdmittedWithLimits {
+// A view that says which admitted workloads can have a limit (as the
+// server's and the simulator's do): those with their own or in a
+// ClusterQueue with a default. It counts full scans, which Deadlines must
+// then not make; TestView itself visits every admitted workload (View's
+// default).
+class LimitedView : public TestView {
  public:
   mutable int32_t full_scans = 0;
   void ForEachAdmitted(

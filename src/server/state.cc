@@ -239,10 +239,10 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
   }
   st->sched_ = std::move(*sched);
   for (const auto& [name, e] : st->objs_.nodes) {
-    if (e.obj.labels.count(std::string(kAgentLabel))) st->agents_[name] = {};
+    if (e.obj.labels.count(std::string(kAgentLabel))) st->agents_.Expect(name);
   }
-  for (auto& [key, rec] : st->workloads_) st->Reindex(key, &rec);
-  st->changed_nodes_.clear();
+  for (const auto& [key, rec] : st->workloads_) st->agents_.Reindex(key, rec);
+  st->agents_.TakeChangedNodes();  // Loading changed no agent's pods.
   return st;
 }
 
@@ -522,7 +522,7 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
 core::Node State::SchedulerNode(const core::Node& n) const {
   core::Node out = n;
   // A NotReady agent's node takes no new work.
-  if (!NodeReady(n.name)) out.unschedulable = true;
+  if (!agents_.Ready(n.name)) out.unschedulable = true;
   return out;
 }
 

@@ -18,14 +18,18 @@
 //   state.cc             loading, and configuration changes (objects and
 //                        their store records, all or nothing);
 //   state_workloads.cc   the workload lifecycle: submission checks,
-//                        evictions, the scheduling turn (FinishTurn, Flush);
+//                        evictions (Reschedule), a workload's end
+//                        (Finish), the scheduling turn (FinishTurn, Flush);
 //   state_api.cc         the request verbs and reads; state_json.cc the JSON
 //                        they show;
-//   state_agents.cc      agent liveness, pods and where they run, logs;
-//   state_usage.cc       accounting of held devices and GPU telemetry;
+//   state_agents.cc      an agent's sync: its node joins or changes, what
+//                        its pod reports do to workloads;
 //   state_metrics.cc     the scrape's gauges and the dashboard's overview;
 //   state_controllers.cc the controllers' view and their actions;
-//   Tokens (tokens.h) and AuditTrail (audit_trail.h): classes of their own.
+//   classes of their own: Agents (agents.h: agent liveness, pods and where
+//   they run, logs), Accounting (accounting.h: accounting of held devices
+//   and GPU telemetry), Tokens (tokens.h) and AuditTrail (audit_trail.h);
+//   the records the parts share (WorkloadRecord, Objects) are in records.h.
 //
 // Scheduling: workload arrivals and deletions go to the scheduler
 // incrementally, and so do a node's replacement or removal, its readiness
@@ -60,86 +64,16 @@
 #include "ctrl/controller.h"
 #include "ctrl/runner.h"
 #include "metrics/metrics.h"
-#include "proto/agent_protocol.h"
 #include "sched/scheduler.h"
+#include "server/accounting.h"
+#include "server/agents.h"
 #include "server/audit_trail.h"
 #include "server/authz.h"
-#include "server/telemetry.h"
+#include "server/records.h"
 #include "server/tokens.h"
 #include "store/store.h"
 
 namespace allot::server {
-
-enum class WorkloadState {
-  kPending,
-  kAdmitted,
-  kRunning,
-  kSucceeded,
-  kFailed,
-  kEvicted,
-  kRequeued,
-  kSuspended,
-};
-const char* ToString(WorkloadState s);
-Result<WorkloadState> ParseWorkloadState(const std::string& s);
-
-struct Condition {
-  std::string type;  // Kueue's: QuotaReserved, Admitted, Evicted, ...
-  bool status = true;
-  std::string reason;
-  std::string message;  // What every reader of the workload may see.
-  int64_t time_unix_ms = 0;
-  // The message naming another tenant's workload (its preemptor): shown
-  // to cluster-admins only, as "detail"; empty when `message` names
-  // nothing of another tenant.
-  std::string detail;
-};
-
-// What an agent said about one pod of the workload's current attempt.
-struct PodStatus {
-  bool running = false;
-  bool exited = false;
-  int exit_code = 0;
-  int signal = 0;
-  std::string last_lines;
-  std::string reason;  // PodReport::reason.
-};
-
-struct WorkloadRecord {
-  core::Workload spec;  // spec.admission is the current admission.
-  WorkloadState state = WorkloadState::kPending;
-  std::vector<Condition> conditions;  // One per type, newest values.
-  int64_t seq = 0;                    // Arrival order.
-  int64_t resource_version = 0;
-  std::string submitted_by;
-  // Admissions so far; the pods of admission N are named ".../aN/...", so
-  // a pod of an earlier admission is never taken for a current one.
-  int32_t attempt = 0;
-  int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
-  // Accounting of the current admission (server/state_usage.cc): since
-  // when it holds its quota (0: not admitted), its devices' utilization so
-  // far (device-ms x utilization, milli-units), and since when all its GPUs
-  // have been under the idle threshold (0: not idle).
-  int64_t admitted_unix_ms = 0;
-  int64_t util_milli_ms = 0;
-  int64_t idle_since_ms = 0;
-  // Pods of the current attempt are in State::runs_ (admitted workloads
-  // only, so that a queue of pending ones does not pay for them).
-
-  bool finished() const {
-    return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;
-  }
-};
-
-// ---- The node agent protocol (server/state_agents.cc) ------------------
-// Nodes registered by an agent carry this label ("true"): the server then
-// expects their heartbeats and marks them NotReady without.
-inline constexpr char kAgentLabel[] = "allot.dev/agent";
-// The agent protocol's messages (proto/agent_protocol.h).
-using proto::AgentReport;
-using proto::DesiredPod;
-using proto::GpuTelemetry;
-using proto::PodReport;
 
 // One change for watchers: a line of newline-delimited JSON.
 struct Event {
@@ -184,24 +118,6 @@ struct ApplyResult {
   Kind kind;
   std::string key;
   std::string action;  // "created", "configured", "unchanged".
-};
-
-template <typename T>
-struct Entry {
-  T obj;
-  int64_t rv = 0;
-};
-// The cluster's configuration: everything but workloads.
-struct Objects {
-  std::map<std::string, Entry<core::ResourceFlavor>> flavors;
-  std::map<std::string, Entry<core::Cohort>> cohorts;
-  std::map<std::string, Entry<core::ClusterQueue>> cluster_queues;
-  std::map<std::string, Entry<core::LocalQueue>> local_queues;  // ns/name
-  std::map<std::string, Entry<core::WorkloadPriorityClass>> priority_classes;
-  std::map<std::string, Entry<core::Namespace>> tenants;
-  std::map<std::string, Entry<core::Node>> nodes;
-  core::SchedulerConfig scheduler;
-  int64_t scheduler_rv = 0;
 };
 
 class State {
@@ -256,7 +172,7 @@ class State {
   std::vector<std::string> Snapshot(const Principal& p, Kind kind,
                                     const std::string& tenant) const;
 
-  // ---- Node agents (server/state_agents.cc) ------------------------------
+  // ---- Node agents (server/state_agents.cc, server/agents.h) --------------
   // Registers or updates the agent's node (hardware changes evict what no
   // longer fits), marks it alive, and applies its pod reports: Running when
   // every pod of a workload runs, Succeeded when all exited 0, Failed when
@@ -266,23 +182,22 @@ class State {
   // *registered: the Node object was created or changed.
   Status AgentSync(AgentReport report, Txn* txn, bool* registered = nullptr);
   // The pods `node` should run now.
-  std::vector<DesiredPod> DesiredPods(const std::string& node) const;
+  std::vector<DesiredPod> DesiredPods(const std::string& node) const {
+    return agents_.DesiredPods(node, workloads_);
+  }
   // Nodes whose desired pods changed since the last call.
-  std::set<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
-  bool NodeReady(const std::string& node) const;
+  std::set<std::string> TakeChangedNodes() { return agents_.TakeChangedNodes(); }
+  bool NodeReady(const std::string& node) const { return agents_.Ready(node); }
   // The node's Ready condition for its status.conditions (True with reason
   // NoAgent for a node without an agent).
-  boost::json::object NodeReadyCondition(const std::string& node) const;
+  boost::json::object NodeReadyCondition(const std::string& node) const {
+    return agents_.ReadyCondition(node);
+  }
   // Where the log of one pod of a workload lives: pod `rank` (0-based, over
   // its pod sets in admission order) of attempt `attempt` (0: the current
   // or last one). NotFound as for a GET (another tenant's is NotFound too);
-  // FailedPrecondition when it has no pods (not admitted now, or requeued),
-  // the rank is out of range, or its node is not an agent's or NotReady.
-  struct PodLogTarget {
-    std::string node;
-    std::string pod_id;
-    bool finished = false;  // The pod will write no more.
-  };
+  // otherwise as Agents::LogTarget says.
+  using PodLogTarget = Agents::PodLogTarget;
   Result<PodLogTarget> LogTarget(const Principal& p, const std::string& key,
                                  int32_t rank, int32_t attempt) const;
 
@@ -300,29 +215,31 @@ class State {
     return runner->NextWakeMs();
   }
 
-  // ---- Usage and cost (server/state_usage.cc) ----------------------------
+  // ---- Usage and cost (server/accounting.h) ------------------------------
   // Rows for what admitted workloads hold now, from their admission to
   // `now` (the store has every closed stretch): all tenants when `tenant`
   // is empty.
   std::vector<store::UsageRow> OpenUsage(const std::string& tenant,
-                                         int64_t now) const;
-  // Admitted workloads whose GPUs have all been under `util_pct` for at
-  // least `min_ms` (by agents' telemetry), with since when.
-  struct IdleHolder {
-    std::string key;
-    int64_t idle_since_ms = 0;
-    std::vector<store::UsageRow> rows;  // What it holds, up to now.
-  };
+                                         int64_t now) const {
+    return Accounting::OpenUsage(workloads_, tenant, now, objs_.flavors);
+  }
+  // Admitted workloads whose GPUs have all been under the idle threshold
+  // for at least `min_ms` (by agents' telemetry), with since when.
+  using IdleHolder = Accounting::IdleHolder;
   std::vector<IdleHolder> IdleHolders(const std::string& tenant, int64_t now,
-                                      int64_t min_ms) const;
+                                      int64_t min_ms) const {
+    return Accounting::IdleHolders(workloads_, tenant, now, min_ms, objs_.flavors);
+  }
   // The latest sample of each GPU of Ready agent nodes (`node` empty: all),
   // by UUID, with when it came.
   std::map<std::string, std::pair<int64_t, GpuTelemetry>> LatestTelemetry(
-      const std::string& node) const;
+      const std::string& node) const {
+    return agents_.LatestTelemetry(node);
+  }
   // The utilization under which a GPU counts as idle (percent).
-  void SetIdleThreshold(int pct) { idle_util_pct_ = pct; }
+  void SetIdleThreshold(int pct) { accounting_.SetIdleThreshold(pct); }
   // How long GPU telemetry rollups are kept (server/telemetry.h).
-  void SetTelemetryRetention(int64_t ms) { telemetry_retention_ms_ = ms; }
+  void SetTelemetryRetention(int64_t ms) { accounting_.SetTelemetryRetention(ms); }
 
   // ---- Tokens and audit (server/tokens.h, server/audit_trail.h) ---------
   const Tokens& tokens() const { return tokens_; }
@@ -460,43 +377,13 @@ class State {
   int64_t seq_ = 0;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
-  // Usage rows closed this turn; Flush moves them into the batch.
-  std::vector<store::UsageRow> closed_usage_;
-  // GPU telemetry: the running minute of each GPU (by UUID), the hour rows
-  // closed this turn, and when old hours were last pruned.
-  std::unordered_map<std::string, GpuRollup> rollups_;
-  std::vector<store::RollupRow> closed_rollups_;
-  int64_t telemetry_retention_ms_ = 30LL * 86400000;
-  int64_t pruned_hour_ms_ = 0;
-  int idle_util_pct_ = 5;
-  // Starts or ends the accounting of rec's current admission.
-  void OpenAccount(WorkloadRecord* rec, int64_t now);
-  void CloseAccount(WorkloadRecord* rec, int64_t now);
-  // The usage rows of rec's current admission from its start to `now`.
-  std::vector<store::UsageRow> AccountRows(const WorkloadRecord& rec,
-                                           int64_t now) const;
-  // Attributes one telemetry report of `node` (taken `dt_ms` after the
-  // previous one) to the workloads holding its GPUs.
-  void AttributeTelemetry(const std::string& node,
-                          const std::vector<GpuTelemetry>& samples,
-                          int64_t prev_ms, int64_t now);
+  // Accounting of held devices and GPU telemetry; agents' liveness, where
+  // pods run and what agents said of them.
+  Accounting accounting_;
+  Agents agents_;
   // Where `rec` is queued, for the metrics' labels.
   metrics::QueueLabels QueueOf(const WorkloadRecord& rec) const;
 
-  // Agents: who was heard from when (nodes with the allot.dev/agent label),
-  // and where each admitted, unfinished workload's pods run.
-  struct AgentInfo {
-    int64_t last_seen_ms = 0;  // 0: not yet heard since start.
-    bool ready = true;
-    // When `ready` last changed (0: not since start), and why it is false.
-    int64_t transition_ms = 0;
-    std::string not_ready_message;
-    std::string address;
-    bool simulated = false;
-    std::vector<GpuTelemetry> gpus;  // The latest sample of each GPU.
-    int64_t sampled_ms = 0;
-  };
-  std::map<std::string, AgentInfo> agents_;
   // Controllers: when they first ran, what changed for them since they
   // last looked (ctrl::Change bits), and the failed pod of each workload
   // whose gang the gang-restart controller has yet to restart or fail.
@@ -518,25 +405,6 @@ class State {
     std::string clause;
   };
   void MarkNotReady(const std::vector<NotReadyNode>& nodes, int64_t now);
-  // The first turn since start: the last transition of what has not
-  // changed since.
-  int64_t first_turn_ms_ = 0;
-  // An admitted, unfinished workload's nodes and what agents said of its
-  // pods (current attempt, by pod id).
-  struct Run {
-    std::vector<std::string> nodes;
-    std::map<std::string, PodStatus> pods;
-  };
-  std::unordered_map<std::string, Run> runs_;
-  const Run* RunOf(const std::string& key) const {
-    auto it = runs_.find(key);
-    return it == runs_.end() ? nullptr : &it->second;
-  }
-  std::map<std::string, std::set<std::string>> node_index_;
-  std::set<std::string> changed_nodes_;
-  // Keeps node_index_ and changed_nodes_ in step with rec's admission
-  // (`gone`: the workload is being deleted).
-  void Reindex(const std::string& key, WorkloadRecord* rec, bool gone = false);
   // Takes `evict` out of the scheduler (they return to their queues,
   // Evicted with `reason` and `message`) and gives it the current state of
   // `nodes` (their readiness included), in place (Scheduler::EvictWorkload,

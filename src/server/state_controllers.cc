@@ -20,7 +20,7 @@ class State::ControllerView : public ctrl::View {
   int64_t StartedMs() const override { return s_.controllers_started_ms_; }
 
   void ForEachAdmitted(const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
-    for (const auto& [key, run] : s_.runs_) {
+    for (const auto& [key, run] : s_.agents_.runs()) {
       const WorkloadRecord& rec = s_.workloads_.at(key);
       if (rec.finished() || !rec.spec.admission) continue;
       for (const Condition& c : rec.conditions) {
@@ -29,6 +29,22 @@ class State::ControllerView : public ctrl::View {
             rec.spec.max_execution_seconds});
       }
     }
+  }
+
+  // Those with a limit of their own, and, when some ClusterQueue sets a
+  // default, those admitted to such a ClusterQueue.
+  void ForEachAdmittedWithLimit(
+      const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
+    bool any_default = false;
+    for (const auto& [name, e] : s_.objs_.cluster_queues) any_default |= e.obj.max_run_seconds > 0;
+    ForEachAdmitted([&](const ctrl::AdmittedView& w) {
+      if (w.max_execution_seconds <= 0) {
+        if (!any_default) return;
+        const core::ClusterQueue* cq = FindClusterQueue(w.cluster_queue);
+        if (cq == nullptr || cq->max_run_seconds <= 0) return;
+      }
+      fn(w);
+    });
   }
 
   void ForEachPodFailure(
@@ -41,7 +57,7 @@ class State::ControllerView : public ctrl::View {
   }
 
   void ForEachAgent(const std::function<void(const ctrl::AgentView&)>& fn) const override {
-    for (const auto& [name, a] : s_.agents_) fn({name, a.ready, a.last_seen_ms});
+    for (const auto& [name, a] : s_.agents_.all()) fn({name, a.ready, a.last_seen_ms});
   }
 
   const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {
@@ -74,8 +90,8 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
     const std::string principal = "controller:" + t.controller;
     const char* verb = ctrl::ToString(a.type);
     if (a.type == ctrl::Action::Type::kNodeNotReady) {
-      auto it = agents_.find(a.target);
-      if (it == agents_.end() || !it->second.ready) continue;
+      const AgentInfo* agent = agents_.Find(a.target);
+      if (agent == nullptr || !agent->ready) continue;
       not_ready.push_back({a.target, a.message, a.clause});
       Audit(principal, "", verb, "Node " + a.target, "ok", txn);
       continue;
@@ -91,7 +107,7 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
       // agents stop the old pods and start the new ones.
       ++rec.restarts;
       ++rec.attempt;
-      runs_[a.target].pods.clear();
+      agents_.ForgetPods(a.target);
       rec.state = WorkloadState::kAdmitted;
       SetCondition(&rec.conditions, {"PodsReady", false, a.reason, a.message, now, ""});
       MarkDirty(a.target);
@@ -106,12 +122,9 @@ void State::MarkNotReady(const std::vector<NotReadyNode>& nodes, int64_t now) {
   // Clause -> its nodes, in the order given.
   std::vector<std::pair<std::string, std::string>> clauses;
   for (const NotReadyNode& n : nodes) {
-    AgentInfo& a = agents_[n.name];
-    a.ready = false;
-    a.transition_ms = now;
-    a.not_ready_message = n.message;
-    if (auto it = node_index_.find(n.name); it != node_index_.end()) {
-      evict.insert(it->second.begin(), it->second.end());
+    agents_.MarkNotReady(n.name, now, n.message);
+    if (const std::set<std::string>* on = agents_.WorkloadsOn(n.name)) {
+      evict.insert(on->begin(), on->end());
     }
     auto c = std::find_if(clauses.begin(), clauses.end(),
                           [&](const auto& x) { return x.first == n.clause; });

@@ -74,7 +74,7 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
     status["admittedAtMs"] = rec.admitted_unix_ms;  // Accounting: since when it holds.
     status["utilMilliMs"] = rec.util_milli_ms;
   }
-  if (const Run* run = RunOf(rec.spec.Key()); run && !run->pods.empty()) {
+  if (const Run* run = agents_.RunOf(rec.spec.Key()); run && !run->pods.empty()) {
     int64_t running = 0, exited = 0;
     for (const auto& [id, ps] : run->pods) {
       running += ps.running && !ps.exited;
@@ -165,47 +165,6 @@ json::object State::ConfigJson(Kind kind, const std::string& key,
     st.as_object()["conditions"] = json::array{NodeReadyCondition(key)};
   }
   return obj;
-}
-
-json::object State::NodeReadyCondition(const std::string& node) const {
-  json::object c;
-  c["type"] = "Ready";
-  auto transition = [&c, this](int64_t ms) {
-    if (ms == 0) ms = first_turn_ms_;  // Unchanged since start.
-    if (ms == 0) return;
-    c["lastTransitionTime"] = core::FormatRfc3339Ms(ms);
-    c["lastTransitionUnixMs"] = ms;
-  };
-  auto it = agents_.find(node);
-  if (it == agents_.end()) {
-    c["status"] = "True";
-    c["reason"] = "NoAgent";
-    c["message"] = "configured without an agent: always schedulable";
-    transition(0);
-    return c;
-  }
-  const AgentInfo& a = it->second;
-  if (!a.ready) {
-    c["status"] = "False";
-    c["reason"] = "AgentNotHeartbeating";
-    c["message"] = "NotReady: " + a.not_ready_message +
-                   "; its workloads went back to their queues";
-  } else if (a.last_seen_ms == 0) {
-    c["status"] = "Unknown";
-    c["reason"] = "AwaitingAgent";
-    c["message"] = "the server restarted and has not heard from this node's agent "
-                   "yet; it keeps its workloads during the startup grace period";
-  } else {
-    c["status"] = "True";
-    c["reason"] = "AgentReady";
-    c["message"] = "its agent is heartbeating";
-  }
-  if (a.last_seen_ms != 0) {
-    c["lastHeartbeatTime"] = core::FormatRfc3339Ms(a.last_seen_ms);
-    c["lastHeartbeatUnixMs"] = a.last_seen_ms;
-  }
-  transition(a.transition_ms);
-  return c;
 }
 
 }  // namespace allot::server

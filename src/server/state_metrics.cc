@@ -217,7 +217,7 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   std::vector<GpuRow> rows;
   int64_t gpus_free[2] = {0, 0}, gpus_held[2] = {0, 0}, gpus_sick[2] = {0, 0};
   int64_t agents_ready = 0;
-  for (const auto& [node, info] : agents_) {
+  for (const auto& [node, info] : agents_.all()) {
     if (info.ready && info.last_seen_ms != 0) ++agents_ready;
     auto n = objs_.nodes.find(node);
     if (n == objs_.nodes.end()) continue;
@@ -304,15 +304,15 @@ void State::CollectMetrics(metrics::Gauges* g) const {
 std::vector<std::pair<std::string, const WorkloadRecord*>> State::HeldGpus(
     const std::string& node) const {
   std::vector<std::pair<std::string, const WorkloadRecord*>> out;
-  auto idx = node_index_.find(node);
-  if (idx == node_index_.end()) return out;
+  const std::set<std::string>* on = agents_.WorkloadsOn(node);
+  if (on == nullptr) return out;
   std::unordered_map<std::string, std::string> parent;  // MIG slice -> GPU.
   if (auto n = objs_.nodes.find(node); n != objs_.nodes.end()) {
     for (const core::Gpu& gpu : n->second.obj.gpus) {
       for (const core::MigSlice& m : gpu.mig) parent[m.uuid] = gpu.uuid;
     }
   }
-  for (const std::string& key : idx->second) {
+  for (const std::string& key : *on) {
     const WorkloadRecord& rec = workloads_.at(key);
     if (!rec.spec.admission || rec.finished()) continue;
     for (const auto& psa : rec.spec.admission->pod_set_assignments) {
@@ -330,7 +330,7 @@ std::vector<std::pair<std::string, const WorkloadRecord*>> State::HeldGpus(
 
 std::unordered_map<std::string, const WorkloadRecord*> State::GpuHolders() const {
   std::unordered_map<std::string, const WorkloadRecord*> holder;
-  for (const auto& [node, keys] : node_index_) {
+  for (const auto& [node, keys] : agents_.workloads_by_node()) {
     for (const auto& [gpu, rec] : HeldGpus(node)) holder[gpu] = rec;
   }
   return holder;
@@ -410,7 +410,7 @@ json::object State::Overview(const Principal& p, int64_t now, int64_t idle_ms) c
           {"cohorts", std::move(cohorts)},
           {"workloads", std::move(wl)},
           {"idleMinutes", idle_ms / 60000},
-          {"idleUtilPct", idle_util_pct_},
+          {"idleUtilPct", accounting_.idle_threshold()},
           {"resourceVersion", std::to_string(rv_)}};
 }
 

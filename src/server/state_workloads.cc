@@ -1,6 +1,8 @@
 // State: the workload lifecycle: submission checks (the priority policy),
-// submission and deletion, evictions, and the scheduling turn that records
-// every decision and writes what changed (FinishTurn, Flush).
+// submission and deletion, evictions (Reschedule: evicted workloads and
+// changed nodes given to the scheduler), a workload's end (Finish), and the
+// scheduling turn that records every decision and writes what changed
+// (FinishTurn, Flush).
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -134,9 +136,9 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   if (!it->second.finished()) {
     Status s = sched_->RemoveWorkload(key);
     if (!s.ok()) return Status::Internal(s.message());
-    CloseAccount(&it->second, txn->now_unix_ms);
+    accounting_.Close(&it->second, txn->now_unix_ms, objs_.flavors);
   }
-  Reindex(key, &it->second, /*gone=*/true);  // Its pods are stopped.
+  agents_.Reindex(key, it->second, /*gone=*/true);  // Its pods are stopped.
   json::object last = WorkloadJson(it->second, false);
   ++rv_;
   internal::SetResourceVersion(&last, rv_);
@@ -168,7 +170,7 @@ metrics::QueueLabels State::QueueOf(const WorkloadRecord& rec) const {
 void State::Evicted(WorkloadRecord* rec, const std::string& reason,
                     const std::string& message, int64_t now, const std::string& detail) {
   metrics_->Evicted(QueueOf(*rec), reason);
-  CloseAccount(rec, now);
+  accounting_.Close(rec, now, objs_.flavors);
   SetCondition(&rec->conditions, {"Evicted", true, reason, message, now, detail});
   SetCondition(&rec->conditions, {"QuotaReserved", false, reason, "evicted: " + message, now,
                                   detail.empty() ? "" : "evicted: " + detail});
@@ -176,8 +178,60 @@ void State::Evicted(WorkloadRecord* rec, const std::string& reason,
   SetCondition(&rec->conditions, {"Requeued", true, reason, "back in its queue", now, ""});
 }
 
+Status State::Reschedule(const std::set<std::string>& evict,
+                         const std::set<std::string>& nodes, const std::string& reason,
+                         const std::string& message, int64_t now, bool rebuild) {
+  // In place: the evicted workloads leave the scheduler, then the nodes
+  // take their new state. A refusal (none is expected: they are admitted,
+  // and their nodes hold nothing else that the change strands) falls back
+  // to a rebuild, which decides the same.
+  Status s = Status::Ok();
+  if (!rebuild) {
+    for (const std::string& key : evict) {
+      if (s.ok()) s = sched_->EvictWorkload(key);
+    }
+    for (const std::string& n : nodes) {
+      auto it = objs_.nodes.find(n);
+      if (s.ok() && it != objs_.nodes.end()) s = sched_->UpdateNode(SchedulerNode(it->second.obj));
+    }
+  }
+  if (rebuild || !s.ok()) {
+    core::Config cfg = BuildConfig(objs_, evict);
+    Status v = core::ValidateConfig(&cfg);
+    if (!v.ok()) return Status::Internal(v.message());
+    auto sched = sched::Scheduler::Create(cfg);
+    if (!sched.ok()) return Status::Internal(sched.status().message());
+    sched_ = std::move(*sched);
+    removed_since_rebuild_ = 0;
+  }
+  for (const std::string& key : evict) {
+    WorkloadRecord& rec = workloads_.at(key);
+    Evicted(&rec, reason, message, now);
+    rec.spec.admission.reset();
+    rec.state = WorkloadState::kRequeued;
+    agents_.ForgetPods(key);
+    MarkDirty(key);
+  }
+  return Status::Ok();
+}
+
+void State::Finish(WorkloadRecord* rec, bool succeeded,
+                   const std::string& reason, const std::string& message,
+                   int64_t now) {
+  const std::string key = rec->spec.Key();
+  (void)sched_->RemoveWorkload(key);  // Frees its quota and devices.
+  ++removed_since_rebuild_;
+  rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
+  metrics_->Finished(QueueOf(*rec));
+  accounting_.Close(rec, now, objs_.flavors);
+  SetCondition(&rec->conditions, {"Finished", true, reason, message, now, ""});
+  SetCondition(&rec->conditions,
+               {"QuotaReserved", false, "Finished", "quota released", now, ""});
+  MarkDirty(key);
+}
+
 int32_t State::FinishTurn(Txn* txn) {
-  if (first_turn_ms_ == 0) first_turn_ms_ = txn->now_unix_ms;
+  agents_.NoteTurn(txn->now_unix_ms);
   std::set<std::string> touched;
   std::map<std::string, sched::PreemptionEvent> preempted;
   int32_t cycles = 0;
@@ -234,7 +288,7 @@ int32_t State::FinishTurn(Txn* txn) {
       const bool fresh = !rec.spec.admission || *rec.spec.admission != *adm ||
                          preempted.count(key);
       if (fresh) {
-        if (rec.admitted_unix_ms != 0) CloseAccount(&rec, now);
+        if (rec.admitted_unix_ms != 0) accounting_.Close(&rec, now, objs_.flavors);
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
         // Waiting since creation or the last requeue.
         int64_t since = rec.spec.creation_unix_ms;
@@ -244,7 +298,7 @@ int32_t State::FinishTurn(Txn* txn) {
         metrics::QueueLabels q = QueueOf(rec);
         q.cluster_queue = adm->cluster_queue;
         metrics_->Admitted(q, since > 0 ? std::max<int64_t>(0, now - since) / 1000.0 : 0);
-        if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
+        agents_.ForgetPods(key);
         for (const Condition& c : rec.conditions) {
           if (c.type == "PodsReady") {
             SetCondition(&rec.conditions, {"PodsReady", false, "PodsStarting",
@@ -254,7 +308,7 @@ int32_t State::FinishTurn(Txn* txn) {
         }
       }
       rec.spec.admission = std::move(adm);
-      if (fresh) OpenAccount(&rec, now);
+      if (fresh) Accounting::Open(&rec, now);
       rec.state = WorkloadState::kAdmitted;
       SetCondition(&rec.conditions, {"QuotaReserved", true, "QuotaReserved", msg, now, ""});
       SetCondition(&rec.conditions, {"Admitted", true, "Admitted",
@@ -294,7 +348,7 @@ void State::Flush(Txn* txn) {
     auto it = workloads_.find(key);
     if (it == workloads_.end()) continue;
     WorkloadRecord& rec = it->second;
-    Reindex(key, &rec);
+    agents_.Reindex(key, rec);
     rec.resource_version = ++rv_;
     json::object obj = WorkloadJson(rec, false);
     const char* type = created_.count(key) ? "ADDED" : "MODIFIED";
@@ -305,16 +359,7 @@ void State::Flush(Txn* txn) {
   }
   dirty_.clear();
   created_.clear();
-  for (store::UsageRow& u : closed_usage_) txn->batch.usage.push_back(std::move(u));
-  closed_usage_.clear();
-  for (store::RollupRow& r : closed_rollups_) txn->batch.rollups.push_back(std::move(r));
-  closed_rollups_.clear();
-  // Once an hour: telemetry older than the retention goes.
-  const int64_t hour = txn->now_unix_ms / 3600000 * 3600000;
-  if (hour != pruned_hour_ms_ && txn->now_unix_ms > telemetry_retention_ms_) {
-    pruned_hour_ms_ = hour;
-    txn->batch.prune_rollups_before_ms = txn->now_unix_ms - telemetry_retention_ms_;
-  }
+  accounting_.Flush(txn->now_unix_ms, &txn->batch);
   if (!txn->batch.empty() || !txn->events.empty()) {
     txn->batch.meta["rv"] = std::to_string(rv_);
     txn->batch.meta["seq"] = std::to_string(seq_);

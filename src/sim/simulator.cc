@@ -206,9 +206,9 @@ class Sim {
 
 // The controllers' view of the simulation (ctrl/controller.h). Jobs set
 // no run-time limit of their own, so only those of ClusterQueues with a
-// default can have one (ctrl::AdmittedWithLimits): on traces where no
+// default can have one (ForEachAdmittedWithLimit): on traces where no
 // ClusterQueue sets one, the deadlines controller reads nothing.
-class SimView : public ctrl::View, public ctrl::AdmittedWithLimits {
+class SimView : public ctrl::View {
  public:
   explicit SimView(const Sim& s) : s_(s) {}
   int64_t StartedMs() const override { return 0; }

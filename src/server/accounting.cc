@@ -1,15 +1,10 @@
-// Usage and cost accounting: what each admission of a workload holds, for
-// how long, how busy its GPUs were, and what that costs at its flavor's
-// price. A closed stretch (eviction, end, deletion) becomes a store::UsageRow
-// in the same commit as the change that closed it; an open one is computed
-// from memory when asked (OpenUsage), so a report always covers up to now.
+// Usage and cost accounting, and GPU telemetry rollups (server/accounting.h).
+#include "server/accounting.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
-
-#include "server/state.h"
-#include "server/state_internal.h"
 
 namespace allot::server {
 
@@ -22,14 +17,14 @@ bool IsDevice(const std::string& resource) {
 
 }  // namespace
 
-void State::OpenAccount(WorkloadRecord* rec, int64_t now) {
+void Accounting::Open(WorkloadRecord* rec, int64_t now) {
   rec->admitted_unix_ms = now;
   rec->util_milli_ms = 0;
   rec->idle_since_ms = 0;
 }
 
-std::vector<store::UsageRow> State::AccountRows(const WorkloadRecord& rec,
-                                                int64_t now) const {
+std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t now,
+                                              const Flavors& flavors) {
   std::vector<store::UsageRow> rows;
   if (rec.admitted_unix_ms == 0 || !rec.spec.admission) return rows;
   std::map<std::pair<std::string, std::string>, int64_t> held;  // (flavor, resource)
@@ -67,7 +62,7 @@ std::vector<store::UsageRow> State::AccountRows(const WorkloadRecord& rec,
                                        : int64_t(__int128(rec.util_milli_ms) * q / total);
     u.util_milli_ms = std::min(share, q * (u.end_unix_ms - u.start_unix_ms));
     util_left -= share;
-    if (auto f = objs_.flavors.find(fr.first); f != objs_.flavors.end()) {
+    if (auto f = flavors.find(fr.first); f != flavors.end()) {
       auto p = f->second.obj.price_micros_per_hour.find(fr.second);
       if (p != f->second.obj.price_micros_per_hour.end()) u.price_micros_per_hour = p->second;
     }
@@ -76,70 +71,61 @@ std::vector<store::UsageRow> State::AccountRows(const WorkloadRecord& rec,
   return rows;
 }
 
-void State::CloseAccount(WorkloadRecord* rec, int64_t now) {
-  for (store::UsageRow& u : AccountRows(*rec, now)) closed_usage_.push_back(std::move(u));
+void Accounting::Close(WorkloadRecord* rec, int64_t now, const Flavors& flavors) {
+  for (store::UsageRow& u : Rows(*rec, now, flavors)) closed_usage_.push_back(std::move(u));
   rec->admitted_unix_ms = 0;
   rec->util_milli_ms = 0;
   rec->idle_since_ms = 0;
 }
 
-std::vector<store::UsageRow> State::OpenUsage(const std::string& tenant,
-                                              int64_t now) const {
+std::vector<store::UsageRow> Accounting::OpenUsage(const Workloads& workloads,
+                                                   const std::string& tenant, int64_t now,
+                                                   const Flavors& flavors) {
   std::vector<store::UsageRow> rows;
   auto add = [&](const WorkloadRecord& rec) {
     if (rec.finished() || rec.admitted_unix_ms == 0) return;
-    for (store::UsageRow& u : AccountRows(rec, now)) rows.push_back(std::move(u));
+    for (store::UsageRow& u : Rows(rec, now, flavors)) rows.push_back(std::move(u));
   };
   if (tenant.empty()) {
-    for (const auto& [key, rec] : workloads_) add(rec);
+    for (const auto& [key, rec] : workloads) add(rec);
   } else {
-    for (auto it = workloads_.lower_bound(tenant + "/");
-         it != workloads_.end() && it->second.spec.ns == tenant; ++it) {
+    for (auto it = workloads.lower_bound(tenant + "/");
+         it != workloads.end() && it->second.spec.ns == tenant; ++it) {
       add(it->second);
     }
   }
   return rows;
 }
 
-std::vector<State::IdleHolder> State::IdleHolders(const std::string& tenant,
-                                                  int64_t now,
-                                                  int64_t min_ms) const {
+std::vector<Accounting::IdleHolder> Accounting::IdleHolders(const Workloads& workloads,
+                                                            const std::string& tenant,
+                                                            int64_t now, int64_t min_ms,
+                                                            const Flavors& flavors) {
   std::vector<IdleHolder> out;
-  for (const auto& [key, rec] : workloads_) {
+  for (const auto& [key, rec] : workloads) {
     if (!tenant.empty() && rec.spec.ns != tenant) continue;
     if (rec.finished() || rec.idle_since_ms == 0 || now - rec.idle_since_ms < min_ms) continue;
-    out.push_back({key, rec.idle_since_ms, AccountRows(rec, now)});
+    out.push_back({key, rec.idle_since_ms, Rows(rec, now, flavors)});
   }
   return out;
 }
 
-std::map<std::string, std::pair<int64_t, GpuTelemetry>> State::LatestTelemetry(
-    const std::string& node) const {
-  std::map<std::string, std::pair<int64_t, GpuTelemetry>> out;
-  for (const auto& [name, info] : agents_) {
-    if ((!node.empty() && name != node) || !info.ready) continue;
-    for (const GpuTelemetry& t : info.gpus) out[t.uuid] = {info.sampled_ms, t};
-  }
-  return out;
-}
-
-void State::AttributeTelemetry(const std::string& node,
-                               const std::vector<GpuTelemetry>& samples,
-                               int64_t prev_ms, int64_t now) {
-  auto idx = node_index_.find(node);
-  if (idx == node_index_.end()) return;
+void Accounting::Attribute(const std::string& node, const core::Node* obj,
+                           const std::set<std::string>& holders,
+                           const std::vector<proto::GpuTelemetry>& samples, int64_t prev_ms,
+                           int64_t now, Workloads* workloads) const {
   std::map<std::string, int> util;  // Device UUID -> utilization %.
-  for (const GpuTelemetry& t : samples) util[t.uuid] = std::clamp(t.utilization_pct, 0, 100);
-  if (auto n = objs_.nodes.find(node); n != objs_.nodes.end()) {
-    for (const core::Gpu& g : n->second.obj.gpus) {
+  for (const proto::GpuTelemetry& t : samples) util[t.uuid] = std::clamp(t.utilization_pct, 0, 100);
+  if (obj != nullptr) {
+    for (const core::Gpu& g : obj->gpus) {
       auto u = util.find(g.uuid);
       if (u == util.end()) continue;
       // A MIG slice is as busy as its GPU (NVML samples whole GPUs).
       for (const core::MigSlice& m : g.mig) util[m.uuid] = u->second;
     }
   }
-  for (const std::string& key : idx->second) {
-    WorkloadRecord& rec = workloads_.at(key);
+  for (const std::string& key : holders) {
+    WorkloadRecord& rec = workloads->at(key);
     if (rec.finished() || rec.admitted_unix_ms == 0 || !rec.spec.admission) continue;
     // The stretch since the previous sample (at most a minute, so a silent
     // agent is not credited for the gap) that this admission held.
@@ -164,6 +150,30 @@ void State::AttributeTelemetry(const std::string& node,
     } else if (rec.idle_since_ms == 0) {
       rec.idle_since_ms = std::max(prev_ms > 0 ? prev_ms : now, rec.admitted_unix_ms);
     }
+  }
+}
+
+void Accounting::Roll(const std::string& node,
+                      const std::vector<proto::GpuTelemetry>& samples, int64_t now) {
+  for (const proto::GpuTelemetry& t : samples) {
+    store::RollupRow row;
+    if (rollups_[t.uuid].Add(t.uuid, node, now, t.utilization_pct, t.temperature_c,
+                             t.power_watts, t.memory_used_bytes, &row)) {
+      closed_rollups_.push_back(std::move(row));
+    }
+  }
+}
+
+void Accounting::Flush(int64_t now, store::Batch* batch) {
+  for (store::UsageRow& u : closed_usage_) batch->usage.push_back(std::move(u));
+  closed_usage_.clear();
+  for (store::RollupRow& r : closed_rollups_) batch->rollups.push_back(std::move(r));
+  closed_rollups_.clear();
+  // Once an hour: telemetry older than the retention goes.
+  const int64_t hour = now / 3600000 * 3600000;
+  if (hour != pruned_hour_ms_ && now > telemetry_retention_ms_) {
+    pruned_hour_ms_ = hour;
+    batch->prune_rollups_before_ms = now - telemetry_retention_ms_;
   }
 }
 

@@ -1,0 +1,86 @@
+// The records State keeps (server/state.h): workloads with their lifecycle
+// state and conditions, and the configuration objects with their resource
+// versions. Plain values; the parts of the state read and change them on
+// the owner thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/status.h"
+
+namespace allot::server {
+
+enum class WorkloadState {
+  kPending,
+  kAdmitted,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kEvicted,
+  kRequeued,
+  kSuspended,
+};
+const char* ToString(WorkloadState s);
+Result<WorkloadState> ParseWorkloadState(const std::string& s);
+
+struct Condition {
+  std::string type;  // Kueue's: QuotaReserved, Admitted, Evicted, ...
+  bool status = true;
+  std::string reason;
+  std::string message;  // What every reader of the workload may see.
+  int64_t time_unix_ms = 0;
+  // The message naming another tenant's workload (its preemptor): shown
+  // to cluster-admins only, as "detail"; empty when `message` names
+  // nothing of another tenant.
+  std::string detail;
+};
+
+struct WorkloadRecord {
+  core::Workload spec;  // spec.admission is the current admission.
+  WorkloadState state = WorkloadState::kPending;
+  std::vector<Condition> conditions;  // One per type, newest values.
+  int64_t seq = 0;                    // Arrival order.
+  int64_t resource_version = 0;
+  std::string submitted_by;
+  // Admissions so far; the pods of admission N are named ".../aN/...", so
+  // a pod of an earlier admission is never taken for a current one.
+  int32_t attempt = 0;
+  int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
+  // Accounting of the current admission (server/accounting.h): since
+  // when it holds its quota (0: not admitted), its devices' utilization so
+  // far (device-ms x utilization, milli-units), and since when all its GPUs
+  // have been under the idle threshold (0: not idle).
+  int64_t admitted_unix_ms = 0;
+  int64_t util_milli_ms = 0;
+  int64_t idle_since_ms = 0;
+  // Pods of the current attempt are in Agents (server/agents.h; admitted
+  // workloads only, so that a queue of pending ones does not pay for them).
+
+  bool finished() const {
+    return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;
+  }
+};
+
+template <typename T>
+struct Entry {
+  T obj;
+  int64_t rv = 0;
+};
+// The cluster's configuration: everything but workloads.
+struct Objects {
+  std::map<std::string, Entry<core::ResourceFlavor>> flavors;
+  std::map<std::string, Entry<core::Cohort>> cohorts;
+  std::map<std::string, Entry<core::ClusterQueue>> cluster_queues;
+  std::map<std::string, Entry<core::LocalQueue>> local_queues;  // ns/name
+  std::map<std::string, Entry<core::WorkloadPriorityClass>> priority_classes;
+  std::map<std::string, Entry<core::Namespace>> tenants;
+  std::map<std::string, Entry<core::Node>> nodes;
+  core::SchedulerConfig scheduler;
+  int64_t scheduler_rv = 0;
+};
+
+}  // namespace allot::server
