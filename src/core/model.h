@@ -110,9 +110,36 @@ struct ResourceFlavor {
   // Allot extension (spec.price): price per unit-hour of each resource, in
   // micro-units of the billing currency (2.5 -> 2500000).
   std::map<std::string, int64_t> price_micros_per_hour;
+  // Kueue's spec.topologyName: the Topology whose levels place the pod sets
+  // that ask for one (topology-aware scheduling). Empty: none.
+  std::string topology_name;
   SourceRef source;
 
   bool operator==(const ResourceFlavor&) const = default;
+};
+
+// Kueue's Topology: the node labels that name a node's domains, from the
+// widest (e.g. a block) to the narrowest (e.g. kubernetes.io/hostname).
+struct Topology {
+  std::string name;
+  std::vector<std::string> levels;  // Node label keys.
+  SourceRef source;
+
+  bool operator==(const Topology&) const = default;
+};
+
+// Where a pod set's pods must or should share a topology domain (Kueue's
+// podset-required-topology / podset-preferred-topology /
+// podset-unconstrained-topology annotations, v1beta2's topologyRequest).
+// At most one of required, preferred and unconstrained is set.
+struct TopologyRequest {
+  std::string required;   // A level (node label): all pods in one domain.
+  std::string preferred;  // A level: one domain if one fits, else the
+                          // narrowest level above that fits, else anywhere.
+  bool unconstrained = false;  // Topology-aware, no domain asked for.
+
+  bool empty() const { return required.empty() && preferred.empty() && !unconstrained; }
+  bool operator==(const TopologyRequest&) const = default;
 };
 
 struct ResourceQuota {
@@ -236,6 +263,7 @@ struct PodSet {
   ResourceList requests;             // Per pod.
   Labels node_selector;
   std::vector<Toleration> tolerations;
+  TopologyRequest topology;
   // What each pod runs (of a Kubernetes pod template: its first container).
   // Empty command: the image's entrypoint. env keeps its order and may name
   // a variable twice (the last one wins, as in Kubernetes).
@@ -347,6 +375,7 @@ struct SchedulerConfig {
 // A whole cluster, as read from one or more manifest files.
 struct Config {
   std::vector<ResourceFlavor> flavors;
+  std::vector<Topology> topologies;
   std::vector<Cohort> cohorts;
   std::vector<ClusterQueue> cluster_queues;
   std::vector<LocalQueue> local_queues;

@@ -8,6 +8,14 @@ namespace allot::sched {
 
 bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
                     std::string* why) {
+  // Kueue's flavor assigner skips a flavor without a topology for a pod
+  // set that asks for one (tas_flavorassigner.go,
+  // checkPodSetAndFlavorMatchForTAS).
+  if (!ps.topology.empty() && f.topology_name.empty()) {
+    *why = "flavor " + f.name + ": pod set " + ps.name +
+           " asks for topology-aware scheduling and the flavor has no topology";
+    return false;
+  }
   if (!core::TaintsTolerated(f.node_taints, ps.tolerations, f.tolerations)) {
     *why = "flavor " + f.name + ": pod set " + ps.name +
            " does not tolerate the flavor's node taints";
@@ -42,6 +50,7 @@ void Scheduler::Impl::RequestsInto(
     const core::PodSet& ps = wl.spec.pod_sets[p];
     PodSetRequest& r = (*out)[p];
     r.count = counts[p];
+    r.topology = ps.topology.empty() ? nullptr : &ps.topology;
     r.shape.cpu = Quantity();
     r.shape.memory = Quantity();
     size_t devices = 0;  // Entries of r.shape.devices written.

@@ -163,6 +163,7 @@ PodSetCtx NodePool::Impl::MakeCtx(const PodSetRequest& req) const {
 bool NodePool::Impl::Eligible(const NodeState& node,
                               const PodSetCtx& ctx) const {
   if (node.unschedulable || ctx.flavor_taint) return false;
+  if (ctx.allowed && !(*ctx.allowed)[static_cast<size_t>(node.rank.node)]) return false;
   for (int32_t f : ctx.req->flavors) {
     if (!node.in_flavor[f]) return false;
   }
@@ -457,9 +458,11 @@ std::string NodePool::Impl::Explain(const PodSetCtx& ctx, const Scratch& s,
          req.shape.memory.ToString() + " memory free";
 }
 
-NodePool::NodePool(std::vector<core::ResourceFlavor> flavors)
+NodePool::NodePool(std::vector<core::ResourceFlavor> flavors,
+                   std::vector<core::Topology> topologies)
     : impl_(std::make_unique<Impl>()) {
   impl_->flavors = std::move(flavors);
+  impl_->topologies = std::move(topologies);
   impl_->index.resize(impl_->flavors.size() + 1);
   impl_->slot_sizes.assign(impl_->flavors.size() + 1, 0);
 }
@@ -532,12 +535,17 @@ bool NodePool::Find(const std::vector<PodSetRequest>& request, Placement* out,
     PodSetPlacement& pods = (*out)[i];
     pods.clear();
     int64_t placed = 0;
+    std::string topology_why;
     if (req.count > 0 && !ctx.flavor_taint) {
-      placed = ctx.needs.size() == 1 ? m.PlaceIndexed(ctx, &scratch, &pods)
-                                     : m.PlaceGeneric(ctx, &scratch, &pods);
+      placed = req.topology && !req.topology->empty()
+                   ? m.PlaceTopology(ctx, &scratch, &pods, &topology_why)
+                   : m.Place(ctx, &scratch, &pods);
     }
     if (placed < req.count) {
-      if (why) {
+      if (why && !topology_why.empty()) {
+        *why = (request.size() > 1 ? "pod set " + std::to_string(i) + ": " : "") +
+               topology_why;
+      } else if (why) {
         std::string prefix =
             request.size() > 1 ? "pod set " + std::to_string(i) + ": " : "";
         if (req.count > 1) {

@@ -16,7 +16,11 @@
 //    nodes stay free for large jobs;
 //  - the pods of one pod set go on as few nodes as possible; nodes are
 //    ordered by (topology block, rack, insertion order), so when several
-//    nodes are needed they come from the same rack/block where possible.
+//    nodes are needed they come from the same rack/block where possible;
+//  - a pod set with a topology request (Kueue's TAS) goes into one domain
+//    of the requested level of its flavor's Topology (node label values):
+//    the domain with the least room that holds every pod (best fit);
+//    "preferred" then tries each wider level and at last anywhere.
 //
 // Not thread-safe; pure (no I/O, clock or threads). Deterministic: the same
 // sequence of calls gives the same answers.
@@ -53,6 +57,9 @@ struct PodSetRequest {
   std::vector<int32_t> flavors;
   const core::Labels* node_selector = nullptr;                 // May be null.
   const std::vector<core::Toleration>* tolerations = nullptr;  // May be null.
+  // Topology-aware scheduling (may be null): the levels come from the
+  // Topology of the first of `flavors` that names one.
+  const core::TopologyRequest* topology = nullptr;
 };
 
 // One pod: its node and the device slots (see DeviceUuid) it holds.
@@ -66,7 +73,9 @@ using Placement = std::vector<PodSetPlacement>;      // One per pod set.
 
 class NodePool {
  public:
-  explicit NodePool(std::vector<core::ResourceFlavor> flavors);
+  // `topologies`: those the flavors name (ResourceFlavor::topology_name).
+  explicit NodePool(std::vector<core::ResourceFlavor> flavors,
+                    std::vector<core::Topology> topologies = {});
   ~NodePool();
   NodePool(const NodePool&) = delete;
   NodePool& operator=(const NodePool&) = delete;

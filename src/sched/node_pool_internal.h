@@ -115,6 +115,9 @@ struct PodSetCtx {
   // Set when a flavor's nodeTaints are not tolerated: no node can match.
   const core::Taint* flavor_taint = nullptr;
   int32_t flavor_taint_of = -1;
+  // Set while a topology request confines the pod set to one domain: the
+  // nodes (by index) it may use.
+  const std::vector<uint8_t>* allowed = nullptr;
 };
 
 // The ids of one topology level (blocks, or racks: a rack id is per
@@ -349,6 +352,7 @@ namespace allot::sched {
 // NodePool's state (node_pool.cc, node_changes.cc).
 struct NodePool::Impl {
   std::vector<core::ResourceFlavor> flavors;
+  std::vector<core::Topology> topologies;
   std::vector<pool_internal::NodeState> nodes;
   std::unordered_map<std::string, NodeIdx> node_ids;
   std::unordered_set<std::string> uuids;
@@ -421,6 +425,15 @@ struct NodePool::Impl {
   int64_t PlaceGeneric(const pool_internal::PodSetCtx& ctx, pool_internal::Scratch* s,
                        PodSetPlacement* out) const;
   std::string Explain(const pool_internal::PodSetCtx& ctx, const pool_internal::Scratch& s, bool more) const;
+  // Places a pod set by its topology request (node_pool_topology.cc).
+  // Returns the pods placed; sets *why when the request itself cannot be
+  // met (no topology, an unknown level, no domain holds the pods).
+  int64_t PlaceTopology(pool_internal::PodSetCtx ctx, pool_internal::Scratch* s,
+                        PodSetPlacement* out, std::string* why) const;
+  int64_t Place(const pool_internal::PodSetCtx& ctx, pool_internal::Scratch* s,
+                PodSetPlacement* out) const {
+    return ctx.needs.size() == 1 ? PlaceIndexed(ctx, s, out) : PlaceGeneric(ctx, s, out);
+  }
   std::string FlavorNames(const PodSetRequest& req) const;
 };
 

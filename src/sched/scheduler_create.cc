@@ -137,7 +137,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     m.local_queues[{lq.ns, lq.name}] = lq.cluster_queue;
   for (const auto& ns : config.namespaces) m.namespaces[ns.name] = ns.labels;
 
-  m.pool = std::make_unique<NodePool>(m.flavors);
+  m.pool = std::make_unique<NodePool>(m.flavors, config.topologies);
   for (const auto& n : config.nodes) {
     Status st = m.pool->AddNode(n);
     if (!st.ok()) return Located(n.source, n.name, st.field(), st.message());
