@@ -71,8 +71,9 @@ class View {
   // own, or its ClusterQueue's default (core::ClusterQueue::max_run_seconds),
   // in the order ForEachAdmitted visits them; it may visit others too. The
   // deadlines controller reads this instead of every admitted workload. By
-  // default every admitted workload; a view that knows which can have a
-  // limit visits only those (the server's, the simulator's).
+  // default every admitted workload (the server's: Deadlines reads each
+  // one's limit anyway); a view that knows which can have a limit without
+  // a scan visits only those (the simulator's).
   virtual void ForEachAdmittedWithLimit(
       const std::function<void(const AdmittedView&)>& fn) const {
     ForEachAdmitted(fn);

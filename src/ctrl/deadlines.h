@@ -15,7 +15,7 @@ namespace allot::ctrl {
 // (View::ForEachAdmittedWithLimit): the simulator's jobs set no limit of
 // their own, so its view visits the running jobs of ClusterQueues with a
 // default, and none at all when no ClusterQueue sets one; the server's
-// visits those with a limit of their own or such a ClusterQueue.
+// visits every admitted workload (View's default).
 class Deadlines : public Controller {
  public:
   std::string_view Name() const override { return "deadlines"; }

@@ -11,7 +11,7 @@ using testing::Admitted;
 using testing::TestView;
 
 // A view that says which admitted workloads can have a limit (as the
-// server's and the simulator's do): those with their own or in a
+// simulator's does): those with their own or in a
 // ClusterQueue with a default. It counts full scans, which Deadlines must
 // then not make; TestView itself visits every admitted workload (View's
 // default).

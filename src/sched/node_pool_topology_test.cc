@@ -90,7 +90,7 @@ TEST(NodePoolTopology, RequiredLevelThatNoDomainHoldsIsRefused) {
 }
 
 // Preferred goes one level wider at a time: 3 pods of 8 prefer a host,
-// then a rack, and land in one block; 9 pods of 8 fit in no block and
+// then a rack, and land in one block; 7 pods of 8 fit in no block and
 // spread across both.
 TEST(NodePoolTopology, PreferredWidensLevelByLevel) {
   auto pool = TasPool();

@@ -31,22 +31,6 @@ class State::ControllerView : public ctrl::View {
     }
   }
 
-  // Those with a limit of their own, and, when some ClusterQueue sets a
-  // default, those admitted to such a ClusterQueue.
-  void ForEachAdmittedWithLimit(
-      const std::function<void(const ctrl::AdmittedView&)>& fn) const override {
-    bool any_default = false;
-    for (const auto& [name, e] : s_.objs_.cluster_queues) any_default |= e.obj.max_run_seconds > 0;
-    ForEachAdmitted([&](const ctrl::AdmittedView& w) {
-      if (w.max_execution_seconds <= 0) {
-        if (!any_default) return;
-        const core::ClusterQueue* cq = FindClusterQueue(w.cluster_queue);
-        if (cq == nullptr || cq->max_run_seconds <= 0) return;
-      }
-      fn(w);
-    });
-  }
-
   void ForEachPodFailure(
       const std::function<void(const ctrl::PodFailureView&)>& fn) const override {
     for (const auto& [key, why] : s_.pod_failures_) {
