@@ -18,6 +18,12 @@ namespace allot::agent {
 
 namespace json = boost::json;
 
+namespace {
+// How long a forgotten pod's id is remembered (Agent::ended_): far longer
+// than any answer stays in flight.
+constexpr std::chrono::minutes kEndedKeep{10};
+}  // namespace
+
 Agent::Agent(Connect connect, AgentOptions options,
              std::unique_ptr<GpuSource> gpus, std::unique_ptr<Executor> exec,
              core::Node node, std::string log_dir, std::string tag,
@@ -209,9 +215,18 @@ void Agent::Apply(const json::value& reply) {
   }
   std::map<std::string, const proto::DesiredPod*> desired;
   for (const proto::DesiredPod& d : answer.pods) desired[d.id] = &d;
-  // What the server recorded as ended, it no longer lists.
-  std::erase_if(exited_,
-                [&](const auto& e) { return !desired.count(e.first); });
+  // What the server recorded as ended, it no longer lists: remembered
+  // a while, so that no stale answer runs it again.
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(ended_, [&](const auto& e) { return now - e.second > kEndedKeep; });
+  for (auto it = exited_.begin(); it != exited_.end();) {
+    if (desired.count(it->first)) {
+      ++it;
+      continue;
+    }
+    ended_[it->first] = now;
+    it = exited_.erase(it);
+  }
   for (auto& [id, p] : running_) {
     if (!desired.count(id) && !p.stopping) {
       exec_->Stop(id, std::chrono::milliseconds(p.grace_ms));
@@ -222,7 +237,7 @@ void Agent::Apply(const json::value& reply) {
   for (const auto& [id, p] : running_)
     busy.insert(p.gpus.begin(), p.gpus.end());
   for (const auto& [id, d] : desired) {
-    if (running_.count(id) || exited_.count(id)) continue;
+    if (running_.count(id) || exited_.count(id) || ended_.count(id)) continue;
     // A stopping pod still holds a device this pod needs: next round.
     if (std::any_of(d->gpus.begin(), d->gpus.end(),
                     [&](const std::string& g) { return busy.count(g) > 0; })) {

@@ -156,6 +156,13 @@ class Agent {
   // Guarded by mu_.
   std::map<std::string, LocalPod> running_;
   std::map<std::string, PodExit> exited_;  // Until the server forgets.
+  // Pods that ran here and that the server has forgotten, with when: a pod
+  // id (its workload, attempt, pod set and index) runs once, so an answer
+  // that lists one again is stale and starts nothing. Two answers of the
+  // same revision can differ (one is made in the middle of the server's
+  // turn, after the exit was recorded) and arrive out of order on the
+  // agent's two connections. Kept kEndedKeep.
+  std::map<std::string, std::chrono::steady_clock::time_point> ended_;
   std::chrono::steady_clock::time_point last_sample_sent_{};
   std::vector<LogAsk> log_asks_;  // From the last answers, for the reporter.
   int64_t revision_ = -1;         // Of the newest answer applied.

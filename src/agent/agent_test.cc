@@ -142,6 +142,34 @@ TEST(AgentTest, AnOlderAnswerChangesNothing) {
   EXPECT_FALSE(reports[1].pods[0].exited);
 }
 
+// A pod id runs once. Answers of one revision can differ and cross: the
+// one that forgot the exited pod is applied first, then one made before
+// the exit was recorded lists it again. Run again, a failed pod would
+// append a second run to its log and report a second exit.
+TEST(AgentTest, AStaleAnswerDoesNotRunAnEndedPodAgain) {
+  Script s;
+  proto::DesiredPod quick = Pod("t/w/a1/main/0");
+  quick.simulated_runtime_ms = 0;  // Exits at once.
+  s.answers = {Answer(4, {quick})};
+  std::ostringstream out;
+  auto a = NewAgent(&s, out);
+  a->PollLoop(&s.stop);
+  ASSERT_TRUE(a->ReportStep());  // Reports its exit.
+  std::vector<proto::AgentReport> reports = s.Reports();
+  ASSERT_FALSE(reports.empty());
+  ASSERT_EQ(reports.back().pods.size(), 1u);
+  EXPECT_TRUE(reports.back().pods[0].exited);
+  // The server forgets it (revision 5), then the stale answer comes.
+  s.stop = false;
+  s.answers = {Answer(5, {}), Answer(5, {quick})};
+  a->PollLoop(&s.stop);
+  ASSERT_TRUE(a->ReportStep());
+  reports = s.Reports();
+  EXPECT_TRUE(reports.back().pods.empty())
+      << reports.back().pods.size() << " pod(s), the first "
+      << (reports.back().pods.empty() ? "" : reports.back().pods[0].id);
+}
+
 // The reporter answers log reads on its own connection; a pod id that
 // would lead out of the log directory is never read.
 TEST(AgentTest, AnswersLogReadsInsideTheLogDirectoryOnly) {

@@ -62,7 +62,9 @@ TEST_F(UpTest, DemoShowsBorrowingPreemptionRestartsAndFailures) {
   // Its log, through the server.
   json::value log = Get("/api/v1/workloads/team-b/broken/log", &code);
   ASSERT_EQ(code, 200) << json::serialize(log);
-  EXPECT_EQ(log.at("data").as_string(), "loading config\nconfig.yaml: no such file\n");
+  EXPECT_EQ(std::string(log.at("data").as_string()),
+            "loading config\nconfig.yaml: no such file\n")
+      << json::serialize(log);
 
   const std::string out = Output();
   EXPECT_NE(out.find("SIMULATED"), std::string::npos) << out;
