@@ -31,6 +31,9 @@ inline constexpr char kCpuResource[] = "cpu";
 inline constexpr char kMemoryResource[] = "memory";
 inline constexpr char kTopologyBlockLabel[] = "topology.allot.dev/block";
 inline constexpr char kTopologyRackLabel[] = "topology.allot.dev/rack";
+// On every Namespace: its own name, as Kubernetes sets it, so that a
+// namespaceSelector can pick namespaces by name.
+inline constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
 // On a Kueue Workload or Job: the Allot workload type (see Workload::type).
 inline constexpr char kWorkloadTypeLabel[] = "allot.dev/workload-type";
 
@@ -110,6 +113,10 @@ struct ResourceFlavor {
   // Allot extension (spec.price): price per unit-hour of each resource, in
   // micro-units of the billing currency (2.5 -> 2500000).
   std::map<std::string, int64_t> price_micros_per_hour;
+  // metadata.generateName: the prefix the name was (or is to be) generated
+  // from (core/generate_name.h); "" when the name was given. While `name`
+  // is empty the object is not yet named.
+  std::string generate_name;
   SourceRef source;
 
   bool operator==(const ResourceFlavor&) const = default;
@@ -155,9 +162,19 @@ struct PreemptionPolicy {
   bool operator==(const PreemptionPolicy&) const = default;
 };
 enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+// Kueue's flavorFungibility.preference: when every flavor needs borrowing,
+// preemption or both, which to prefer.
+enum class FungibilityPreference {
+  kBorrowingOverPreemption,
+  kPreemptionOverBorrowing
+};
 struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  // Set only when both policies are kTryNextFlavor (Kueue's rule). Unset:
+  // Kueue's behaviour without the field. Read and kept; what the scheduler
+  // makes of it is src/sched's.
+  std::optional<FungibilityPreference> preference;
 
   bool operator==(const FlavorFungibility&) const = default;
 };
@@ -176,6 +193,7 @@ struct ClusterQueue {
   StopPolicy stop_policy = StopPolicy::kNone;
   SourceRef source;
   Labels annotations;  // metadata.annotations, as given.
+  std::string generate_name;  // As ResourceFlavor::generate_name.
   // The default run-time limit of its workloads that set no
   // maximumExecutionTimeSeconds, from the annotation kMaxRunDurationKey
   // (an Allot extension); 0: none.
@@ -194,6 +212,7 @@ struct Cohort {
   std::string parent;  // Empty: a root.
   std::vector<ResourceGroup> resource_groups;
   int64_t fair_weight_milli = 1000;
+  std::string generate_name;  // As ResourceFlavor::generate_name.
   SourceRef source;
 
   bool operator==(const Cohort&) const = default;
@@ -206,6 +225,7 @@ struct LocalQueue {
   SourceRef source;
   // Kept for the priority policy (core/priority_policy.h).
   Labels annotations;
+  std::string generate_name;  // As ResourceFlavor::generate_name.
 
   bool operator==(const LocalQueue&) const = default;
 };
@@ -214,6 +234,7 @@ struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
   SourceRef source;
+  std::string generate_name;  // As ResourceFlavor::generate_name.
 
   bool operator==(const WorkloadPriorityClass&) const = default;
 };
@@ -225,6 +246,7 @@ struct Namespace {
   SourceRef source;
   // Kept for the priority policy (core/priority_policy.h).
   Labels annotations;
+  std::string generate_name;  // As ResourceFlavor::generate_name.
 
   bool operator==(const Namespace&) const = default;
 };
@@ -292,6 +314,7 @@ struct Workload {
   // spec.maximumExecutionTimeSeconds; a Job's activeDeadlineSeconds).
   // 0: no limit.
   int64_t max_execution_seconds = 0;
+  std::string generate_name;  // As ResourceFlavor::generate_name.
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.
   SourceRef source;
@@ -325,6 +348,7 @@ struct Node {
   Quantity cpu;
   Quantity memory;
   std::vector<Gpu> gpus;
+  std::string generate_name;  // As ResourceFlavor::generate_name.
   SourceRef source;
 
   bool operator==(const Node&) const = default;
