@@ -289,8 +289,8 @@ std::vector<Row> Rows() {
   add({"status.admission through apply", "POST", A,
        Sub(kWl, "}}]}}", R"(}}]},"status":{"admission":{"clusterQueue":"cq-a","podSetAssignments":[{"name":"main","flavors":{"nvidia.com/gpu":"h100"}}]}}})"),
        400, kBad, "set by the scheduler", "status.admission"});
-  add({"unknown kind in apply", "POST", A, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 400, kBad, "unknown kind Pod", "kind"});
-  add({"unknown apiVersion in apply", "POST", A, Sub(kFlavor, "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta9"), 400, kBad, "unknown kind ResourceFlavor", "kind"});
+  add({"kind Allot does not run in apply", "POST", A, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 400, kBad, "document 0 (Pod p, v1): Allot does not run this kind; it runs", "kind"});
+  add({"unknown apiVersion in apply", "POST", A, Sub(kFlavor, "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta9"), 400, kBad, "unknown apiVersion kueue.x-k8s.io/v1beta9 for kind ResourceFlavor", "apiVersion"});
   add({"two SchedulerConfigs in apply", "POST", A,
        "apiVersion: allot.dev/v1\nkind: SchedulerConfig\n---\napiVersion: allot.dev/v1\nkind: SchedulerConfig\n", 400, kBad, "a second SchedulerConfig", {}});
 

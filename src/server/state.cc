@@ -227,6 +227,15 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
         break;
     }
   }
+  // Kubernetes' default namespace always exists (Kueue's quick-start puts
+  // its LocalQueue and Job there): built in, stored once changed.
+  if (!st->objs_.tenants.count(kDefaultTenant)) {
+    core::Namespace ns;
+    ns.name = kDefaultTenant;
+    ns.labels[core::kNamespaceNameLabel] = kDefaultTenant;
+    ns.source = internal::StoredSource(Kind::kTenant);
+    st->objs_.tenants[kDefaultTenant] = {std::move(ns), 0};
+  }
   core::Config cfg = st->BuildConfig(st->objs_, {});
   Status s = core::ValidateConfig(&cfg);
   if (!s.ok()) return Status::Internal("store does not validate: " + s.message());
