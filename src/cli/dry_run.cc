@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 
+#include "core/generate_name.h"
 #include "core/manifest.h"
 #include "core/model.h"
 #include "core/status.h"
@@ -109,6 +110,12 @@ int RunDryRun(const std::vector<std::string>& files, std::ostream& out,
   for (const std::string& file : files) {
     Status s = core::LoadManifestFile(file, &config);
     if (!s.ok()) return Fail(s, err);
+  }
+  // Names for metadata.generateName, from a fixed seed: the same files give
+  // the same output.
+  if (Status s = core::GenerateNames(&config, nullptr, core::SeededRandom(0));
+      !s.ok()) {
+    return Fail(s, err);
   }
   if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
 
