@@ -64,6 +64,40 @@ TEST_F(UpKueueTest, QuickStartIsAdmittedAndPlaced) {
   EXPECT_NE(out.err.find("tenant default always exists"), std::string::npos) << out.err;
 }
 
+// A Workload with spec.active: false is held out of its queue (Suspended)
+// while the quota it would fit stays free for others.
+TEST_F(UpKueueTest, InactiveWorkloadIsHeld) {
+  StartBig();
+  ASSERT_EQ(Cli({"apply", "-f", Example("quick-start-setup.yaml")}).code, 0);
+  int code = 0;
+  json::value r = Call("POST", "/api/v1/apply", R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: held, namespace: default}
+spec:
+  queueName: user-queue
+  active: false
+  podSets:
+  - count: 1
+    template:
+      spec:
+        containers: [{name: c, command: [sleep, "30"], resources: {requests: {cpu: 1}}}]
+)",
+                       &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  json::value w = Get("/api/v1/workloads/default/held", &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(State(w), "Suspended") << json::serialize(w);
+  EXPECT_FALSE(w.at("status").as_object().contains("admission"));
+  EXPECT_EQ(w.at("spec").at("active"), json::value(false));
+  ASSERT_EQ(Cli({"apply", "-f", Example("quick-start-job.yaml")}).code, 0);
+  WaitFor("default/hello-queue", [](const json::value& w) {
+    return State(w) == "Running" || State(w) == "Succeeded";
+  });
+  EXPECT_EQ(State(Get("/api/v1/workloads/default/held", &code)), "Suspended");
+  Ran del = Cli({"delete", "workload", "held", "-t", "default"});
+  EXPECT_EQ(del.code, 0) << del.err;
+}
+
 // The server names generateName objects; applying the file again makes new
 // ones, as `kubectl create` does.
 TEST_F(UpKueueTest, GenerateNameMakesNewObjectsEachTime) {

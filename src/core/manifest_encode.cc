@@ -540,6 +540,7 @@ json::object EncodeWorkload(const Workload& w) {
   if (w.max_execution_seconds != 0) {
     spec.emplace("maximumExecutionTimeSeconds", w.max_execution_seconds);
   }
+  if (!w.active) spec.emplace("active", false);
   o.emplace("spec", std::move(spec));
   if (w.admission) {
     o.emplace("status",

@@ -384,6 +384,7 @@ std::vector<Workload> Workloads() {
   full.backoff_limit = 3;
   full.max_execution_seconds = 86400;
   full.generate_name = "tr";
+  full.active = false;
   PodSet plain;
   plain.name = "launcher";
   plain.count = 1;  // A pod set has at least one pod.

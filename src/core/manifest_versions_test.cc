@@ -316,3 +316,31 @@ TEST(ManifestVersionsTest, FungibilityPreference) {
 
 }  // namespace
 }  // namespace allot::core
+
+namespace allot::core {
+namespace {
+
+// spec.active (default true) in both Kueue versions and Allot's Workload.
+TEST(ManifestVersionsTest, WorkloadActive) {
+  const std::string tail =
+      "kind: Workload\nmetadata: {name: w}\nspec:\n  queueName: q\n  active: "
+      "false\n  podSets: [{count: 1, template: {spec: {containers: [{name: "
+      "c}]}}}]\n";
+  for (const char* api : {"kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"}) {
+    Config c = Parse(std::string("apiVersion: ") + api + "\n" + tail);
+    ASSERT_EQ(c.workloads.size(), 1u);
+    EXPECT_FALSE(c.workloads[0].active) << api;
+  }
+  Config allot = Parse(
+      "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w}\nspec:\n"
+      "  queueName: q\n  active: false\n  podSets: [{count: 1, template: {}}]\n");
+  ASSERT_EQ(allot.workloads.size(), 1u);
+  EXPECT_FALSE(allot.workloads[0].active);
+  EXPECT_EQ(json::serialize(EncodeWorkload(allot.workloads[0]).at("spec").at("active")),
+            "false");
+  Config dflt = Parse(Cluster("v1beta2"));
+  EXPECT_TRUE(dflt.workloads[0].active);
+}
+
+}  // namespace
+}  // namespace allot::core

@@ -403,7 +403,8 @@ Status ParseAllotWorkload(const Doc& d, Config* out) {
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.CheckFields(
       {"queueName", "type", "priorityClassName", "priority", "podSets",
-       "backoffLimit", "maximumExecutionTimeSeconds"}));
+       "backoffLimit", "maximumExecutionTimeSeconds", "active"}));
+  ALLOT_RETURN_IF_ERROR(spec["active"].Get(&w.active));
   ALLOT_RETURN_IF_ERROR(ParseRunLimits(spec["backoffLimit"],
                                        spec["maximumExecutionTimeSeconds"], &w));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
@@ -490,10 +491,11 @@ Status ParseKueueWorkload(const Doc& d, Config* out) {
         "priorityClassName and priorityClassSource"}}));
   ALLOT_RETURN_IF_ERROR(spec.CheckFields(
       v2 ? Names{"queueName", "priorityClassRef", "priority", "podSets",
-                 "maximumExecutionTimeSeconds"}
+                 "maximumExecutionTimeSeconds", "active"}
          : Names{"queueName", "priorityClassName", "priority",
                  "priorityClassSource", "podSets",
-                 "maximumExecutionTimeSeconds"}));
+                 "maximumExecutionTimeSeconds", "active"}));
+  ALLOT_RETURN_IF_ERROR(spec["active"].Get(&w.active));
   ALLOT_RETURN_IF_ERROR(ParseRunLimits(
       Val(nullptr, ""), spec["maximumExecutionTimeSeconds"], &w));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));

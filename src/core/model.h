@@ -314,6 +314,9 @@ struct Workload {
   // spec.maximumExecutionTimeSeconds; a Job's activeDeadlineSeconds).
   // 0: no limit.
   int64_t max_execution_seconds = 0;
+  // Kueue's spec.active: false holds the workload out of its queue (an
+  // admitted one is evicted first) until it is active again.
+  bool active = true;
   std::string generate_name;  // As ResourceFlavor::generate_name.
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.

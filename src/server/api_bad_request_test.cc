@@ -234,8 +234,9 @@ std::vector<Row> Rows() {
        400, kBad, "WorkloadPriorityClass urgent does not exist", "spec.priorityClassName"});
   add({"Workload -> missing tenant", "POST", W, Sub(kWl, R"("namespace":"team-a")", R"("namespace":"ghost")"),
        404, "NotFound", "tenant ghost does not exist", "metadata.namespace"});
-  add({"Workload without namespace (-> default, which does not exist)", "POST", W, Sub(kWl, R"(,"namespace":"team-a")", ""),
-       404, "NotFound", "tenant default does not exist", "metadata.namespace"});
+  // The tenant default always exists (as Kubernetes' namespace default).
+  add({"Workload without namespace (-> default, which has no LocalQueue q)", "POST", W, Sub(kWl, R"(,"namespace":"team-a")", ""),
+       400, kBad, "LocalQueue default/q does not exist", "spec.queueName"});
   add({"priorityClassName and priority both", "POST", W, Sub(kWl, R"("queueName":"q")", R"("queueName":"q","priorityClassName":"high","priority":5)"),
        400, kBad, "not both", "spec.priority"});
   add({"malformed creationTimestamp", "POST", W, Sub(kWl, R"("name":"fresh-wl")", R"("name":"fresh-wl","creationTimestamp":"yesterday")"),

@@ -272,7 +272,8 @@ core::Config State::BuildConfig(const Objects& o,
   std::vector<const WorkloadRecord*> recs;
   recs.reserve(workloads_.size());
   for (const auto& [k, r] : workloads_) {
-    if (!r.finished()) recs.push_back(&r);  // Finished ones hold nothing.
+    // Finished ones hold nothing; inactive ones are held out (spec.active).
+    if (!r.finished() && r.spec.active) recs.push_back(&r);
   }
   std::sort(recs.begin(), recs.end(),
             [](const WorkloadRecord* a, const WorkloadRecord* b) {
