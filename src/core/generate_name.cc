@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/names.h"
+
 namespace allot::core {
 namespace {
 
@@ -43,7 +45,8 @@ Status NameAll(std::string_view kind, std::vector<T>* items,
       in_config.insert(key);
       x.name = std::move(name);
       if constexpr (std::is_same_v<T, Namespace>) {
-        x.labels[kNamespaceNameLabel] = x.name;  // As Kubernetes sets it.
+        // As Kubernetes sets it (and the parser does for a given name).
+        if (LabelValueError(x.name).empty()) x.labels[kNamespaceNameLabel] = x.name;
       }
     }
     if (x.name.empty()) {

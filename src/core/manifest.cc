@@ -25,6 +25,7 @@
 
 #include "core/duration.h"
 #include "core/manifest_internal.h"
+#include "core/names.h"
 #include "core/priority_policy.h"
 
 namespace allot::core {
@@ -173,7 +174,11 @@ Status ParseNamespace(const Doc& d, Config* out) {
         "must be the namespace's own name " + Quote(d.name) +
         " (Kubernetes sets it), not " + Quote(it->second));
   }
-  if (!d.name.empty()) ns.labels[kNamespaceNameLabel] = d.name;
+  // (A name that is no label value, which only the offline commands let
+  // through, gets no label: no selector could name it anyway.)
+  if (!d.name.empty() && LabelValueError(d.name).empty()) {
+    ns.labels[kNamespaceNameLabel] = d.name;
+  }
   out->namespaces.push_back(std::move(ns));
   return Status::Ok();
 }

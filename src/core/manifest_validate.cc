@@ -8,6 +8,7 @@
 
 #include "core/manifest.h"
 #include "core/manifest_internal.h"
+#include "core/names.h"
 
 namespace allot::core {
 namespace {
@@ -317,7 +318,7 @@ Status ValidateConfig(Config* config) {
     if (idx.namespaces.count(ns)) continue;
     Namespace& added = config->namespaces.emplace_back();
     added.name = ns;
-    added.labels[kNamespaceNameLabel] = ns;
+    if (LabelValueError(ns).empty()) added.labels[kNamespaceNameLabel] = ns;
   }
   return Status::Ok();
 }
