@@ -42,6 +42,10 @@
 //    spec.type of an allot.dev/v1 Workload (default "batch"), and the label
 //    allot.dev/workload-type of a Kueue Workload or Job (default "batch");
 //    any other value is an error.
+//  - metadata.generateName without metadata.name leaves the name empty (and
+//    generate_name set) until core/generate_name.h names the object.
+//  - Every Namespace gets the label kubernetes.io/metadata.name with its
+//    name; Workload spec.active (default true) is kept in Workload::active.
 //  - What a pod runs (command, args, env, workingDir) comes from the compact
 //    template of an allot.dev/v1 Workload, and from the FIRST container of a
 //    Kubernetes pod template; env entries with valueFrom are skipped there.

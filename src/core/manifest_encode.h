@@ -24,7 +24,9 @@
 // told otherwise: Kueue's storage version), v1 Namespace, and
 // allot.dev/v1 Node, Workload (every workload kind, Kueue Workload and Job
 // included, becomes an allot.dev/v1 Workload with a compact template) and
-// SchedulerConfig. A field equal to the parser's default is left out
+// SchedulerConfig. Every kind writes metadata.generateName when the
+// object has one (and metadata.name once it is named). A field equal to
+// the parser's default is left out
 // (empty labels, BestEffortFIFO, Never, ...), except pod set name and count,
 // which are always written. Quantities are strings in canonical Kubernetes
 // form ("500m", "64Gi", "8"), prices decimal strings ("2.5"): never JSON
@@ -79,7 +81,8 @@ boost::json::object EncodeNamespace(const Namespace& ns);
 boost::json::object EncodeNode(const Node& node);
 // allot.dev/v1 Workload: metadata (labels, annotations, creationTimestamp
 // with millisecond precision, left out when 0), spec.type unless "batch",
-// spec.priorityClassName when set, else spec.priority unless 0, the pod
+// spec.priorityClassName when set, else spec.priority unless 0,
+// spec.active when false, the pod
 // sets with requests, selectors, tolerations, command, args, env and
 // workingDir, and status.admission when set (every count written).
 boost::json::object EncodeWorkload(const Workload& workload);

@@ -113,11 +113,12 @@ struct ResourceFlavor {
   // Allot extension (spec.price): price per unit-hour of each resource, in
   // micro-units of the billing currency (2.5 -> 2500000).
   std::map<std::string, int64_t> price_micros_per_hour;
+  SourceRef source;
   // metadata.generateName: the prefix the name was (or is to be) generated
   // from (core/generate_name.h); "" when the name was given. While `name`
-  // is empty the object is not yet named.
-  std::string generate_name;
-  SourceRef source;
+  // is empty the object is not yet named. (The `{}` keeps aggregate
+  // initializers that leave it out free of -Wmissing-field-initializers.)
+  std::string generate_name{};
 
   bool operator==(const ResourceFlavor&) const = default;
 };
@@ -174,7 +175,7 @@ struct FlavorFungibility {
   // Set only when both policies are kTryNextFlavor (Kueue's rule). Unset:
   // Kueue's behaviour without the field. Read and kept; what the scheduler
   // makes of it is src/sched's.
-  std::optional<FungibilityPreference> preference;
+  std::optional<FungibilityPreference> preference{};
 
   bool operator==(const FlavorFungibility&) const = default;
 };
@@ -193,11 +194,11 @@ struct ClusterQueue {
   StopPolicy stop_policy = StopPolicy::kNone;
   SourceRef source;
   Labels annotations;  // metadata.annotations, as given.
-  std::string generate_name;  // As ResourceFlavor::generate_name.
   // The default run-time limit of its workloads that set no
   // maximumExecutionTimeSeconds, from the annotation kMaxRunDurationKey
   // (an Allot extension); 0: none.
   int64_t max_run_seconds = 0;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const ClusterQueue&) const = default;
 };
@@ -212,8 +213,8 @@ struct Cohort {
   std::string parent;  // Empty: a root.
   std::vector<ResourceGroup> resource_groups;
   int64_t fair_weight_milli = 1000;
-  std::string generate_name;  // As ResourceFlavor::generate_name.
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Cohort&) const = default;
 };
@@ -225,7 +226,7 @@ struct LocalQueue {
   SourceRef source;
   // Kept for the priority policy (core/priority_policy.h).
   Labels annotations;
-  std::string generate_name;  // As ResourceFlavor::generate_name.
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const LocalQueue&) const = default;
 };
@@ -234,7 +235,7 @@ struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
   SourceRef source;
-  std::string generate_name;  // As ResourceFlavor::generate_name.
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const WorkloadPriorityClass&) const = default;
 };
@@ -246,7 +247,7 @@ struct Namespace {
   SourceRef source;
   // Kept for the priority policy (core/priority_policy.h).
   Labels annotations;
-  std::string generate_name;  // As ResourceFlavor::generate_name.
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Namespace&) const = default;
 };
@@ -317,10 +318,10 @@ struct Workload {
   // Kueue's spec.active: false holds the workload out of its queue (an
   // admitted one is evicted first) until it is active again.
   bool active = true;
-  std::string generate_name;  // As ResourceFlavor::generate_name.
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   std::string Key() const { return ns + "/" + name; }
 
@@ -351,8 +352,8 @@ struct Node {
   Quantity cpu;
   Quantity memory;
   std::vector<Gpu> gpus;
-  std::string generate_name;  // As ResourceFlavor::generate_name.
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Node&) const = default;
 };
