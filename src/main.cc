@@ -168,6 +168,9 @@ int main(int argc, char** argv) {
                  "simulate these GPUs even if NVML finds real ones (default: real ones, "
                  "else 8xH100-80GB simulated)");
   up->add_option("--nvml", uf.nvml_library, "NVML library to dlopen")->capture_default_str();
+  up->add_option("--cpus", uf.cpus, "CPUs this machine's node offers (default: the host's)");
+  up->add_option("--memory", uf.memory,
+                 "memory this machine's node offers, e.g. 64Gi (default: the host's)");
   up->add_flag("--demo", uf.demo,
                "load example tenants, queues and workloads into a fresh demo store");
   up->add_option("--demo-delay", uf.demo_delay_s, "seconds before the demo's second wave")
@@ -192,10 +195,14 @@ int main(int argc, char** argv) {
 
   // apply
   std::vector<std::string> apply_files;
+  bool apply_skip = false;
   auto* apply = app.add_subcommand("apply", "create or update objects from manifests (all or nothing)");
   apply->add_option("-f,--file", apply_files, "manifest file (- = stdin)")->required();
+  apply->add_flag("--skip-unsupported", apply_skip,
+                  "apply the rest when some documents are of kinds Allot does not run "
+                  "(Deployment, JobSet, ...), and list those as skipped");
   client_flags(apply);
-  apply->callback([&] { rc = CmdApply(cf, apply_files); });
+  apply->callback([&] { rc = CmdApply(cf, apply_files, apply_skip); });
 
   // submit
   SubmitFlags sub;
@@ -224,6 +231,9 @@ int main(int argc, char** argv) {
   get->add_option("name", gf.name, "one object");
   get->add_option("-t,--tenant", gf.tenant, "tenant (default: the token's, else default)");
   get->add_option("-o,--output", gf.output, "table|json|yaml")->capture_default_str();
+  get->add_option("--api-version", gf.api_version,
+                  "Kueue kinds in json and yaml output: kueue.x-k8s.io/v1beta2 or v1beta1")
+      ->capture_default_str();
   get->add_flag("-w,--watch", gf.watch, "stream changes");
   get->add_option("--state", gf.state, "workloads in this state");
   get->add_option("-q,--queue", gf.queue, "workloads of this LocalQueue");

@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 
+#include "cli/kueue_version.h"
 #include "net/http.h"
 #include "server/audit.h"
 #include "server/server.h"
@@ -151,7 +152,9 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
   }
   if (plural == "clusterqueues") {
     std::string strategy = JsonStr(o, {"spec", "queueingStrategy"});
-    return {name, JsonStr(o, {"spec", "cohort"}),
+    std::string cohort = JsonStr(o, {"spec", "cohortName"});
+    if (cohort.empty()) cohort = JsonStr(o, {"spec", "cohort"});  // v1beta1
+    return {name, cohort,
             strategy.empty() ? "BestEffortFIFO" : strategy,
             JsonStr(o, {"status", "pendingWorkloads"}),
             JsonStr(o, {"status", "admittedWorkloads"}),
@@ -305,7 +308,8 @@ int CmdAgent(const ClientFlags& c, const AgentFlags& f) {
   return RunAgent(c, f, &g_stop, std::cout);
 }
 
-int CmdApply(const ClientFlags& c, const std::vector<std::string>& files) {
+int CmdApply(const ClientFlags& c, const std::vector<std::string>& files,
+             bool skip_unsupported) {
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
   std::string all;
@@ -315,11 +319,19 @@ int CmdApply(const ClientFlags& c, const std::vector<std::string>& files) {
     if (!all.empty()) all += "\n---\n";
     all += *text;
   }
-  auto r = (*cl)->Call("POST", "/api/v1/apply", all, "application/yaml");
+  auto r = (*cl)->Call("POST", std::string("/api/v1/apply") +
+                                  (skip_unsupported ? "?skipUnsupported=true" : ""),
+                       all, "application/yaml");
   if (!r.ok()) return Fail(r.status());
   for (const json::value& x : r->as_object().at("results").as_array()) {
-    std::cout << JsonStr(x, {"kind"}) << " " << JsonStr(x, {"name"}) << " "
-              << JsonStr(x, {"action"}) << "\n";
+    std::string name = JsonStr(x, {"name"});
+    std::cout << JsonStr(x, {"kind"}) << (name.empty() ? "" : " " + name) << " "
+              << JsonStr(x, {"action"});
+    if (JsonStr(x, {"action"}) == "skipped") {
+      std::cout << " (" << JsonStr(x, {"apiVersion"}) << ", document "
+                << JsonStr(x, {"document"}) << ": Allot does not run this kind)";
+    }
+    std::cout << "\n";
   }
   return kExitOk;
 }
@@ -406,13 +418,23 @@ int CmdGet(const ClientFlags& c, const GetFlags& f) {
     std::cerr << "allot get: -o takes table, json or yaml\n";
     return kExitUsage;
   }
+  Result<core::KueueVersion> version = core::ParseKueueVersion(f.api_version);
+  if (!version.ok()) {
+    std::cerr << "allot get: --api-version: " << version.status().message() << "\n";
+    return kExitUsage;
+  }
+  // The Kueue objects of json and yaml output in the version asked for.
+  auto versioned = [&](Result<json::value> r) -> Result<json::value> {
+    if (!r.ok() || f.output == "table") return r;
+    return InKueueVersion(*r, *version);
+  };
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
   if (!f.name.empty()) {
     Result<std::string> tenant =
         Namespaced(*plural) ? (*cl)->Tenant(f.tenant) : Result<std::string>(f.tenant);
     if (!tenant.ok()) return Fail(tenant.status());
-    auto r = (*cl)->Call("GET", Path(*plural, *tenant, f.name));
+    auto r = versioned((*cl)->Call("GET", Path(*plural, *tenant, f.name)));
     if (!r.ok()) return Fail(r.status());
     if (f.output == "json") {
       std::cout << json::serialize(*r) << "\n";
@@ -438,7 +460,8 @@ int CmdGet(const ClientFlags& c, const GetFlags& f) {
     bool first = true;
     Status s = (*cl)->Watch("/api/v1/" + *plural + q, [&](const json::value& ev) {
       if (f.output == "json") {
-        std::cout << json::serialize(ev) << std::endl;
+        Result<json::value> e = versioned(ev);
+        std::cout << json::serialize(e.ok() ? *e : ev) << std::endl;
       } else {
         std::vector<std::string> h = Header(*plural);
         h.insert(h.begin(), "EVENT");
@@ -452,7 +475,7 @@ int CmdGet(const ClientFlags& c, const GetFlags& f) {
     });
     return s.ok() ? kExitOk : Fail(s);
   }
-  auto r = (*cl)->Call("GET", "/api/v1/" + *plural + q);
+  auto r = versioned((*cl)->Call("GET", "/api/v1/" + *plural + q));
   if (!r.ok()) return Fail(r.status());
   if (f.output == "json") {
     std::cout << json::serialize(*r) << "\n";

@@ -23,6 +23,8 @@ struct GetFlags {
   std::string name;
   std::string tenant;
   std::string output = "table";  // table | json | yaml
+  // The Kueue API version of json and yaml output (cli/kueue_version.h).
+  std::string api_version = "kueue.x-k8s.io/v1beta2";
   bool watch = false;
   std::string state;
   std::string queue;
@@ -71,7 +73,13 @@ int CmdServe(const ServeFlags& f);
 int CmdAgent(const ClientFlags& c, const AgentFlags& f);
 int CmdUp(const UpFlags& f);
 int CmdLogs(const ClientFlags& c, const LogsFlags& f);
-int CmdApply(const ClientFlags& c, const std::vector<std::string>& files);
+// Prints one line per object: KIND NAME ACTION (created, configured,
+// unchanged; a name the server generated for metadata.generateName is the
+// one shown). With `skip_unsupported`, documents of kinds Allot does not
+// run are left out and listed as skipped instead of refusing the whole
+// apply.
+int CmdApply(const ClientFlags& c, const std::vector<std::string>& files,
+             bool skip_unsupported);
 int CmdSubmit(const ClientFlags& c, const SubmitFlags& f);
 int CmdGet(const ClientFlags& c, const GetFlags& f);
 int CmdDescribe(const ClientFlags& c, const std::string& kind,

@@ -1,9 +1,13 @@
 #include "cli/dry_run.h"
 
 #include <boost/json.hpp>
+
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <ostream>
 
+#include "core/generate_name.h"
 #include "core/manifest.h"
 #include "core/model.h"
 #include "core/status.h"
@@ -71,19 +75,68 @@ json::object PendingJson(const sched::PendingWorkload& p) {
   return o;
 }
 
+// Workloads with spec.active: false, held out of the scheduler (as Kueue
+// holds them), with their ClusterQueue; `evicted` when they came admitted.
+struct Inactive {
+  sched::PendingWorkload pending;
+  bool evicted = false;
+};
+
+// Takes the inactive workloads out of `config`, sorted by key.
+std::vector<Inactive> TakeInactive(core::Config* config) {
+  std::map<std::string, std::string> cq_of;  // "ns/lq" -> ClusterQueue
+  for (const core::LocalQueue& q : config->local_queues) {
+    cq_of[q.ns + "/" + q.name] = q.cluster_queue;
+  }
+  std::vector<Inactive> out;
+  std::vector<core::Workload> active;
+  for (core::Workload& w : config->workloads) {
+    if (w.active) {
+      active.push_back(std::move(w));
+      continue;
+    }
+    Inactive& i = out.emplace_back();
+    i.pending.workload = w.Key();
+    auto cq = cq_of.find(w.ns + "/" + w.queue_name);
+    i.pending.cluster_queue = cq == cq_of.end() ? "" : cq->second;
+    i.pending.reason = "inactive (spec.active is false): held out of its queue";
+    i.evicted = w.admission.has_value();
+  }
+  config->workloads = std::move(active);
+  std::sort(out.begin(), out.end(), [](const Inactive& a, const Inactive& b) {
+    return a.pending.workload < b.pending.workload;
+  });
+  return out;
+}
+
 // Builds the output document. boost::json::object keeps insertion order, so
 // keys come out exactly in the documented order.
-json::value ResultJson(const sched::Scheduler& scheduler) {
+json::value ResultJson(const sched::Scheduler& scheduler,
+                       const std::vector<Inactive>& inactive) {
   json::array admitted;
   for (const sched::AdmittedWorkload& a : scheduler.Admitted()) {
     admitted.emplace_back(AdmittedJson(a));
   }
   json::array preempted;
+  // Evicted before scheduling: Kueue's reason for a deactivated workload.
+  for (const Inactive& i : inactive) {
+    if (!i.evicted) continue;
+    json::object o;
+    o["workload"] = i.pending.workload;
+    o["preemptor"] = "";
+    o["reason"] = "InactiveWorkload";
+    preempted.emplace_back(std::move(o));
+  }
   for (const sched::PreemptionEvent& e : scheduler.Preemptions()) {
     preempted.emplace_back(PreemptedJson(e));
   }
-  json::array pending_json;  // Pending() is sorted by workload key.
-  for (const sched::PendingWorkload& p : scheduler.Pending()) {
+  // Pending() is sorted by workload key; the inactive ones merge in.
+  std::vector<sched::PendingWorkload> pending = scheduler.Pending();
+  for (const Inactive& i : inactive) pending.push_back(i.pending);
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const auto& a, const auto& b) { return a.workload < b.workload; });
+  json::array pending_json;
+  for (const sched::PendingWorkload& p : pending) {
     pending_json.emplace_back(PendingJson(p));
   }
   json::object root;
@@ -110,7 +163,14 @@ int RunDryRun(const std::vector<std::string>& files, std::ostream& out,
     Status s = core::LoadManifestFile(file, &config);
     if (!s.ok()) return Fail(s, err);
   }
+  // Names for metadata.generateName, from a fixed seed: the same files give
+  // the same output.
+  if (Status s = core::GenerateNames(&config, nullptr, core::SeededRandom(0));
+      !s.ok()) {
+    return Fail(s, err);
+  }
   if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
+  const std::vector<Inactive> inactive = TakeInactive(&config);
 
   Result<std::unique_ptr<sched::Scheduler>> created =
       sched::Scheduler::Create(config);
@@ -122,7 +182,7 @@ int RunDryRun(const std::vector<std::string>& files, std::ostream& out,
     err << "allot: warning: the scheduler did not settle after " << kMaxCycles
         << " cycles; the result below is where it stopped\n";
   }
-  out << json::serialize(ResultJson(scheduler)) << "\n";
+  out << json::serialize(ResultJson(scheduler, inactive)) << "\n";
   out.flush();
   return kExitOk;
 }

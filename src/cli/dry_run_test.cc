@@ -190,3 +190,44 @@ TEST_F(DryRunTest, NoFilesIsAnError) {
 
 }  // namespace
 }  // namespace allot::cli
+
+namespace allot::cli {
+namespace {
+
+// spec.active: false holds a workload out of its queue; an admitted one is
+// evicted first (Kueue's reason InactiveWorkload) and its GPUs go to the
+// next: here the active workload that waited behind it.
+TEST_F(DryRunTest, InactiveWorkloadsAreHeld) {
+  std::string held = std::string(kWorkload) + "  active: false\n";
+  std::string admitted_held = held;
+  admitted_held.replace(admitted_held.find("name: train"), 11, "name: old");
+  admitted_held.replace(admitted_held.find("nvidia.com/gpu: 1"), 17,
+                        "nvidia.com/gpu: 3");
+  admitted_held += R"(status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - name: main
+      flavors: {nvidia.com/gpu: h100}
+)";
+  std::string waiting = kWorkload;
+  waiting.replace(waiting.find("name: train"), 11, "name: next");
+  waiting.replace(waiting.find("nvidia.com/gpu: 1"), 17, "nvidia.com/gpu: 3");
+  ASSERT_EQ(Run({Write("q.yaml", kQueues), Write("n.yaml", kNode),
+                 Write("w.yaml", held + "---\n" + admitted_held + "---\n" + waiting)}),
+            kExitOk)
+      << err_.str();
+  const std::string out = out_.str();
+  EXPECT_NE(out.find(R"("admitted":[{"workload":"team-a/next")"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("preempted":[{"workload":"team-a/old","preemptor":"","reason":"InactiveWorkload"}])"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(R"("pending":[{"workload":"team-a/old","clusterQueue":"cq","position":0,)"
+                     R"("reason":"inactive (spec.active is false): held out of its queue"},)"
+                     R"({"workload":"team-a/train")"),
+            std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace allot::cli

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "cli/dry_run.h"
+#include "core/generate_name.h"
 #include "core/manifest.h"
 #include "net/http.h"
 #include "sim/configs.h"
@@ -167,6 +168,8 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
     for (const std::string& f : flags.files) {
       if (Status s = core::LoadManifestFile(f, &config); !s.ok()) return Fail(s, err);
     }
+    Status named = core::GenerateNames(&config, nullptr, core::SeededRandom(0));
+    if (!named.ok()) return Fail(named, err);
     if (Status s = core::ValidateConfig(&config); !s.ok()) return Fail(s, err);
     if (!config.workloads.empty()) {
       err << "allot: note: the " << config.workloads.size()

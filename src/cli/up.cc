@@ -239,6 +239,8 @@ int RunUp(const UpFlags& f, const std::atomic<bool>* stop, std::ostream& out) {
   af.simulate_gpus = f.simulate_gpus;
   af.simulate_gpus_if_none = "8xH100-80GB";
   af.nvml_library = f.nvml_library;
+  af.cpus = f.cpus;
+  af.memory = f.memory;
   af.log_dir = dir + "/pods";
   // Short polls: the one local agent costs a sync a second, and Ctrl-C
   // waits for its poll to end (5 s polls made stopping take 5.6 s).

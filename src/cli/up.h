@@ -20,6 +20,8 @@ struct UpFlags {
   std::string data_dir;       // Default: store::DefaultDataDir().
   std::string simulate_gpus;  // Given: simulate these even if NVML works.
   std::string nvml_library = "libnvidia-ml.so.1";
+  std::string cpus;    // Given: the node's CPUs, else the host's (AgentFlags).
+  std::string memory;  // Given: the node's memory, else the host's.
   bool demo = false;
   int demo_delay_s = 20;  // When the demo's second wave is submitted.
 };

@@ -1,18 +1,21 @@
 // Manifest reading: YAML documents -> core::Config.
 //
-// Layout: (1) shared shapes (taints, selectors, resource groups, requests);
-// (2) one Parse function per non-workload kind and the kind table; (3)
+// Layout: (1) shared shapes (taints, tolerations, requests); (2) the
+// Namespace, SchedulerConfig and Node kinds and the kind table; (3)
 // ParseDocument and ParseManifests. Val and Doc live in
-// manifest_internal.h, the workload kinds in manifest_workload.cc,
-// ValidateConfig in manifest_validate.cc, the checks on each parsed object
-// in manifest_limits.cc, the UTF-8 check and the JSON reader in
+// manifest_internal.h, Kueue's configuration kinds in manifest_kueue.cc,
+// the workload kinds in manifest_workload.cc, ValidateConfig in
+// manifest_validate.cc, the checks on each parsed object in
+// manifest_limits.cc, the UTF-8 check and the JSON reader in
 // manifest_text.cc. yaml-cpp is read in manifest_yaml.cc, whose exceptions
 // never leave it.
 #include "core/manifest.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -22,6 +25,7 @@
 
 #include "core/duration.h"
 #include "core/manifest_internal.h"
+#include "core/names.h"
 #include "core/priority_policy.h"
 
 namespace allot::core {
@@ -99,135 +103,6 @@ Status ParseTolerations(const Val& v, std::vector<Toleration>* out) {
   return Status::Ok();
 }
 
-namespace {
-
-Status ParseSelector(const Val& v, LabelSelector* out) {
-  ALLOT_RETURN_IF_ERROR(v.CheckFields({"matchLabels", "matchExpressions"}));
-  ALLOT_RETURN_IF_ERROR(v["matchLabels"].Get(&out->match_labels));
-  std::vector<Val> items;
-  ALLOT_RETURN_IF_ERROR(v["matchExpressions"].Items(&items));
-  for (const Val& item : items) {
-    using Op = LabelSelectorRequirement::Op;
-    ALLOT_RETURN_IF_ERROR(item.CheckFields({"key", "operator", "values"}));
-    LabelSelectorRequirement& r = out->match_expressions.emplace_back();
-    ALLOT_RETURN_IF_ERROR(item["key"].GetName(&r.key));
-    ALLOT_RETURN_IF_ERROR(item["operator"].Require());
-    ALLOT_RETURN_IF_ERROR(
-        item["operator"].GetEnum<Op>({{"In", Op::kIn},
-                                      {"NotIn", Op::kNotIn},
-                                      {"Exists", Op::kExists},
-                                      {"DoesNotExist", Op::kDoesNotExist}},
-                                     &r.op));
-    ALLOT_RETURN_IF_ERROR(item["values"].Get(&r.values));
-    bool set_op = r.op == Op::kIn || r.op == Op::kNotIn;
-    if (set_op && r.values.empty()) {
-      return item["values"].Error("must not be empty for operator In/NotIn");
-    }
-    if (!set_op && !r.values.empty()) {
-      return item["values"].Error(
-          "must be empty for operator Exists/DoesNotExist");
-    }
-  }
-  return Status::Ok();
-}
-
-Status ParseResourceQuota(const Val& v, ResourceQuota* q) {
-  ALLOT_RETURN_IF_ERROR(v.CheckFields(
-      {"name", "nominalQuota", "borrowingLimit", "lendingLimit"}));
-  ALLOT_RETURN_IF_ERROR(v["name"].GetName(&q->name));
-  ALLOT_RETURN_IF_ERROR(v["nominalQuota"].Require());
-  ALLOT_RETURN_IF_ERROR(v["nominalQuota"].GetNonNegative(&q->nominal_quota));
-  for (auto [field, limit] : {std::pair{"borrowingLimit", &q->borrowing_limit},
-                              std::pair{"lendingLimit", &q->lending_limit}}) {
-    if (v[field].unset()) continue;
-    ALLOT_RETURN_IF_ERROR(v[field].GetNonNegative(&limit->emplace()));
-  }
-  if (q->lending_limit && *q->lending_limit > q->nominal_quota) {
-    return v["lendingLimit"].Error(
-        "lendingLimit " + q->lending_limit->ToString() +
-        " exceeds nominalQuota " + q->nominal_quota.ToString());
-  }
-  return Status::Ok();
-}
-
-// spec.resourceGroups of a ClusterQueue or Cohort: each flavor lists exactly
-// the group's coveredResources; a resource and a flavor each belong to one
-// group only.
-Status ParseResourceGroups(const Val& v, std::vector<ResourceGroup>* out) {
-  std::vector<Val> groups;
-  ALLOT_RETURN_IF_ERROR(v.Items(&groups));
-  std::map<std::string, size_t> group_of_resource, group_of_flavor;
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const Val& gv = groups[gi];
-    const std::string group_ref = "resourceGroups[" + std::to_string(gi) + "]";
-    ALLOT_RETURN_IF_ERROR(gv.CheckFields({"coveredResources", "flavors"}));
-    ResourceGroup& g = out->emplace_back();
-    std::vector<Val> covered;
-    ALLOT_RETURN_IF_ERROR(gv["coveredResources"].Require());
-    ALLOT_RETURN_IF_ERROR(gv["coveredResources"].Items(&covered));
-    for (const Val& cv : covered) {
-      std::string r;
-      ALLOT_RETURN_IF_ERROR(cv.GetName(&r));
-      auto [it, inserted] = group_of_resource.emplace(r, gi);
-      if (!inserted) {
-        return cv.Error(
-            "resource " + r + " is already covered by " +
-            (it->second == gi
-                 ? std::string("this group")
-                 : "resourceGroups[" + std::to_string(it->second) + "]"));
-      }
-      g.covered_resources.push_back(r);
-    }
-    std::vector<Val> flavors;
-    ALLOT_RETURN_IF_ERROR(gv["flavors"].Items(&flavors));
-    for (const Val& fv : flavors) {
-      ALLOT_RETURN_IF_ERROR(fv.CheckFields({"name", "resources"}));
-      FlavorQuotas& f = g.flavors.emplace_back();
-      ALLOT_RETURN_IF_ERROR(fv["name"].GetName(&f.name));
-      auto [it, inserted] = group_of_flavor.emplace(f.name, gi);
-      if (!inserted) {
-        return fv["name"].Error("flavor " + f.name +
-                                " already appears in resourceGroups[" +
-                                std::to_string(it->second) + "]");
-      }
-      std::vector<Val> resources;
-      ALLOT_RETURN_IF_ERROR(fv["resources"].Items(&resources));
-      std::set<std::string> listed;
-      for (const Val& rv : resources) {
-        ResourceQuota& q = f.resources.emplace_back();
-        ALLOT_RETURN_IF_ERROR(ParseResourceQuota(rv, &q));
-        if (group_of_resource.count(q.name) == 0 ||
-            group_of_resource[q.name] != gi) {
-          return rv["name"].Error("resource " + q.name +
-                                  " is not in coveredResources of " +
-                                  group_ref);
-        }
-        if (!listed.insert(q.name).second) {
-          return rv["name"].Error("resource " + q.name + " is listed twice");
-        }
-      }
-      for (const std::string& r : g.covered_resources) {
-        if (listed.count(r) == 0) {
-          return fv["resources"].Error("missing resource " + r +
-                                       " (every flavor lists exactly the "
-                                       "group's coveredResources)");
-        }
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-Status ParseFairWeight(const Val& v, int64_t* milli) {
-  ALLOT_RETURN_IF_ERROR(v.CheckFields({"weight"}));
-  Quantity w = Quantity::FromMilli(*milli);
-  ALLOT_RETURN_IF_ERROR(v["weight"].GetNonNegative(&w));
-  *milli = w.milli();
-  return Status::Ok();
-}
-
-}  // namespace
-
 // Per-pod requests: non-negative; GPUs and MIG slices in whole units.
 Status ParseRequests(const Val& v, ResourceList* out) {
   std::vector<std::pair<std::string, Val>> entries;
@@ -255,20 +130,27 @@ const Names kTopFields = {"apiVersion", "kind", "metadata", "spec"};
 
 namespace {
 
-// Cluster-scoped kinds ignore metadata.namespace, as kubectl does.
+// Cluster-scoped kinds ignore metadata.namespace, as kubectl does. With
+// `name_required`, metadata.name may be left out when generateName is given
+// (the server then picks the name, core/generate_name.h).
 Status ParseMetadata(bool namespaced, bool name_required, Doc* d) {
   const Val& m = d->metadata;
   // The name first, so that later errors can show it.
   ALLOT_RETURN_IF_ERROR(m.CheckMap());
-  if (name_required) ALLOT_RETURN_IF_ERROR(m["name"].Require());
   ALLOT_RETURN_IF_ERROR(m["name"].Get(&d->name));
-  if (name_required && d->name.empty()) {
+  ALLOT_RETURN_IF_ERROR(m["generateName"].Get(&d->generate_name));
+  if (name_required && m["name"].unset() && d->generate_name.empty()) {
+    return m["name"].Error("required field is missing (or give "
+                           "metadata.generateName for a generated name)");
+  }
+  if (name_required && !m["name"].unset() && d->name.empty()) {
     return m["name"].Error("must not be empty");
   }
   ALLOT_RETURN_IF_ERROR(m.CheckFields(
-      {"name", "namespace", "labels", "annotations", "creationTimestamp"},
+      {"name", "generateName", "namespace", "labels", "annotations",
+       "creationTimestamp"},
       {"uid", "resourceVersion", "generation", "managedFields", "finalizers",
-       "ownerReferences", "selfLink", "generateName", "deletionTimestamp",
+       "ownerReferences", "selfLink", "deletionTimestamp",
        "deletionGracePeriodSeconds"}));
   if (namespaced) {
     ALLOT_RETURN_IF_ERROR(m["namespace"].Get(&d->ns));
@@ -278,197 +160,26 @@ Status ParseMetadata(bool namespaced, bool name_required, Doc* d) {
   return m["annotations"].Get(&d->annotations);
 }
 
-// A non-negative decimal with up to 6 fraction digits, in millionths.
-Status ParseMicros(const Val& v, int64_t* out) {
-  std::string s;
-  ALLOT_RETURN_IF_ERROR(v.Require());
-  ALLOT_RETURN_IF_ERROR(v.Get(&s));
-  if (!s.empty() && s[0] == '-') {
-    return v.Error("price must not be negative, got " + s);
-  }
-  size_t dot = s.find('.');
-  std::string whole = s.substr(0, dot);
-  std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
-  auto digits = [](const std::string& x) {
-    return x.find_first_not_of("0123456789") == std::string::npos;
-  };
-  if (whole.empty() || !digits(whole) || !digits(frac) ||
-      (dot != std::string::npos && frac.empty()) || frac.size() > 6) {
-    return v.Error("malformed price " + Quote(s) +
-                   ": expected a decimal such as 2.5, at most 6 digits "
-                   "after the point");
-  }
-  if (whole.size() > 12) return v.Error("price " + s + " is too large");
-  frac.resize(6, '0');
-  *out = std::stoll(whole) * 1000000 + std::stoll(frac);
-  return Status::Ok();
-}
-
-Status ParseResourceFlavor(const Doc& d, Config* out) {
-  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
-  Val spec = d.root["spec"];
-  ALLOT_RETURN_IF_ERROR(
-      spec.CheckFields({"nodeLabels", "nodeTaints", "tolerations", "price"}));
-  ResourceFlavor f;
-  f.name = d.name;
-  f.source = d.source;
-  ALLOT_RETURN_IF_ERROR(spec["nodeLabels"].Get(&f.node_labels));
-  ALLOT_RETURN_IF_ERROR(ParseTaints(spec["nodeTaints"], &f.node_taints));
-  ALLOT_RETURN_IF_ERROR(ParseTolerations(spec["tolerations"], &f.tolerations));
-  std::vector<std::pair<std::string, Val>> prices;
-  ALLOT_RETURN_IF_ERROR(spec["price"].Entries(&prices));
-  for (const auto& [resource, pv] : prices) {
-    ALLOT_RETURN_IF_ERROR(ParseMicros(pv, &f.price_micros_per_hour[resource]));
-  }
-  out->flavors.push_back(std::move(f));
-  return Status::Ok();
-}
-
-// A name that two API versions spell differently (cohort / cohortName).
-Status ParseAliased(const Val& spec, const char* a, const char* b,
-                    std::string* out) {
-  std::string va, vb;
-  ALLOT_RETURN_IF_ERROR(spec[a].Get(&va));
-  ALLOT_RETURN_IF_ERROR(spec[b].Get(&vb));
-  if (!va.empty() && !vb.empty() && va != vb) {
-    return spec[b].Error("conflicts with " + spec[a].path() + " " + Quote(va));
-  }
-  *out = va.empty() ? vb : va;
-  return Status::Ok();
-}
-
-Status ParsePreemption(const Val& v, PreemptionPolicy* p) {
-  ALLOT_RETURN_IF_ERROR(v.CheckFields(
-      {"withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"}));
-  ALLOT_RETURN_IF_ERROR(v["withinClusterQueue"].GetEnum<WithinClusterQueue>(
-      {{"Never", WithinClusterQueue::kNever},
-       {"LowerPriority", WithinClusterQueue::kLowerPriority},
-       {"LowerOrNewerEqualPriority",
-        WithinClusterQueue::kLowerOrNewerEqualPriority}},
-      &p->within_cluster_queue));
-  ALLOT_RETURN_IF_ERROR(v["reclaimWithinCohort"].GetEnum<ReclaimWithinCohort>(
-      {{"Never", ReclaimWithinCohort::kNever},
-       {"LowerPriority", ReclaimWithinCohort::kLowerPriority},
-       {"Any", ReclaimWithinCohort::kAny}},
-      &p->reclaim_within_cohort));
-  Val borrow = v["borrowWithinCohort"];
-  ALLOT_RETURN_IF_ERROR(borrow.CheckFields({"policy", "maxPriorityThreshold"}));
-  ALLOT_RETURN_IF_ERROR(borrow["policy"].GetEnum<BorrowWithinCohortPolicy>(
-      {{"Never", BorrowWithinCohortPolicy::kNever},
-       {"LowerPriority", BorrowWithinCohortPolicy::kLowerPriority}},
-      &p->borrow_within_cohort));
-  return borrow["maxPriorityThreshold"].Get(&p->max_priority_threshold);
-}
-
-Status ParseFungibility(const Val& v, FlavorFungibility* f) {
-  using P = FungibilityPolicy;
-  ALLOT_RETURN_IF_ERROR(v.CheckFields({"whenCanBorrow", "whenCanPreempt"}));
-  // Borrow and Preempt are the values of Kueue before v0.9.
-  ALLOT_RETURN_IF_ERROR(
-      v["whenCanBorrow"].GetEnum<P>({{"MayStopSearch", P::kMayStopSearch},
-                                     {"TryNextFlavor", P::kTryNextFlavor},
-                                     {"Borrow", P::kMayStopSearch}},
-                                    &f->when_can_borrow));
-  return v["whenCanPreempt"].GetEnum<P>({{"MayStopSearch", P::kMayStopSearch},
-                                         {"TryNextFlavor", P::kTryNextFlavor},
-                                         {"Preempt", P::kMayStopSearch}},
-                                        &f->when_can_preempt);
-}
-
-Status ParseClusterQueue(const Doc& d, Config* out) {
-  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
-  Val spec = d.root["spec"];
-  ALLOT_RETURN_IF_ERROR(
-      spec.CheckFields({"cohort", "cohortName", "namespaceSelector",
-                        "resourceGroups", "queueingStrategy", "preemption",
-                        "flavorFungibility", "fairSharing", "stopPolicy"}));
-  ClusterQueue cq;
-  cq.name = d.name;
-  cq.source = d.source;
-  ALLOT_RETURN_IF_ERROR(ParseAliased(spec, "cohort", "cohortName", &cq.cohort));
-  if (!spec["namespaceSelector"].unset()) {
-    ALLOT_RETURN_IF_ERROR(ParseSelector(spec["namespaceSelector"],
-                                        &cq.namespace_selector.emplace()));
-  }
-  ALLOT_RETURN_IF_ERROR(
-      ParseResourceGroups(spec["resourceGroups"], &cq.resource_groups));
-  ALLOT_RETURN_IF_ERROR(spec["queueingStrategy"].GetEnum<QueueingStrategy>(
-      {{"BestEffortFIFO", QueueingStrategy::kBestEffortFIFO},
-       {"StrictFIFO", QueueingStrategy::kStrictFIFO}},
-      &cq.queueing_strategy));
-  ALLOT_RETURN_IF_ERROR(ParsePreemption(spec["preemption"], &cq.preemption));
-  ALLOT_RETURN_IF_ERROR(
-      ParseFungibility(spec["flavorFungibility"], &cq.flavor_fungibility));
-  ALLOT_RETURN_IF_ERROR(
-      ParseFairWeight(spec["fairSharing"], &cq.fair_weight_milli));
-  ALLOT_RETURN_IF_ERROR(spec["stopPolicy"].GetEnum<StopPolicy>(
-      {{"None", StopPolicy::kNone},
-       {"Hold", StopPolicy::kHold},
-       {"HoldAndDrain", StopPolicy::kHoldAndDrain}},
-      &cq.stop_policy));
-  cq.annotations = d.annotations;
-  if (auto it = d.annotations.find(kMaxRunDurationKey); it != d.annotations.end()) {
-    const std::string field = std::string("metadata.annotations.") + kMaxRunDurationKey;
-    Result<int64_t> secs = ParseDurationSeconds(it->second);
-    if (!secs.ok()) {
-      return Status::InvalidArgument(
-          std::string(kMaxRunDurationKey) + ": " + secs.status().message(), field);
-    }
-    if (*secs <= 0) {
-      return Status::InvalidArgument(
-          std::string(kMaxRunDurationKey) + ": must be longer than 0s", field);
-    }
-    cq.max_run_seconds = *secs;
-  }
-  out->cluster_queues.push_back(std::move(cq));
-  return Status::Ok();
-}
-
-// v1alpha1 spells the parent parentName, v1beta1 parent; both are accepted.
-Status ParseCohort(const Doc& d, Config* out) {
-  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
-  Val spec = d.root["spec"];
-  ALLOT_RETURN_IF_ERROR(spec.CheckFields(
-      {"parent", "parentName", "resourceGroups", "fairSharing"}));
-  Cohort c;
-  c.name = d.name;
-  c.source = d.source;
-  ALLOT_RETURN_IF_ERROR(ParseAliased(spec, "parentName", "parent", &c.parent));
-  ALLOT_RETURN_IF_ERROR(
-      ParseResourceGroups(spec["resourceGroups"], &c.resource_groups));
-  ALLOT_RETURN_IF_ERROR(
-      ParseFairWeight(spec["fairSharing"], &c.fair_weight_milli));
-  out->cohorts.push_back(std::move(c));
-  return Status::Ok();
-}
-
-Status ParseLocalQueue(const Doc& d, Config* out) {
-  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
-  Val spec = d.root["spec"];
-  ALLOT_RETURN_IF_ERROR(spec.CheckFields({"clusterQueue"}));
-  LocalQueue q{d.ns, d.name, "", d.source, d.annotations};
-  ALLOT_RETURN_IF_ERROR(spec["clusterQueue"].GetName(&q.cluster_queue));
-  ALLOT_RETURN_IF_ERROR(
-      ParsePriorityPolicy(q.annotations, "LocalQueue " + d.ns + "/" + d.name).status());
-  out->local_queues.push_back(std::move(q));
-  return Status::Ok();
-}
-
-Status ParsePriorityClass(const Doc& d, Config* out) {
-  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(
-      {"apiVersion", "kind", "metadata", "value", "description"}));
-  WorkloadPriorityClass pc{d.name, 0, d.source};
-  ALLOT_RETURN_IF_ERROR(d.root["value"].Require());
-  ALLOT_RETURN_IF_ERROR(d.root["value"].Get(&pc.value));
-  out->priority_classes.push_back(std::move(pc));
-  return Status::Ok();
-}
-
+// Every namespace carries kNamespaceNameLabel with its name, as Kubernetes
+// sets it (a generated name gets it when it is picked); another value for
+// it is an error.
 Status ParseNamespace(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields({"apiVersion", "kind", "metadata"},
                                            {"spec", "status"}));
   ALLOT_RETURN_IF_ERROR(ParsePriorityPolicy(d.annotations, "Tenant " + d.name).status());
-  out->namespaces.push_back(Namespace{d.name, d.labels, d.source, d.annotations});
+  Namespace ns{d.name, d.labels, d.source, d.annotations, d.generate_name};
+  auto it = ns.labels.find(kNamespaceNameLabel);
+  if (it != ns.labels.end() && it->second != d.name) {
+    return d.metadata["labels"].Entry(kNamespaceNameLabel).Error(
+        "must be the namespace's own name " + Quote(d.name) +
+        " (Kubernetes sets it), not " + Quote(it->second));
+  }
+  // (A name that is no label value, which only the offline commands let
+  // through, gets no label: no selector could name it anyway.)
+  if (!d.name.empty() && LabelValueError(d.name).empty()) {
+    ns.labels[kNamespaceNameLabel] = d.name;
+  }
+  out->namespaces.push_back(std::move(ns));
   return Status::Ok();
 }
 
@@ -504,6 +215,7 @@ Status ParseNode(const Doc& d, Config* out) {
       d.root.CheckFields({"apiVersion", "kind", "metadata", "spec", "status"}));
   Node n;
   n.name = d.name;
+  n.generate_name = d.generate_name;
   n.labels = d.labels;
   n.source = d.source;
   Val spec = d.root["spec"], status = d.root["status"];
@@ -552,16 +264,23 @@ struct KindParser {
   Status (*parse)(const Doc&, Config*);
 };
 
-constexpr char kKueue[] = "kueue.x-k8s.io/v1beta1";
+constexpr char kKueueV1beta1[] = "kueue.x-k8s.io/v1beta1";
+constexpr char kKueueV1beta2[] = "kueue.x-k8s.io/v1beta2";
 constexpr char kAllot[] = "allot.dev/v1";
 constexpr KindParser kKinds[] = {
-    {kKueue, "ResourceFlavor", false, ParseResourceFlavor},
-    {kKueue, "ClusterQueue", false, ParseClusterQueue},
-    {kKueue, "Cohort", false, ParseCohort},
+    {kKueueV1beta2, "ResourceFlavor", false, ParseResourceFlavor},
+    {kKueueV1beta1, "ResourceFlavor", false, ParseResourceFlavor},
+    {kKueueV1beta2, "ClusterQueue", false, ParseClusterQueue},
+    {kKueueV1beta1, "ClusterQueue", false, ParseClusterQueue},
+    {kKueueV1beta2, "Cohort", false, ParseCohort},
+    {kKueueV1beta1, "Cohort", false, ParseCohort},
     {"kueue.x-k8s.io/v1alpha1", "Cohort", false, ParseCohort},
-    {kKueue, "LocalQueue", true, ParseLocalQueue},
-    {kKueue, "WorkloadPriorityClass", false, ParsePriorityClass},
-    {kKueue, "Workload", true, ParseKueueWorkload},
+    {kKueueV1beta2, "LocalQueue", true, ParseLocalQueue},
+    {kKueueV1beta1, "LocalQueue", true, ParseLocalQueue},
+    {kKueueV1beta2, "WorkloadPriorityClass", false, ParsePriorityClass},
+    {kKueueV1beta1, "WorkloadPriorityClass", false, ParsePriorityClass},
+    {kKueueV1beta2, "Workload", true, ParseKueueWorkload},
+    {kKueueV1beta1, "Workload", true, ParseKueueWorkload},
     {"v1", "Namespace", false, ParseNamespace},
     {"batch/v1", "Job", true, ParseJob},
     {kAllot, "SchedulerConfig", false, ParseSchedulerConfig},
@@ -569,6 +288,88 @@ constexpr KindParser kKinds[] = {
     {kAllot, "NodePool", false, ParseNodePool},
     {kAllot, "Workload", true, ParseAllotWorkload},
 };
+
+KueueApi KueueApiOf(std::string_view api_version) {
+  for (KueueApi a :
+       {KueueApi::kV1alpha1, KueueApi::kV1beta1, KueueApi::kV1beta2}) {
+    if (KueueApiVersion(a) == api_version) return a;
+  }
+  return KueueApi::kNone;
+}
+
+// "kueue.x-k8s.io/v1beta2 and v1beta1: ResourceFlavor, ...; v1: Namespace;
+// ...": the kinds of kKinds by apiVersion, for the messages.
+std::string SupportedKinds() {
+  // api -> kinds, apis in the order the table first names them.
+  std::vector<std::pair<std::string, std::string>> by_api;
+  for (const KindParser& k : kKinds) {
+    auto it = std::find_if(by_api.begin(), by_api.end(), [&](const auto& e) {
+      return e.first == k.api_version;
+    });
+    if (it == by_api.end()) {
+      it = by_api.emplace(by_api.end(), std::string(k.api_version), "");
+    }
+    it->second += (it->second.empty() ? "" : ", ") + std::string(k.kind);
+  }
+  std::string out;
+  for (size_t i = 0; i < by_api.size(); ++i) {
+    std::string api = by_api[i].first;
+    // Kueue's versions with the same kinds share one entry.
+    while (i + 1 < by_api.size() && by_api[i + 1].second == by_api[i].second) {
+      const std::string& next = by_api[++i].first;
+      api += " and " + next.substr(next.find('/') + 1);
+    }
+    out += (out.empty() ? "" : "; ") + api + ": " + by_api[i].second;
+  }
+  return out;
+}
+
+bool KnownKind(const std::string& kind) {
+  for (const KindParser& k : kKinds) {
+    if (k.kind == kind) return true;
+  }
+  return false;
+}
+
+// A document of a kind that no apiVersion of kKinds has: Allot does not run
+// it (a Deployment, a JobSet, Kueue's AdmissionCheck or Topology, ...).
+// Empty when the document is anything else (for ParseDocument to judge).
+std::optional<SkippedDocument> UnsupportedKind(const Tree& node,
+                                               const std::string& file,
+                                               int index) {
+  Val root(&node, "");
+  std::string api_version, kind;
+  if (!root.IsMap() || !root["apiVersion"].GetName(&api_version).ok() ||
+      !root["kind"].GetName(&kind).ok() || KnownKind(kind)) {
+    return std::nullopt;
+  }
+  SkippedDocument d{file, index, api_version, kind, ""};
+  Val meta = root["metadata"];
+  std::string name, ns;
+  if (meta.IsMap() && meta["name"].Get(&name).ok() &&
+      meta["namespace"].Get(&ns).ok()) {
+    if (name.empty()) (void)meta["generateName"].Get(&name);
+    d.name = ns.empty() || name.empty() ? name : ns + "/" + name;
+  }
+  return d;
+}
+
+// The one error for every document of `unsupported` (all of one text).
+Status UnsupportedError(const std::vector<SkippedDocument>& unsupported) {
+  std::string docs;
+  for (const SkippedDocument& d : unsupported) {
+    docs += (docs.empty() ? "" : ", ") + std::to_string(d.doc_index) + " (" +
+            d.kind + (d.name.empty() ? "" : " " + d.name) + ", " +
+            d.api_version + ")";
+  }
+  const bool one = unsupported.size() == 1;
+  return Status::InvalidArgument(
+      unsupported[0].file + ": document" + (one ? " " : "s ") + docs +
+          ": Allot does not run " + (one ? "this kind" : "these kinds") +
+          "; it runs " + SupportedKinds() +
+          " (allot apply --skip-unsupported applies the other documents)",
+      "kind");
+}
 
 // Parses one document into *out. `scheduler_doc` remembers the document of
 // this file's SchedulerConfig, of which there may be one.
@@ -589,18 +390,27 @@ Status ParseDocument(const Tree& node, const std::string& file, int index,
   for (const KindParser& k : kKinds) {
     if (k.api_version == api_version && k.kind == kind) parser = &k;
   }
-  if (parser == nullptr) {
-    return At(
-        d.source, "",
-        Status::InvalidArgument(
-            "unknown kind " + kind + " in apiVersion " + api_version, "kind"));
+  if (parser == nullptr) {  // A kind Allot reads, in another apiVersion.
+    std::string versions;
+    for (const KindParser& k : kKinds) {
+      if (k.kind != kind) continue;
+      versions += (versions.empty() ? "" : ", ") + std::string(k.api_version);
+    }
+    return At(d.source, "",
+              Status::InvalidArgument(
+                  "unknown apiVersion " + api_version + " for kind " + kind +
+                      " (Allot reads it in " + versions + ")",
+                  "apiVersion"));
   }
   d.source.kind = kind;
+  d.api = KueueApiOf(api_version);
   d.metadata = d.root["metadata"];
   bool is_config = kind == "SchedulerConfig";
   s = ParseMetadata(parser->namespaced, /*name_required=*/!is_config, &d);
   if (s.ok() && limits.object_limits) s = CheckMetadataLimits(d);
-  if (!s.ok()) return At(d.source, d.name, s);
+  if (!s.ok()) {
+    return At(d.source, d.name.empty() ? d.generate_name : d.name, s);
+  }
   if (is_config && *scheduler_doc >= 0) {
     return At(d.source, d.name,
               Status::InvalidArgument(
@@ -629,7 +439,8 @@ void AppendAll(std::vector<T>* from, std::vector<T>* to) {
 }  // namespace internal
 
 Status ParseManifests(const std::string& text, const std::string& file,
-                      Config* config, const ParseLimits& limits) {
+                      Config* config, const ParseLimits& limits,
+                      std::vector<SkippedDocument>* skipped) {
   using internal::AppendAll;
   using internal::ParseDocument;
   using internal::Tree;
@@ -642,11 +453,28 @@ Status ParseManifests(const std::string& text, const std::string& file,
     bool json = false;
     ALLOT_RETURN_IF_ERROR(TryJson(text, file, limits, &docs, &json));
     if (!json) ALLOT_RETURN_IF_ERROR(ParseYamlText(text, file, limits, &docs));
+    // Kinds Allot does not run: one error for all of them, before anything
+    // else is read (or, when the caller asks, skipped and listed).
+    std::vector<bool> skip(docs.size(), false);
+    std::vector<SkippedDocument> unsupported;
+    for (size_t i = 0; i < docs.size(); ++i) {
+      auto u = internal::UnsupportedKind(docs[i], file, static_cast<int>(i));
+      if (!u) continue;
+      skip[i] = true;
+      unsupported.push_back(std::move(*u));
+    }
+    if (!unsupported.empty() && skipped == nullptr) {
+      return internal::UnsupportedError(unsupported);
+    }
     Config parsed;
     int scheduler_doc = -1;
     for (size_t i = 0; i < docs.size(); ++i) {
+      if (skip[i]) continue;
       ALLOT_RETURN_IF_ERROR(ParseDocument(docs[i], file, static_cast<int>(i),
                                           limits, &scheduler_doc, &parsed));
+    }
+    if (skipped != nullptr) {
+      for (SkippedDocument& u : unsupported) skipped->push_back(std::move(u));
     }
     AppendAll(&parsed.flavors, &config->flavors);
     AppendAll(&parsed.cohorts, &config->cohorts);

@@ -1,8 +1,11 @@
 // Reading Kueue and Allot manifests (YAML) into a core::Config.
 //
 // Accepted documents (each `---`-separated YAML document is one object):
-//   kueue.x-k8s.io/v1beta1   ResourceFlavor, ClusterQueue, LocalQueue,
-//                            WorkloadPriorityClass, Workload, Cohort
+//   kueue.x-k8s.io/v1beta2,  ResourceFlavor, ClusterQueue, LocalQueue,
+//   kueue.x-k8s.io/v1beta1   WorkloadPriorityClass, Workload, Cohort (each
+//                            version with its own field spellings: a
+//                            spelling of the other is an error that gives
+//                            this one's, docs/manifests.md)
 //   kueue.x-k8s.io/v1alpha1  Cohort
 //   v1                       Namespace
 //   batch/v1                 Job (with a kueue.x-k8s.io/queue-name label)
@@ -39,6 +42,10 @@
 //    spec.type of an allot.dev/v1 Workload (default "batch"), and the label
 //    allot.dev/workload-type of a Kueue Workload or Job (default "batch");
 //    any other value is an error.
+//  - metadata.generateName without metadata.name leaves the name empty (and
+//    generate_name set) until core/generate_name.h names the object.
+//  - Every Namespace gets the label kubernetes.io/metadata.name with its
+//    name; Workload spec.active (default true) is kept in Workload::active.
 //  - What a pod runs (command, args, env, workingDir) comes from the compact
 //    template of an allot.dev/v1 Workload, and from the FIRST container of a
 //    Kubernetes pod template; env entries with valueFrom are skipped there.
@@ -47,6 +54,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/model.h"
 #include "core/status.h"
@@ -84,14 +92,32 @@ struct ParseLimits {
   }
 };
 
+// A document of a kind Allot does not run (a Deployment, a JobSet, a
+// RayCluster, Kueue's AdmissionCheck, Topology, MultiKueueCluster, ...: any
+// kind the table of accepted kinds above does not name in any apiVersion).
+struct SkippedDocument {
+  std::string file;
+  int doc_index = 0;
+  std::string api_version;
+  std::string kind;
+  std::string name;  // "namespace/name", "name" or "" (as the document has it)
+};
+
 // Parses every YAML document in `text` (called `file` in messages) and
 // appends the objects to *config, in document order. A SchedulerConfig
 // document replaces config->scheduler. Checks each object on its own
 // (fields, enums, quantities, quota shape); cross-object checks are
 // ValidateConfig's. On error returns InvalidArgument and *config is
 // unchanged.
+//
+// Documents of kinds Allot does not run are one error, field "kind", that
+// names each of them and lists the kinds Allot runs; with `skipped` they
+// are left out instead and appended to *skipped (`allot apply
+// --skip-unsupported`). A kind Allot runs in an apiVersion it does not
+// read is always an error (field "apiVersion").
 Status ParseManifests(const std::string& text, const std::string& file,
-                      Config* config, const ParseLimits& limits = {});
+                      Config* config, const ParseLimits& limits = {},
+                      std::vector<SkippedDocument>* skipped = nullptr);
 
 // Reads `path` ("-" = stdin) and calls ParseManifests with `path` as the
 // file name. A file that cannot be read is NotFound.
@@ -111,9 +137,12 @@ Status LoadManifestFile(const std::string& path, Config* config,
 //    [minCount or count, count], one placement per admitted pod on an
 //    existing Node, and no GPU (or MIG slice) UUID twice in the whole
 //    config (node inventories and placements alike).
-// A Workload whose LocalQueue does not exist, and namespaces that are used
-// but not declared, are fine. On error *config may be partly resolved; the
-// caller discards it.
+// A Workload whose LocalQueue does not exist is fine. A namespace that
+// LocalQueues or Workloads use but no Namespace declares exists: it is
+// added to config->namespaces with its kubernetes.io/metadata.name label.
+// An object whose name is still to be generated (metadata.generateName,
+// core/generate_name.h) is an error. On error *config may be partly
+// resolved; the caller discards it.
 Status ValidateConfig(Config* config);
 
 }  // namespace allot::core

@@ -18,7 +18,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::string_view kKueue = "kueue.x-k8s.io/v1beta1";
 constexpr std::string_view kAllot = "allot.dev/v1";
 
 // ---- Scalars and small shapes ----------------------------------------------
@@ -73,11 +72,14 @@ json::object Header(std::string_view api_version, std::string_view kind) {
   return o;
 }
 
-// metadata {name, namespace, labels}; `ns` empty for cluster-scoped kinds.
-json::object Metadata(const std::string& name, const std::string& ns,
-                      const Labels& labels) {
+// metadata {name, generateName, namespace, labels} of object `x`; `ns`
+// empty for cluster-scoped kinds. A name still to be generated (empty) is
+// left out.
+template <typename T>
+json::object Metadata(const T& x, const std::string& ns, const Labels& labels) {
   json::object m;
-  m.emplace("name", name);
+  PutString(&m, "name", x.name);
+  PutString(&m, "generateName", x.generate_name);
   PutString(&m, "namespace", ns);
   PutMap(&m, "labels", labels);
   return m;
@@ -297,6 +299,22 @@ void AppendDigits(std::string* s, int64_t v, int width) {
 
 }  // namespace
 
+const char* KueueApiVersionOf(KueueVersion v) {
+  return v == KueueVersion::kV1beta1 ? "kueue.x-k8s.io/v1beta1"
+                                     : "kueue.x-k8s.io/v1beta2";
+}
+
+Result<KueueVersion> ParseKueueVersion(const std::string& text) {
+  for (KueueVersion v : {KueueVersion::kV1beta1, KueueVersion::kV1beta2}) {
+    const std::string full = KueueApiVersionOf(v);
+    if (text == full || text == full.substr(full.find('/') + 1)) return v;
+  }
+  return Status::InvalidArgument(
+      "unknown API version \"" + text +
+          "\" (expected kueue.x-k8s.io/v1beta2 or kueue.x-k8s.io/v1beta1)",
+      "apiVersion");
+}
+
 std::string FormatRfc3339Ms(int64_t unix_ms) {
   constexpr int64_t kDayMs = 86400000;
   int64_t days = unix_ms / kDayMs;
@@ -333,9 +351,9 @@ std::string FormatRfc3339Ms(int64_t unix_ms) {
   return s;
 }
 
-json::object EncodeFlavor(const ResourceFlavor& f) {
-  json::object o = Header(kKueue, "ResourceFlavor");
-  o.emplace("metadata", Metadata(f.name, "", {}));
+json::object EncodeFlavor(const ResourceFlavor& f, KueueVersion v) {
+  json::object o = Header(KueueApiVersionOf(v), "ResourceFlavor");
+  o.emplace("metadata", Metadata(f, "", {}));
   json::object spec;
   PutMap(&spec, "nodeLabels", f.node_labels);
   PutTaints(&spec, "nodeTaints", f.node_taints);
@@ -351,24 +369,25 @@ json::object EncodeFlavor(const ResourceFlavor& f) {
   return o;
 }
 
-json::object EncodeCohort(const Cohort& c) {
-  json::object o = Header(kKueue, "Cohort");
-  o.emplace("metadata", Metadata(c.name, "", {}));
+json::object EncodeCohort(const Cohort& c, KueueVersion v) {
+  json::object o = Header(KueueApiVersionOf(v), "Cohort");
+  o.emplace("metadata", Metadata(c, "", {}));
   json::object spec;
-  PutString(&spec, "parent", c.parent);
+  PutString(&spec, "parentName", c.parent);
   PutResourceGroups(&spec, c.resource_groups);
   PutFairWeight(&spec, c.fair_weight_milli);
   o.emplace("spec", std::move(spec));
   return o;
 }
 
-json::object EncodeClusterQueue(const ClusterQueue& cq) {
-  json::object o = Header(kKueue, "ClusterQueue");
-  json::object meta = Metadata(cq.name, "", {});
+json::object EncodeClusterQueue(const ClusterQueue& cq, KueueVersion v) {
+  json::object o = Header(KueueApiVersionOf(v), "ClusterQueue");
+  json::object meta = Metadata(cq, "", {});
   PutMap(&meta, "annotations", cq.annotations);
   o.emplace("metadata", std::move(meta));
   json::object spec;
-  PutString(&spec, "cohort", cq.cohort);
+  PutString(&spec, v == KueueVersion::kV1beta1 ? "cohort" : "cohortName",
+            cq.cohort);
   if (cq.namespace_selector) {
     spec.emplace("namespaceSelector", Selector(*cq.namespace_selector));
   }
@@ -416,6 +435,13 @@ json::object EncodeClusterQueue(const ClusterQueue& cq) {
   if (cq.flavor_fungibility.when_can_preempt != P::kTryNextFlavor) {
     fungibility.emplace("whenCanPreempt", "MayStopSearch");
   }
+  if (cq.flavor_fungibility.preference) {
+    fungibility.emplace(
+        "preference", *cq.flavor_fungibility.preference ==
+                              FungibilityPreference::kBorrowingOverPreemption
+                          ? "BorrowingOverPreemption"
+                          : "PreemptionOverBorrowing");
+  }
   if (!fungibility.empty()) {
     spec.emplace("flavorFungibility", std::move(fungibility));
   }
@@ -434,25 +460,26 @@ json::object EncodeClusterQueue(const ClusterQueue& cq) {
   return o;
 }
 
-json::object EncodeLocalQueue(const LocalQueue& q) {
-  json::object o = Header(kKueue, "LocalQueue");
-  json::object meta = Metadata(q.name, q.ns, {});
+json::object EncodeLocalQueue(const LocalQueue& q, KueueVersion v) {
+  json::object o = Header(KueueApiVersionOf(v), "LocalQueue");
+  json::object meta = Metadata(q, q.ns, {});
   PutMap(&meta, "annotations", q.annotations);
   o.emplace("metadata", std::move(meta));
   o.emplace("spec", json::object{{"clusterQueue", q.cluster_queue}});
   return o;
 }
 
-json::object EncodePriorityClass(const WorkloadPriorityClass& pc) {
-  json::object o = Header(kKueue, "WorkloadPriorityClass");
-  o.emplace("metadata", Metadata(pc.name, "", {}));
+json::object EncodePriorityClass(const WorkloadPriorityClass& pc,
+                                 KueueVersion v) {
+  json::object o = Header(KueueApiVersionOf(v), "WorkloadPriorityClass");
+  o.emplace("metadata", Metadata(pc, "", {}));
   o.emplace("value", pc.value);
   return o;
 }
 
 json::object EncodeNamespace(const Namespace& ns) {
   json::object o = Header("v1", "Namespace");
-  json::object meta = Metadata(ns.name, "", ns.labels);
+  json::object meta = Metadata(ns, "", ns.labels);
   PutMap(&meta, "annotations", ns.annotations);
   o.emplace("metadata", std::move(meta));
   return o;
@@ -460,7 +487,7 @@ json::object EncodeNamespace(const Namespace& ns) {
 
 json::object EncodeNode(const Node& n) {
   json::object o = Header(kAllot, "Node");
-  o.emplace("metadata", Metadata(n.name, "", n.labels));
+  o.emplace("metadata", Metadata(n, "", n.labels));
   json::object spec;
   if (n.unschedulable) spec.emplace("unschedulable", true);
   PutTaints(&spec, "taints", n.taints);
@@ -494,7 +521,7 @@ json::object EncodeNode(const Node& n) {
 
 json::object EncodeWorkload(const Workload& w) {
   json::object o = Header(kAllot, "Workload");
-  json::object meta = Metadata(w.name, w.ns, w.labels);
+  json::object meta = Metadata(w, w.ns, w.labels);
   PutMap(&meta, "annotations", w.annotations);
   if (w.creation_unix_ms != 0) {
     meta.emplace("creationTimestamp", FormatRfc3339Ms(w.creation_unix_ms));
@@ -513,6 +540,7 @@ json::object EncodeWorkload(const Workload& w) {
   if (w.max_execution_seconds != 0) {
     spec.emplace("maximumExecutionTimeSeconds", w.max_execution_seconds);
   }
+  if (!w.active) spec.emplace("active", false);
   o.emplace("spec", std::move(spec));
   if (w.admission) {
     o.emplace("status",

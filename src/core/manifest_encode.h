@@ -20,10 +20,13 @@
 //  - creation times outside years 0000..9999 cannot be written in RFC 3339.
 //
 // Shape: kinds and field spellings are the ones docs/manifests.md
-// documents: Kueue's kueue.x-k8s.io/v1beta1 kinds, v1 Namespace, and
+// documents: Kueue's kinds in the KueueVersion asked for (v1beta2 unless
+// told otherwise: Kueue's storage version), v1 Namespace, and
 // allot.dev/v1 Node, Workload (every workload kind, Kueue Workload and Job
 // included, becomes an allot.dev/v1 Workload with a compact template) and
-// SchedulerConfig. A field equal to the parser's default is left out
+// SchedulerConfig. Every kind writes metadata.generateName when the
+// object has one (and metadata.name once it is named). A field equal to
+// the parser's default is left out
 // (empty labels, BestEffortFIFO, Never, ...), except pod set name and count,
 // which are always written. Quantities are strings in canonical Kubernetes
 // form ("500m", "64Gi", "8"), prices decimal strings ("2.5"): never JSON
@@ -40,28 +43,46 @@
 #include <string>
 
 #include "core/model.h"
+#include "core/status.h"
 
 namespace allot::core {
 
-// kueue.x-k8s.io/v1beta1 ResourceFlavor; spec.price with up to 6 decimals.
-boost::json::object EncodeFlavor(const ResourceFlavor& flavor);
-// kueue.x-k8s.io/v1beta1 Cohort (spec.parent, not v1alpha1's parentName).
-boost::json::object EncodeCohort(const Cohort& cohort);
-// kueue.x-k8s.io/v1beta1 ClusterQueue. An unset namespaceSelector is left
-// out (matches no namespace); a set but empty one is written as {} (matches
-// every namespace).
-boost::json::object EncodeClusterQueue(const ClusterQueue& cq);
-// kueue.x-k8s.io/v1beta1 LocalQueue.
-boost::json::object EncodeLocalQueue(const LocalQueue& queue);
-// kueue.x-k8s.io/v1beta1 WorkloadPriorityClass.
-boost::json::object EncodePriorityClass(const WorkloadPriorityClass& pc);
+// The Kueue API version the Kueue kinds are written in. The two differ in
+// spellings only (docs/manifests.md): ClusterQueue spec.cohort (v1beta1)
+// is spec.cohortName (v1beta2); every other field is written alike.
+enum class KueueVersion { kV1beta1, kV1beta2 };
+// What the server stores and returns, and `allot get` prints by default.
+inline constexpr KueueVersion kDefaultKueueVersion = KueueVersion::kV1beta2;
+// "kueue.x-k8s.io/v1beta2" for kV1beta2.
+const char* KueueApiVersionOf(KueueVersion v);
+// The version named by "kueue.x-k8s.io/v1beta2" or "v1beta2" (and the same
+// for v1beta1); anything else is InvalidArgument naming both.
+Result<KueueVersion> ParseKueueVersion(const std::string& text);
+
+// ResourceFlavor; spec.price with up to 6 decimals.
+boost::json::object EncodeFlavor(const ResourceFlavor& flavor,
+                                 KueueVersion v = kDefaultKueueVersion);
+// Cohort, with spec.parentName (as Kueue's v1beta1 and v1beta2 spell it;
+// v1alpha1's parent is read but never written).
+boost::json::object EncodeCohort(const Cohort& cohort,
+                                 KueueVersion v = kDefaultKueueVersion);
+// ClusterQueue, with spec.cohort (v1beta1) or spec.cohortName (v1beta2).
+// An unset namespaceSelector is left out (matches no namespace); a set but
+// empty one is written as {} (matches every namespace).
+boost::json::object EncodeClusterQueue(const ClusterQueue& cq,
+                                       KueueVersion v = kDefaultKueueVersion);
+boost::json::object EncodeLocalQueue(const LocalQueue& queue,
+                                     KueueVersion v = kDefaultKueueVersion);
+boost::json::object EncodePriorityClass(const WorkloadPriorityClass& pc,
+                                        KueueVersion v = kDefaultKueueVersion);
 // v1 Namespace.
 boost::json::object EncodeNamespace(const Namespace& ns);
 // allot.dev/v1 Node.
 boost::json::object EncodeNode(const Node& node);
 // allot.dev/v1 Workload: metadata (labels, annotations, creationTimestamp
 // with millisecond precision, left out when 0), spec.type unless "batch",
-// spec.priorityClassName when set, else spec.priority unless 0, the pod
+// spec.priorityClassName when set, else spec.priority unless 0,
+// spec.active when false, the pod
 // sets with requests, selectors, tolerations, command, args, env and
 // workingDir, and status.admission when set (every count written).
 boost::json::object EncodeWorkload(const Workload& workload);

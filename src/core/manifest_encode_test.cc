@@ -41,18 +41,19 @@ fs::path SourceRoot() {
                                   : fs::path(file.substr(0, pos));
 }
 
-// Every object of `c` as one document each, joined by "\n---\n".
-std::string EncodeAll(const Config& c) {
+// Every object of `c` as one document each, joined by "\n---\n", with
+// the Kueue kinds in version `v`.
+std::string EncodeAll(const Config& c, KueueVersion v = kDefaultKueueVersion) {
   std::string out;
   auto add = [&](const json::object& o) {
     if (!out.empty()) out += "\n---\n";
     out += json::serialize(o);
   };
-  for (const auto& x : c.flavors) add(EncodeFlavor(x));
-  for (const auto& x : c.cohorts) add(EncodeCohort(x));
-  for (const auto& x : c.cluster_queues) add(EncodeClusterQueue(x));
-  for (const auto& x : c.local_queues) add(EncodeLocalQueue(x));
-  for (const auto& x : c.priority_classes) add(EncodePriorityClass(x));
+  for (const auto& x : c.flavors) add(EncodeFlavor(x, v));
+  for (const auto& x : c.cohorts) add(EncodeCohort(x, v));
+  for (const auto& x : c.cluster_queues) add(EncodeClusterQueue(x, v));
+  for (const auto& x : c.local_queues) add(EncodeLocalQueue(x, v));
+  for (const auto& x : c.priority_classes) add(EncodePriorityClass(x, v));
   for (const auto& x : c.namespaces) add(EncodeNamespace(x));
   for (const auto& x : c.nodes) add(EncodeNode(x));
   for (const auto& x : c.workloads) add(EncodeWorkload(x));
@@ -63,8 +64,9 @@ std::string EncodeAll(const Config& c) {
 // Parses the encoding of `c` (and validates it when `validate`) as the
 // server reads its store back: trusted, so that label strings outside
 // Kubernetes' syntax test the escaping.
-Config RoundTrip(const Config& c, bool validate) {
-  const std::string text = EncodeAll(c);
+Config RoundTrip(const Config& c, bool validate,
+                 KueueVersion v = kDefaultKueueVersion) {
+  const std::string text = EncodeAll(c, v);
   Config out;
   Status s = ParseManifests(text, "encoded.json", &out, ParseLimits::Trusted());
   EXPECT_TRUE(s.ok()) << s.message() << "\n" << text;
@@ -89,14 +91,17 @@ void ExpectSame(const char* kind, const std::vector<T>& want,
 }
 
 void ExpectSameConfig(const Config& want, const Config& got) {
-  ExpectSame("ResourceFlavor", want.flavors, got.flavors, EncodeFlavor);
-  ExpectSame("Cohort", want.cohorts, got.cohorts, EncodeCohort);
+  auto enc = [](auto encode) {
+    return [encode](const auto& x) { return encode(x, kDefaultKueueVersion); };
+  };
+  ExpectSame("ResourceFlavor", want.flavors, got.flavors, enc(EncodeFlavor));
+  ExpectSame("Cohort", want.cohorts, got.cohorts, enc(EncodeCohort));
   ExpectSame("ClusterQueue", want.cluster_queues, got.cluster_queues,
-             EncodeClusterQueue);
+             enc(EncodeClusterQueue));
   ExpectSame("LocalQueue", want.local_queues, got.local_queues,
-             EncodeLocalQueue);
+             enc(EncodeLocalQueue));
   ExpectSame("WorkloadPriorityClass", want.priority_classes,
-             got.priority_classes, EncodePriorityClass);
+             got.priority_classes, enc(EncodePriorityClass));
   ExpectSame("Namespace", want.namespaces, got.namespaces, EncodeNamespace);
   ExpectSame("Node", want.nodes, got.nodes, EncodeNode);
   ExpectSame("Workload", want.workloads, got.workloads, EncodeWorkload);
@@ -160,10 +165,13 @@ TEST(ManifestEncodeTest, ShippedManifestsRoundTrip) {
     }
     Status s = ValidateConfig(&c);
     ASSERT_TRUE(s.ok()) << s.message();
-    Config back = RoundTrip(c, /*validate=*/true);
-    ExpectSameConfig(c, back);
-    // The encoding is a fixed point: encoding again gives the same bytes.
-    EXPECT_EQ(EncodeAll(back), EncodeAll(c));
+    for (KueueVersion v : {KueueVersion::kV1beta1, KueueVersion::kV1beta2}) {
+      SCOPED_TRACE(KueueApiVersionOf(v));
+      Config back = RoundTrip(c, /*validate=*/true, v);
+      ExpectSameConfig(c, back);
+      // The encoding is a fixed point: encoding again gives the same bytes.
+      EXPECT_EQ(EncodeAll(back, v), EncodeAll(c, v));
+    }
   }
 }
 
@@ -304,6 +312,11 @@ std::vector<ClusterQueue> ClusterQueues() {
                                        : QueueingStrategy::kBestEffortFIFO;
           cq.preemption = {w, r, b, t};
           cq.flavor_fungibility = {fungibility[i % 2], fungibility[i / 2 % 2]};
+          if (i % 4 == 3) {  // Both TryNextFlavor: a preference may be set.
+            cq.flavor_fungibility.preference =
+                i % 8 == 3 ? FungibilityPreference::kBorrowingOverPreemption
+                           : FungibilityPreference::kPreemptionOverBorrowing;
+          }
           cq.fair_weight_milli = weights[i % 5];
           cq.stop_policy = stops[i % 3];
           out.push_back(cq);
@@ -370,6 +383,8 @@ std::vector<Workload> Workloads() {
   full.creation_unix_ms = 1767225601123;
   full.backoff_limit = 3;
   full.max_execution_seconds = 86400;
+  full.generate_name = "tr";
+  full.active = false;
   PodSet plain;
   plain.name = "launcher";
   plain.count = 1;  // A pod set has at least one pod.
@@ -413,10 +428,14 @@ Config HandBuilt() {
   c.priority_classes = {{"high", 1000, {}},
                         {"min", std::numeric_limits<int32_t>::min(), {}},
                         {"zero", 0, {}}};
-  c.namespaces = {{"team-a", {{"tier", "gold"}}, {},
+  // Every namespace carries its name label (the parser adds it).
+  c.namespaces = {{"team-a",
+                   {{"tier", "gold"}, {kNamespaceNameLabel, "team-a"}},
+                   {},
                    {{"allot.dev/default-priority-class", "low"},
                     {"allot.dev/allow-literal-priority", "false"}}},
-                  {"bare", {}, {}, {}}};
+                  {"bare", {{kNamespaceNameLabel, "bare"}}, {}, {}, "ba"}};
+  c.flavors[1].generate_name = "bare-";  // Named, and generated from it.
   c.nodes = Nodes();
   c.workloads = Workloads();
   c.scheduler.fair_sharing = true;
@@ -430,7 +449,10 @@ Config HandBuilt() {
 TEST(ManifestEncodeTest, EveryOptionalFieldRoundTrips) {
   const Config c = HandBuilt();
   ASSERT_EQ(c.cluster_queues.size(), 72u);
-  ExpectSameConfig(c, RoundTrip(c, /*validate=*/false));
+  for (KueueVersion v : {KueueVersion::kV1beta1, KueueVersion::kV1beta2}) {
+    SCOPED_TRACE(KueueApiVersionOf(v));
+    ExpectSameConfig(c, RoundTrip(c, /*validate=*/false, v));
+  }
 }
 
 // Each SchedulerConfig setting, the default one included.
@@ -452,7 +474,7 @@ TEST(ManifestEncodeTest, ShapeOfDefaultsAndPresence) {
   cq.name = "none";
   json::object o = EncodeClusterQueue(cq);
   EXPECT_EQ(json::serialize(o),
-            R"({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue",)"
+            R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ClusterQueue",)"
             R"("metadata":{"name":"none"},"spec":{}})");
   cq.namespace_selector.emplace();
   EXPECT_EQ(json::serialize(EncodeClusterQueue(cq).at("spec")),

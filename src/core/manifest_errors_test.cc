@@ -69,12 +69,22 @@ struct BadCase {
 TEST(ManifestTest, BadInputs) {
   const std::string base = std::string(kFlavor) + kCq;
   const std::vector<BadCase> cases = {
-      {"unknown kind", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
-       "bad.yaml: document 0: kind: unknown kind Pod in apiVersion v1", "kind"},
+      {"kind Allot does not run",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+       "bad.yaml: document 0 (Pod p, v1): Allot does not run this kind; it "
+       "runs kueue.x-k8s.io/v1beta2 and v1beta1: ResourceFlavor, "
+       "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Workload; "
+       "kueue.x-k8s.io/v1alpha1: Cohort; v1: Namespace; batch/v1: Job; "
+       "allot.dev/v1: SchedulerConfig, Node, NodePool, Workload (allot apply "
+       "--skip-unsupported applies the other documents)",
+       "kind"},
       {"wrong apiVersion",
        "apiVersion: kueue.x-k8s.io/v1\nkind: ClusterQueue\nmetadata: {name: "
        "x}\n",
-       "unknown kind ClusterQueue in apiVersion kueue.x-k8s.io/v1", "kind"},
+       "bad.yaml: document 0: apiVersion: unknown apiVersion "
+       "kueue.x-k8s.io/v1 for kind ClusterQueue (Allot reads it in "
+       "kueue.x-k8s.io/v1beta2, kueue.x-k8s.io/v1beta1)",
+       "apiVersion"},
       {"unknown spec field", base + "---\n" + R"(
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
@@ -82,7 +92,7 @@ metadata: {name: b}
 spec: {cohrt: x}
 )",
        "bad.yaml: document 3 (ClusterQueue b): spec.cohrt: unknown field "
-       "\"cohrt\" (expected one of: cohort, cohortName,",
+       "\"cohrt\" (expected one of: cohort, namespaceSelector,",
        "spec.cohrt"},
       {"unknown nested field", R"(
 apiVersion: kueue.x-k8s.io/v1beta1

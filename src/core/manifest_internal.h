@@ -284,6 +284,12 @@ Status ParseRequests(const Val& v, ResourceList* out);
 
 // ---- Kinds -----------------------------------------------------------------
 
+// The API versions of Kueue's group that Allot reads (kueue.x-k8s.io/...).
+// kNone: a document of another group (v1, batch/v1, allot.dev/v1).
+enum class KueueApi { kNone, kV1alpha1, kV1beta1, kV1beta2 };
+// "kueue.x-k8s.io/v1beta2" for kV1beta2; "" for kNone.
+std::string_view KueueApiVersion(KueueApi api);
+
 // One manifest document, with its metadata read.
 struct Doc {
   Doc(const Tree* node, SourceRef src)
@@ -291,19 +297,50 @@ struct Doc {
   Val root;
   Val metadata;
   SourceRef source;
+  KueueApi api = KueueApi::kNone;
   std::string name;
+  // metadata.generateName when metadata.name is absent: the server picks
+  // the name (core/generate_name.h); `name` is then empty.
+  std::string generate_name;
   std::string ns;  // Namespaced kinds only ("default" when absent).
   Labels labels;
   Labels annotations;
+  // "ns/name", or "ns/PREFIX*" for a name still to be generated.
   std::string DisplayName() const {
-    return ns.empty() ? name : ns + "/" + name;
+    std::string n = name.empty() && !generate_name.empty()
+                        ? generate_name + "*"
+                        : name;
+    return ns.empty() ? n : ns + "/" + n;
   }
 };
+
+// A field that only some Kueue API versions have, and how the others spell
+// it: in a document of another version it is an error that says so
+// (ClusterQueue spec.cohort is v1beta1's, v1beta2 writes cohortName).
+struct VersionedField {
+  std::string_view field;
+  unsigned versions;           // Where `field` is valid: ApiBit()s or'ed.
+  std::string_view elsewhere;  // Its spelling in the other versions.
+};
+constexpr unsigned ApiBit(KueueApi api) {
+  return 1u << static_cast<unsigned>(api);
+}
+// The first field of `v` (a mapping) that `api` does not have, as an error
+// naming it, its versions and `elsewhere`.
+Status CheckVersionedFields(const Val& v, KueueApi api,
+                            std::initializer_list<VersionedField> fields);
 
 // apiVersion, kind, metadata and spec (manifest.cc).
 extern const Names kTopFields;
 
 inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
+
+// The Kueue configuration kinds (manifest_kueue.cc).
+Status ParseResourceFlavor(const Doc& d, Config* out);
+Status ParseClusterQueue(const Doc& d, Config* out);
+Status ParseCohort(const Doc& d, Config* out);
+Status ParseLocalQueue(const Doc& d, Config* out);
+Status ParsePriorityClass(const Doc& d, Config* out);
 
 // The workload kinds (manifest_workload.cc).
 Status ParseAllotWorkload(const Doc& d, Config* out);

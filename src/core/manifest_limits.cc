@@ -222,17 +222,27 @@ Status CheckEncodedSize(const Counts& before, const Config& out,
     }
     return Status::Ok();
   };
-  ALLOT_RETURN_IF_ERROR(check(out.workloads, before.workloads, EncodeWorkload));
-  ALLOT_RETURN_IF_ERROR(check(out.nodes, before.nodes, EncodeNode));
+  // Encoded as stored (the default Kueue version; default arguments do not
+  // pass through a function pointer, hence the lambdas).
+  auto enc = [](const auto& x) {
+    if constexpr (requires { EncodeFlavor(x); }) return EncodeFlavor(x);
+    else if constexpr (requires { EncodeCohort(x); }) return EncodeCohort(x);
+    else if constexpr (requires { EncodeClusterQueue(x); }) return EncodeClusterQueue(x);
+    else if constexpr (requires { EncodeLocalQueue(x); }) return EncodeLocalQueue(x);
+    else if constexpr (requires { EncodePriorityClass(x); }) return EncodePriorityClass(x);
+    else if constexpr (requires { EncodeNamespace(x); }) return EncodeNamespace(x);
+    else if constexpr (requires { EncodeNode(x); }) return EncodeNode(x);
+    else return EncodeWorkload(x);
+  };
+  ALLOT_RETURN_IF_ERROR(check(out.workloads, before.workloads, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.nodes, before.nodes, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.cluster_queues, before.cluster_queues, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.flavors, before.flavors, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.cohorts, before.cohorts, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.local_queues, before.local_queues, enc));
   ALLOT_RETURN_IF_ERROR(
-      check(out.cluster_queues, before.cluster_queues, EncodeClusterQueue));
-  ALLOT_RETURN_IF_ERROR(check(out.flavors, before.flavors, EncodeFlavor));
-  ALLOT_RETURN_IF_ERROR(check(out.cohorts, before.cohorts, EncodeCohort));
-  ALLOT_RETURN_IF_ERROR(
-      check(out.local_queues, before.local_queues, EncodeLocalQueue));
-  ALLOT_RETURN_IF_ERROR(check(out.priority_classes, before.priority_classes,
-                              EncodePriorityClass));
-  return check(out.namespaces, before.namespaces, EncodeNamespace);
+      check(out.priority_classes, before.priority_classes, enc));
+  return check(out.namespaces, before.namespaces, enc);
 }
 
 }  // namespace allot::core::internal

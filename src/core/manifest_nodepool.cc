@@ -36,6 +36,10 @@ constexpr int32_t kMaxPoolGpusPerNode = 16;
 
 Status ParseNodePool(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields));
+  if (d.name.empty()) {
+    return d.metadata["generateName"].Error(
+        "a NodePool names its nodes after metadata.name: give a name");
+  }
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.Require());
   ALLOT_RETURN_IF_ERROR(

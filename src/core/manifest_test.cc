@@ -77,7 +77,7 @@ spec:
 status:
   pendingWorkloads: 3    # Ignored: Kueue writes it.
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
+apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: team-b-cq}
 spec:
@@ -351,7 +351,7 @@ TEST(ManifestTest, GoodFileClusterQueues) {
   EXPECT_FALSE(a.resource_groups[1].flavors[0].resources[1].lending_limit);
 
   const ClusterQueue& b = c.cluster_queues[1];
-  EXPECT_EQ(b.cohort, "research");                // From cohortName.
+  EXPECT_EQ(b.cohort, "research");                // From v1beta2 cohortName.
   ASSERT_TRUE(b.namespace_selector.has_value());  // {} matches everything.
   EXPECT_TRUE(b.namespace_selector->match_labels.empty());
   EXPECT_EQ(b.queueing_strategy, QueueingStrategy::kBestEffortFIFO);
@@ -366,8 +366,15 @@ TEST(ManifestTest, GoodFileQueuesClassesNamespacesConfig) {
   EXPECT_EQ(c.local_queues[1].ns, "default");
   ASSERT_EQ(c.priority_classes.size(), 1u);
   EXPECT_EQ(c.priority_classes[0].value, 1000);
-  ASSERT_EQ(c.namespaces.size(), 1u);
-  EXPECT_EQ(c.namespaces[0].labels.at("team"), "a");
+  // team-a as declared, with the label Kubernetes sets; "default" (used by
+  // a LocalQueue, declared by nothing) added by ValidateConfig.
+  ASSERT_EQ(c.namespaces.size(), 2u);
+  EXPECT_EQ(c.namespaces[0].labels,
+            (Labels{{"team", "a"}, {"tier", "gold"},
+                    {"kubernetes.io/metadata.name", "team-a"}}));
+  EXPECT_EQ(c.namespaces[1].name, "default");
+  EXPECT_EQ(c.namespaces[1].labels,
+            (Labels{{"kubernetes.io/metadata.name", "default"}}));
   EXPECT_TRUE(c.scheduler.fair_sharing);
   EXPECT_EQ(c.scheduler.preemption_strategies,
             (std::vector<FairSharingStrategy>{

@@ -8,6 +8,7 @@
 
 #include "core/manifest.h"
 #include "core/manifest_internal.h"
+#include "core/names.h"
 
 namespace allot::core {
 namespace {
@@ -26,6 +27,13 @@ Status IndexUnique(std::vector<T>& items, const std::string& kind, KeyFn key,
                    Index<T>* index) {
   for (T& item : items) {
     std::string k = key(item);
+    if (item.name.empty()) {
+      return At(item.source, k + item.generate_name + "*",
+                Status::InvalidArgument(
+                    "the name is not generated yet (a server names objects "
+                    "with metadata.generateName when they are applied)",
+                    "metadata.generateName"));
+    }
     auto [it, inserted] = index->emplace(k, &item);
     if (inserted) continue;
     const SourceRef& first = it->second->source;
@@ -300,6 +308,17 @@ Status ValidateConfig(Config* config) {
   for (Workload& w : config->workloads) {
     Status s = CheckWorkload(&w, &idx);
     if (!s.ok()) return At(w.source, w.Key(), s);
+  }
+  // Namespaces used but not declared exist, with the label Kubernetes
+  // gives every namespace (so that namespaceSelectors on it work).
+  std::set<std::string> implicit;
+  for (const LocalQueue& q : config->local_queues) implicit.insert(q.ns);
+  for (const Workload& w : config->workloads) implicit.insert(w.ns);
+  for (const std::string& ns : implicit) {
+    if (idx.namespaces.count(ns)) continue;
+    Namespace& added = config->namespaces.emplace_back();
+    added.name = ns;
+    if (LabelValueError(ns).empty()) added.labels[kNamespaceNameLabel] = ns;
   }
   return Status::Ok();
 }

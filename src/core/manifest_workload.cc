@@ -32,7 +32,9 @@ void MaxInto(const ResourceList& x, ResourceList* max) {
 }
 
 // A container's requests; a resource given only in limits is requested at
-// its limit (Kubernetes defaulting). Other container fields are ignored.
+// its limit (Kubernetes defaulting). A request above its limit is refused,
+// as Kubernetes (and so Kueue) refuses it. Other container fields are
+// ignored.
 Status ParseContainer(const Val& c, ResourceList* out) {
   Val resources = c["resources"];
   ALLOT_RETURN_IF_ERROR(c.CheckMap());
@@ -40,7 +42,58 @@ Status ParseContainer(const Val& c, ResourceList* out) {
   ALLOT_RETURN_IF_ERROR(ParseRequests(resources["requests"], out));
   ResourceList limits;
   ALLOT_RETURN_IF_ERROR(ParseRequests(resources["limits"], &limits));
-  for (const auto& [r, q] : limits) out->emplace(r, q);
+  for (const auto& [r, q] : limits) {
+    auto [it, inserted] = out->emplace(r, q);
+    if (!inserted && it->second > q) {
+      return resources["requests"].Entry(r).Error(
+          "request " + it->second.ToString() + " is above the limit " +
+          q.ToString() + " (resources.limits[" + r + "])");
+    }
+  }
+  return Status::Ok();
+}
+
+// spec.affinity of a pod template. Of the required node affinity, what a
+// nodeSelector can say (one term whose expressions are all `In` with one
+// value) joins *node_selector, and so picks flavors and nodes as it does;
+// any other required node affinity is an error (Allot cannot honour it
+// yet). Preferred terms, pod affinity and anti-affinity are preferences
+// Allot does not read.
+Status ParseAffinity(const Val& v, Labels* node_selector) {
+  Val required = v["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  if (required.unset()) return Status::Ok();
+  ALLOT_RETURN_IF_ERROR(required.CheckFields({"nodeSelectorTerms"}));
+  std::vector<Val> terms;
+  ALLOT_RETURN_IF_ERROR(required["nodeSelectorTerms"].Items(&terms));
+  if (terms.size() > 1) {
+    return required["nodeSelectorTerms"].Error(
+        "more than one node selector term (either may match) is not "
+        "supported yet; give one term, or a nodeSelector");
+  }
+  for (const Val& term : terms) {
+    ALLOT_RETURN_IF_ERROR(term.CheckFields({"matchExpressions"}, {}));
+    std::vector<Val> exprs;
+    ALLOT_RETURN_IF_ERROR(term["matchExpressions"].Items(&exprs));
+    for (const Val& e : exprs) {
+      ALLOT_RETURN_IF_ERROR(e.CheckFields({"key", "operator", "values"}));
+      std::string key, op;
+      std::vector<std::string> values;
+      ALLOT_RETURN_IF_ERROR(e["key"].GetName(&key));
+      ALLOT_RETURN_IF_ERROR(e["operator"].GetName(&op));
+      ALLOT_RETURN_IF_ERROR(e["values"].Get(&values));
+      if (op != "In" || values.size() != 1) {
+        return e.Error("operator " + op + " with " +
+                       std::to_string(values.size()) +
+                       " value(s) is not supported yet: Allot reads node "
+                       "affinity that a nodeSelector can say (In, one value)");
+      }
+      auto [it, inserted] = node_selector->emplace(key, values[0]);
+      if (!inserted && it->second != values[0]) {
+        return e.Error("conflicts with nodeSelector " + key + ": " +
+                       it->second + " (no node can match both)");
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -127,6 +180,7 @@ Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
     if (!q.IsZero()) ps->requests[r] = q;
   }
   ALLOT_RETURN_IF_ERROR(spec["nodeSelector"].Get(&ps->node_selector));
+  ALLOT_RETURN_IF_ERROR(ParseAffinity(spec["affinity"], &ps->node_selector));
   return ParseTolerations(spec["tolerations"], &ps->tolerations);
 }
 
@@ -321,6 +375,7 @@ Status ParseType(const Val& v, std::string* out) {
 Status WorkloadBase(const Doc& d, bool type_label, Workload* w) {
   w->ns = d.ns;
   w->name = d.name;
+  w->generate_name = d.generate_name;
   w->labels = d.labels;
   w->annotations = d.annotations;
   w->source = d.source;
@@ -348,7 +403,8 @@ Status ParseAllotWorkload(const Doc& d, Config* out) {
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.CheckFields(
       {"queueName", "type", "priorityClassName", "priority", "podSets",
-       "backoffLimit", "maximumExecutionTimeSeconds"}));
+       "backoffLimit", "maximumExecutionTimeSeconds", "active"}));
+  ALLOT_RETURN_IF_ERROR(spec["active"].Get(&w.active));
   ALLOT_RETURN_IF_ERROR(ParseRunLimits(spec["backoffLimit"],
                                        spec["maximumExecutionTimeSeconds"], &w));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
@@ -367,33 +423,90 @@ Status ParseAllotWorkload(const Doc& d, Config* out) {
   return Status::Ok();
 }
 
+namespace {
+
+// v1beta1's priorityClassSource: "" or Kueue's WorkloadPriorityClass keeps
+// the class; a Kubernetes PriorityClass is not a WorkloadPriorityClass, so
+// only the literal priority Kueue recorded is kept.
+Status ParsePriorityClassSource(const Val& v, Workload* w) {
+  std::string source;
+  ALLOT_RETURN_IF_ERROR(v.Get(&source));
+  if (source == "scheduling.k8s.io/priorityclass") {
+    w->priority_class_name.clear();
+  } else if (!source.empty() &&
+             source != "kueue.x-k8s.io/workloadpriorityclass") {
+    return v.Error("unknown value " + Quote(source) +
+                   " (expected one of: kueue.x-k8s.io/workloadpriorityclass, "
+                   "scheduling.k8s.io/priorityclass)");
+  }
+  return Status::Ok();
+}
+
+// v1beta2's priorityClassRef {group, kind, name}: the same choice as
+// v1beta1's priorityClassName and priorityClassSource.
+Status ParsePriorityClassRef(const Val& v, Workload* w) {
+  if (v.unset()) return Status::Ok();
+  ALLOT_RETURN_IF_ERROR(v.CheckFields({"group", "kind", "name"}));
+  std::string group, kind;
+  ALLOT_RETURN_IF_ERROR(v["group"].GetName(&group));
+  ALLOT_RETURN_IF_ERROR(v["kind"].GetName(&kind));
+  ALLOT_RETURN_IF_ERROR(v["name"].GetName(&w->priority_class_name));
+  if (group == "kueue.x-k8s.io" && kind == "WorkloadPriorityClass") {
+    return Status::Ok();
+  }
+  if (group == "scheduling.k8s.io" && kind == "PriorityClass") {
+    w->priority_class_name.clear();
+    return Status::Ok();
+  }
+  if (group != "kueue.x-k8s.io" && group != "scheduling.k8s.io") {
+    return v["group"].Error("unknown value " + Quote(group) +
+                            " (expected one of: kueue.x-k8s.io, "
+                            "scheduling.k8s.io)");
+  }
+  return v["kind"].Error(
+      "kind " + Quote(kind) + " does not go with group " + group +
+      " (kueue.x-k8s.io: WorkloadPriorityClass; scheduling.k8s.io: "
+      "PriorityClass)");
+}
+
+}  // namespace
+
 // Kueue's own Workload. Its status carries Kueue's bookkeeping (conditions,
-// requeueState, ...), of which only the admission is read.
+// requeueState, ...), of which only the admission is read. v1beta2 replaced
+// priorityClassName and priorityClassSource with priorityClassRef.
 Status ParseKueueWorkload(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(
       d.root.CheckFields({"apiVersion", "kind", "metadata", "spec", "status"}));
   Workload w;
   ALLOT_RETURN_IF_ERROR(WorkloadBase(d, /*type_label=*/true, &w));
   Val spec = d.root["spec"];
-  ALLOT_RETURN_IF_ERROR(
-      spec.CheckFields({"queueName", "priorityClassName", "priority",
-                        "priorityClassSource", "podSets",
-                        "maximumExecutionTimeSeconds"}));
+  const bool v2 = d.api == KueueApi::kV1beta2;
+  const unsigned v1 = ApiBit(KueueApi::kV1beta1);
+  ALLOT_RETURN_IF_ERROR(CheckVersionedFields(
+      spec, d.api,
+      {{"priorityClassName", v1, "priorityClassRef.name"},
+       {"priorityClassSource", v1,
+        "priorityClassRef.group and priorityClassRef.kind"},
+       {"priorityClassRef", ApiBit(KueueApi::kV1beta2),
+        "priorityClassName and priorityClassSource"}}));
+  ALLOT_RETURN_IF_ERROR(spec.CheckFields(
+      v2 ? Names{"queueName", "priorityClassRef", "priority", "podSets",
+                 "maximumExecutionTimeSeconds", "active"}
+         : Names{"queueName", "priorityClassName", "priority",
+                 "priorityClassSource", "podSets",
+                 "maximumExecutionTimeSeconds", "active"}));
+  ALLOT_RETURN_IF_ERROR(spec["active"].Get(&w.active));
   ALLOT_RETURN_IF_ERROR(ParseRunLimits(
       Val(nullptr, ""), spec["maximumExecutionTimeSeconds"], &w));
   ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
-  ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
   ALLOT_RETURN_IF_ERROR(spec["priority"].Get(&w.priority));
-  std::string class_source;
-  ALLOT_RETURN_IF_ERROR(spec["priorityClassSource"].Get(&class_source));
-  if (class_source == "scheduling.k8s.io/priorityclass") {
-    // A Kubernetes PriorityClass, not a WorkloadPriorityClass: keep the
-    // literal priority Kueue recorded.
-    w.priority_class_name.clear();
-  } else if (!class_source.empty() &&
-             class_source != "kueue.x-k8s.io/workloadpriorityclass") {
-    return spec["priorityClassSource"].Error("unknown value " +
-                                             Quote(class_source));
+  if (v2) {
+    ALLOT_RETURN_IF_ERROR(ParsePriorityClassRef(spec["priorityClassRef"], &w));
+  } else {
+    ALLOT_RETURN_IF_ERROR(
+        spec["priorityClassName"].Get(&w.priority_class_name));
+    ALLOT_RETURN_IF_ERROR(
+        ParsePriorityClassSource(spec["priorityClassSource"], &w));
   }
   ALLOT_RETURN_IF_ERROR(ParsePodSets(spec["podSets"], /*kueue=*/true, &w));
   ALLOT_RETURN_IF_ERROR(d.root["status"].CheckMap());

@@ -283,3 +283,81 @@ spec: {queueName: lq, podSets: [{template: {}}]}
 
 }  // namespace
 }  // namespace allot::core
+
+namespace allot::core {
+namespace {
+
+// A Job whose pod template's spec is `pod_spec` (indented by 6 spaces).
+std::string JobWith(const std::string& pod_spec) {
+  return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  labels: "
+         "{kueue.x-k8s.io/queue-name: q}\nspec:\n  template:\n    spec:\n" +
+         pod_spec;
+}
+
+// Required node affinity that a nodeSelector can say joins the pod set's
+// nodeSelector (and so picks flavors and nodes); preferred terms are not
+// read.
+TEST(ManifestWorkloadTest, NodeAffinityJoinsTheNodeSelector) {
+  Workload w = ParseOne(JobWith(R"(      nodeSelector: {zone: a}
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: gpu-model, operator: In, values: [h100]}
+              - {key: zone, operator: In, values: [a]}
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 1
+            preference: {matchExpressions: [{key: x, operator: Exists}]}
+      containers: [{name: c}]
+)"));
+  EXPECT_EQ(w.pod_sets[0].node_selector,
+            (Labels{{"gpu-model", "h100"}, {"zone", "a"}}));
+}
+
+// What Allot cannot honour, or Kubernetes refuses, is an error naming it.
+TEST(ManifestWorkloadTest, AffinityAndLimitsErrors) {
+  struct Case {
+    std::string spec, message, field;
+  };
+  const std::string req =
+      "      affinity:\n        nodeAffinity:\n          "
+      "requiredDuringSchedulingIgnoredDuringExecution:\n            "
+      "nodeSelectorTerms:\n";
+  const std::vector<Case> cases = {
+      {req + "            - matchExpressions: [{key: a, operator: NotIn, "
+             "values: [x]}]\n      containers: [{name: c}]\n",
+       "operator NotIn with 1 value(s) is not supported yet",
+       "spec.template.spec.affinity.nodeAffinity."
+       "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0]"},
+      {req + "            - matchExpressions: [{key: a, operator: In, values: "
+             "[x]}]\n            - matchExpressions: [{key: b, operator: In, "
+             "values: [y]}]\n      containers: [{name: c}]\n",
+       "more than one node selector term",
+       "spec.template.spec.affinity.nodeAffinity."
+       "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"},
+      {"      nodeSelector: {a: y}\n" + req +
+           "            - matchExpressions: [{key: a, operator: In, values: "
+           "[x]}]\n      containers: [{name: c}]\n",
+       "conflicts with nodeSelector a: y",
+       "spec.template.spec.affinity.nodeAffinity."
+       "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0]"},
+      {"      containers:\n      - name: c\n        resources: {requests: "
+       "{cpu: 2}, limits: {cpu: 1}}\n",
+       "request 2 is above the limit 1 (resources.limits[cpu])",
+       "spec.template.spec.containers[0].resources.requests[cpu]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    Config config;
+    Status s = ParseManifests(JobWith(c.spec), "j.yaml", &config);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
+    EXPECT_EQ(s.field(), c.field);
+  }
+}
+
+}  // namespace
+}  // namespace allot::core

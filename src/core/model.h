@@ -31,6 +31,9 @@ inline constexpr char kCpuResource[] = "cpu";
 inline constexpr char kMemoryResource[] = "memory";
 inline constexpr char kTopologyBlockLabel[] = "topology.allot.dev/block";
 inline constexpr char kTopologyRackLabel[] = "topology.allot.dev/rack";
+// On every Namespace: its own name, as Kubernetes sets it, so that a
+// namespaceSelector can pick namespaces by name.
+inline constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
 // On a Kueue Workload or Job: the Allot workload type (see Workload::type).
 inline constexpr char kWorkloadTypeLabel[] = "allot.dev/workload-type";
 
@@ -114,6 +117,11 @@ struct ResourceFlavor {
   // that ask for one (topology-aware scheduling). Empty: none.
   std::string topology_name;
   SourceRef source;
+  // metadata.generateName: the prefix the name was (or is to be) generated
+  // from (core/generate_name.h); "" when the name was given. While `name`
+  // is empty the object is not yet named. (The `{}` keeps aggregate
+  // initializers that leave it out free of -Wmissing-field-initializers.)
+  std::string generate_name{};
 
   bool operator==(const ResourceFlavor&) const = default;
 };
@@ -182,9 +190,19 @@ struct PreemptionPolicy {
   bool operator==(const PreemptionPolicy&) const = default;
 };
 enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+// Kueue's flavorFungibility.preference: when every flavor needs borrowing,
+// preemption or both, which to prefer.
+enum class FungibilityPreference {
+  kBorrowingOverPreemption,
+  kPreemptionOverBorrowing
+};
 struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  // Set only when both policies are kTryNextFlavor (Kueue's rule). Unset:
+  // Kueue's behaviour without the field. Read and kept; what the scheduler
+  // makes of it is src/sched's.
+  std::optional<FungibilityPreference> preference{};
 
   bool operator==(const FlavorFungibility&) const = default;
 };
@@ -207,6 +225,7 @@ struct ClusterQueue {
   // maximumExecutionTimeSeconds, from the annotation kMaxRunDurationKey
   // (an Allot extension); 0: none.
   int64_t max_run_seconds = 0;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const ClusterQueue&) const = default;
 };
@@ -222,6 +241,7 @@ struct Cohort {
   std::vector<ResourceGroup> resource_groups;
   int64_t fair_weight_milli = 1000;
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Cohort&) const = default;
 };
@@ -233,6 +253,7 @@ struct LocalQueue {
   SourceRef source;
   // Kept for the priority policy (core/priority_policy.h).
   Labels annotations;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const LocalQueue&) const = default;
 };
@@ -241,6 +262,7 @@ struct WorkloadPriorityClass {
   std::string name;
   int32_t value = 0;
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const WorkloadPriorityClass&) const = default;
 };
@@ -252,6 +274,7 @@ struct Namespace {
   SourceRef source;
   // Kept for the priority policy (core/priority_policy.h).
   Labels annotations;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Namespace&) const = default;
 };
@@ -320,9 +343,13 @@ struct Workload {
   // spec.maximumExecutionTimeSeconds; a Job's activeDeadlineSeconds).
   // 0: no limit.
   int64_t max_execution_seconds = 0;
+  // Kueue's spec.active: false holds the workload out of its queue (an
+  // admitted one is evicted first) until it is active again.
+  bool active = true;
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   std::string Key() const { return ns + "/" + name; }
 
@@ -354,6 +381,7 @@ struct Node {
   Quantity memory;
   std::vector<Gpu> gpus;
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Node&) const = default;
 };

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/generate_name.h"
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
 #include "core/names.h"
@@ -71,15 +72,23 @@ using core::IsDnsSubdomain;
 template <typename T>
 Status CheckNames(const std::vector<T>& items, bool label_only) {
   for (const T& x : items) {
-    bool ok = label_only ? IsDnsLabel(x.name) : IsDnsSubdomain(x.name);
+    // A name to be generated: the prefix with a suffix, as it will be.
+    const bool generated = x.name.empty() && !x.generate_name.empty();
+    const std::string name =
+        generated ? core::GenerateName(x.generate_name, [] { return 0; })
+                  : x.name;
+    const std::string field = generated ? "metadata.generateName" : "metadata.name";
+    bool ok = label_only ? IsDnsLabel(name) : IsDnsSubdomain(name);
     if (!ok) {
       return Status::InvalidArgument(
-          x.source.Describe(x.name) + ": metadata.name: '" + x.name +
-              "' is not a DNS-1123 " + (label_only ? "label" : "subdomain") +
+          x.source.Describe(generated ? x.generate_name + "*" : x.name) + ": " +
+              field + ": '" + (generated ? x.generate_name : x.name) + "' " +
+              (generated ? "does not make" : "is not") + " a DNS-1123 " +
+              (label_only ? "label" : "subdomain") +
               " (lower-case letters, digits and '-'" +
               (label_only ? ", at most 63" : " and '.', at most 253") +
               " characters, starting and ending with a letter or digit)",
-          "metadata.name");
+          field);
     }
     if constexpr (requires { x.ns; }) {
       if (!IsDnsLabel(x.ns)) {
@@ -189,13 +198,14 @@ void Refuse(Turn& t, const std::shared_ptr<net::Exchange>& ex, const std::string
 
 }  // namespace
 
-Body ParseBody(const net::Request& req, bool want_rv) {
+Body ParseBody(const net::Request& req, bool want_rv, bool skip_unsupported) {
   Body b;
   if (req.body.empty()) {
     b.status = Status::InvalidArgument("the request has no body", "body");
     return b;
   }
-  b.status = core::ParseManifests(req.body, "request body", &b.config);
+  b.status = core::ParseManifests(req.body, "request body", &b.config, {},
+                                  skip_unsupported ? &b.skipped : nullptr);
   if (b.status.ok()) b.status = CheckAllNames(b.config);
   if (b.status.ok() && want_rv) {
     Result<std::optional<int64_t>> rv = BodyResourceVersion(req.body);

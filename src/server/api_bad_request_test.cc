@@ -234,8 +234,9 @@ std::vector<Row> Rows() {
        400, kBad, "WorkloadPriorityClass urgent does not exist", "spec.priorityClassName"});
   add({"Workload -> missing tenant", "POST", W, Sub(kWl, R"("namespace":"team-a")", R"("namespace":"ghost")"),
        404, "NotFound", "tenant ghost does not exist", "metadata.namespace"});
-  add({"Workload without namespace (-> default, which does not exist)", "POST", W, Sub(kWl, R"(,"namespace":"team-a")", ""),
-       404, "NotFound", "tenant default does not exist", "metadata.namespace"});
+  // The tenant default always exists (as Kubernetes' namespace default).
+  add({"Workload without namespace (-> default, which has no LocalQueue q)", "POST", W, Sub(kWl, R"(,"namespace":"team-a")", ""),
+       400, kBad, "LocalQueue default/q does not exist", "spec.queueName"});
   add({"priorityClassName and priority both", "POST", W, Sub(kWl, R"("queueName":"q")", R"("queueName":"q","priorityClassName":"high","priority":5)"),
        400, kBad, "not both", "spec.priority"});
   add({"malformed creationTimestamp", "POST", W, Sub(kWl, R"("name":"fresh-wl")", R"("name":"fresh-wl","creationTimestamp":"yesterday")"),
@@ -289,8 +290,8 @@ std::vector<Row> Rows() {
   add({"status.admission through apply", "POST", A,
        Sub(kWl, "}}]}}", R"(}}]},"status":{"admission":{"clusterQueue":"cq-a","podSetAssignments":[{"name":"main","flavors":{"nvidia.com/gpu":"h100"}}]}}})"),
        400, kBad, "set by the scheduler", "status.admission"});
-  add({"unknown kind in apply", "POST", A, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 400, kBad, "unknown kind Pod", "kind"});
-  add({"unknown apiVersion in apply", "POST", A, Sub(kFlavor, "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta9"), 400, kBad, "unknown kind ResourceFlavor", "kind"});
+  add({"kind Allot does not run in apply", "POST", A, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 400, kBad, "document 0 (Pod p, v1): Allot does not run this kind; it runs", "kind"});
+  add({"unknown apiVersion in apply", "POST", A, Sub(kFlavor, "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta9"), 400, kBad, "unknown apiVersion kueue.x-k8s.io/v1beta9 for kind ResourceFlavor", "apiVersion"});
   add({"two SchedulerConfigs in apply", "POST", A,
        "apiVersion: allot.dev/v1\nkind: SchedulerConfig\n---\napiVersion: allot.dev/v1\nkind: SchedulerConfig\n", 400, kBad, "a second SchedulerConfig", {}});
 

@@ -96,8 +96,13 @@ struct Body {
   Status status;
   core::Config config;
   std::optional<int64_t> expected_rv;
+  // Documents of kinds Allot does not run, left out (`skip_unsupported`).
+  std::vector<core::SkippedDocument> skipped;
 };
-Body ParseBody(const net::Request& req, bool want_rv);
+// With `skip_unsupported` (apply's ?skipUnsupported=true), documents of
+// kinds Allot does not run are listed in Body::skipped instead of refused.
+Body ParseBody(const net::Request& req, bool want_rv,
+               bool skip_unsupported = false);
 // The body of POST /api/v1/agents/sync (proto::DecodeAgentReport), its
 // node's names checked as every other object's are.
 Result<AgentReport> ParseAgentReport(const std::string& body);

@@ -30,12 +30,16 @@ void HandleApply(const ApiCall& c) {
     ex->Reply(MethodNotAllowed(method, path, "POST"));
     return;
   }
-  auto body = std::make_shared<Body>(ParseBody(req, false));
+  auto skip = req.query.find("skipUnsupported");
+  const bool skip_unsupported = skip != req.query.end() && QueryFlag(skip->second);
+  auto body = std::make_shared<Body>(ParseBody(req, false, skip_unsupported));
   Gate gate{Route::kObjectWrite, "apply objects", "apply", "0 object(s)"};
   authed(std::move(gate), [ex, body](Turn& t, const Principal& p) {
     Status s = body->status;
+    if (s.ok()) s = t.state.GenerateNames(&body->config);
     if (s.ok()) s = MayCreateOrApply(p, body->config, t.state);
     json::array items;
+    size_t applied = 0;
     if (s.ok()) {
       Result<std::vector<ApplyResult>> r =
           t.state.Apply(Actor::Of(p), std::move(body->config), &t.txn);
@@ -49,10 +53,21 @@ void HandleApply(const ApiCall& c) {
           o["action"] = a.action;
           items.push_back(std::move(o));
         }
+        applied = items.size();
+        // What was left out, in document order, after what was applied.
+        for (const core::SkippedDocument& d : body->skipped) {
+          json::object o;
+          o["kind"] = d.kind;
+          o["name"] = d.name;
+          o["action"] = "skipped";
+          o["apiVersion"] = d.api_version;
+          o["document"] = d.doc_index;
+          items.push_back(std::move(o));
+        }
       }
     }
     t.state.Audit(p.user, p.tenant, "apply",
-                  std::to_string(items.size()) + " object(s)", Outcome(s),
+                  std::to_string(applied) + " object(s)", Outcome(s),
                   &t.txn);
     t.Reply(ex, s.ok() ? JsonResponse(
                              200, json::object{{"results", std::move(items)}})
@@ -154,29 +169,37 @@ void ListObjects(const ApiCall& c, Kind kind) {
   return;
 }
 
+// The key of what a create's body holds, for the reply and the audit
+// ("ns/prefix*" for a name still to be generated).
+std::string KeyOfBody(const core::Config& cfg) {
+  std::string key;
+  auto name = [](const auto& x) {
+    return x.name.empty() ? x.generate_name + "*" : x.name;
+  };
+  for (const auto& w : cfg.workloads) key = w.ns + "/" + name(w);
+  for (const auto& x : cfg.local_queues) key = x.ns + "/" + name(x);
+  auto any = [&](const auto& v) {
+    for (const auto& x : v) key = name(x);
+  };
+  any(cfg.flavors);
+  any(cfg.cohorts);
+  any(cfg.cluster_queues);
+  any(cfg.priority_classes);
+  any(cfg.namespaces);
+  any(cfg.nodes);
+  return key;
+}
+
 void CreateObjects(const ApiCall& c, Kind kind) {
   const auto& [ex, req, path, seg, method, authed] = c;
   auto body = std::make_shared<Body>(ParseBody(req, false));
-  // The key of what is created, for the reply and the audit.
-  std::string name;
-  if (body->status.ok()) {
-    const core::Config& cfg = body->config;
-    for (const auto& w : cfg.workloads) name = w.Key();
-    for (const auto& x : cfg.local_queues) name = x.ns + "/" + x.name;
-    auto any = [&](const auto& v) {
-      for (const auto& x : v) name = x.name;
-    };
-    any(cfg.flavors);
-    any(cfg.cohorts);
-    any(cfg.cluster_queues);
-    any(cfg.priority_classes);
-    any(cfg.namespaces);
-    any(cfg.nodes);
-  }
+  std::string prefix = body->status.ok() ? KeyOfBody(body->config) : "";
   Gate gate{Route::kObjectWrite, std::string("change ") + KindPlural(kind), "create",
-            std::string(KindName(kind)) + " " + name};
-  authed(std::move(gate), [ex, body, kind, name](Turn& t, const Principal& p) {
+            std::string(KindName(kind)) + " " + prefix};
+  authed(std::move(gate), [ex, body, kind](Turn& t, const Principal& p) {
     Status s = body->status;
+    if (s.ok()) s = t.state.GenerateNames(&body->config);
+    const std::string name = body->status.ok() ? KeyOfBody(body->config) : "";
     if (s.ok()) s = MayCreateOrApply(p, body->config, t.state);
     if (s.ok()) s = t.state.Create(Actor::Of(p), kind, std::move(body->config), &t.txn);
     t.state.Audit(p.user, p.tenant, "create",

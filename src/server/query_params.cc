@@ -20,7 +20,8 @@ bool RouteParams(const std::string& method, const std::vector<std::string>& seg,
   if (seg.empty()) return take({});  // /metrics
   const std::string& top = seg[0];
   const size_t n = seg.size();
-  if (top == "whoami" || top == "tokens" || top == "apply") return take({});
+  if (top == "whoami" || top == "tokens") return take({});
+  if (top == "apply") return take({"skipUnsupported"});
   if (top == "audit") {
     if (n == 2 && (seg[1] == "verify" || seg[1] == "acknowledge")) return take({});
     return n == 1 && take({"sinceUnixMs", "untilUnixMs", "after", "limit", "principal",

@@ -227,6 +227,15 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
         break;
     }
   }
+  // Kubernetes' default namespace always exists (Kueue's quick-start puts
+  // its LocalQueue and Job there): built in, stored once changed.
+  if (!st->objs_.tenants.count(kDefaultTenant)) {
+    core::Namespace ns;
+    ns.name = kDefaultTenant;
+    ns.labels[core::kNamespaceNameLabel] = kDefaultTenant;
+    ns.source = internal::StoredSource(Kind::kTenant);
+    st->objs_.tenants[kDefaultTenant] = {std::move(ns), 0};
+  }
   core::Config cfg = st->BuildConfig(st->objs_, {});
   Status s = core::ValidateConfig(&cfg);
   if (!s.ok()) return Status::Internal("store does not validate: " + s.message());
@@ -263,7 +272,8 @@ core::Config State::BuildConfig(const Objects& o,
   std::vector<const WorkloadRecord*> recs;
   recs.reserve(workloads_.size());
   for (const auto& [k, r] : workloads_) {
-    if (!r.finished()) recs.push_back(&r);  // Finished ones hold nothing.
+    // Finished ones hold nothing; inactive ones are held out (spec.active).
+    if (!r.finished() && r.spec.active) recs.push_back(&r);
   }
   std::sort(recs.begin(), recs.end(),
             [](const WorkloadRecord* a, const WorkloadRecord* b) {

@@ -75,6 +75,10 @@
 
 namespace allot::server {
 
+// The tenant that always exists, as Kubernetes' namespace "default" does
+// (State::Load adds it when the store has none; it cannot be deleted).
+inline constexpr char kDefaultTenant[] = "default";
+
 // One change for watchers: a line of newline-delimited JSON.
 struct Event {
   int64_t resource_version = 0;
@@ -148,6 +152,12 @@ class State {
   // Creates or replaces every object of `docs`, all or nothing.
   Result<std::vector<ApplyResult>> Apply(const Actor& a, core::Config docs,
                                          Txn* txn);
+  // Names each object of `doc` that gives metadata.generateName instead of
+  // a name: the prefix and 5 random characters, drawn again while an object
+  // of its kind (here or in `doc`) has the name (core/generate_name.h).
+  // Before Create or Apply, so that they see named objects, and before the
+  // API edge decides who may write them.
+  Status GenerateNames(core::Config* doc);
   // What the API edge reads to decide who may do what: the configuration,
   // and whether an object exists.
   const Objects& objects() const { return objs_; }
@@ -375,6 +385,8 @@ class State {
   std::set<std::string> created_;  // Workloads created this turn.
   int64_t rv_ = 0;
   int64_t seq_ = 0;
+  // Draws the suffixes of generated names (GenerateNames).
+  std::function<uint64_t()> random_;
   size_t removed_since_rebuild_ = 0;
   std::shared_ptr<metrics::Metrics> metrics_ = std::make_shared<metrics::Metrics>();
   // Accounting of held devices and GPU telemetry; agents' liveness, where

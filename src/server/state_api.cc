@@ -3,9 +3,11 @@
 // JSON they show: state_json.cc.
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <set>
 #include <utility>
 
+#include "core/generate_name.h"
 #include "core/manifest.h"
 #include "server/audit.h"
 #include "server/crypto.h"
@@ -139,6 +141,11 @@ Status State::Delete(const Actor& a, Kind kind, const std::string& key,
     return Status::NotFound(std::string(KindName(kind)) + " " + key + " does not exist");
   }
   if (kind == Kind::kWorkload) return DeleteWorkload(key, txn);
+  if (kind == Kind::kTenant && key == kDefaultTenant) {
+    return Status::FailedPrecondition(
+        "tenant default always exists, as Kubernetes' default namespace "
+        "does; it cannot be deleted");
+  }
   Change ch;
   ch.kind = kind;
   ch.key = key;
@@ -260,6 +267,26 @@ Result<std::vector<ApplyResult>> State::Apply(const Actor& a,
     results.push_back({Kind::kWorkload, key, "created"});
   }
   return results;
+}
+
+Status State::GenerateNames(core::Config* doc) {
+  if (!random_) random_ = core::SeededRandom(std::random_device{}());
+  auto taken = [this](std::string_view kind, const std::string& key) {
+    static const std::pair<std::string_view, Kind> kKinds[] = {
+        {"ResourceFlavor", Kind::kResourceFlavor},
+        {"Cohort", Kind::kCohort},
+        {"ClusterQueue", Kind::kClusterQueue},
+        {"LocalQueue", Kind::kLocalQueue},
+        {"WorkloadPriorityClass", Kind::kWorkloadPriorityClass},
+        {"Namespace", Kind::kTenant},
+        {"Node", Kind::kNode},
+        {"Workload", Kind::kWorkload}};
+    for (const auto& [name, k] : kKinds) {
+      if (name == kind) return Exists(k, key);
+    }
+    return false;
+  };
+  return core::GenerateNames(doc, taken, random_);
 }
 
 Result<json::object> State::Get(const Principal& p, Kind kind,

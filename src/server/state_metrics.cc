@@ -43,7 +43,7 @@ void State::CollectMetrics(metrics::Gauges* g) const {
       continue;
     }
     if (!rec.spec.admission) {
-      if (sched_->IsInadmissible(key)) {
+      if (!rec.spec.active || sched_->IsInadmissible(key)) {  // Inactive: held.
         ++lq.inadmissible;
       } else {
         ++lq.active;

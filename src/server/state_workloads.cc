@@ -114,14 +114,22 @@ Status State::SubmitWorkload(const Actor& a, core::Workload w, Txn* txn) {
   // The server's clock orders the queue: a client may not jump the line.
   w.creation_unix_ms = txn->now_unix_ms;
   w.source = internal::StoredSource(Kind::kWorkload);
-  ALLOT_RETURN_IF_ERROR(sched_->AddWorkload(w));
+  // Inactive (spec.active: false): held out of the scheduler, Suspended.
+  if (w.active) ALLOT_RETURN_IF_ERROR(sched_->AddWorkload(w));
   WorkloadRecord rec;
   rec.spec = std::move(w);
   rec.seq = ++seq_;
   rec.submitted_by = a.name;
-  rec.conditions.push_back({"QuotaReserved", false, "Pending",
-                            "waiting for a scheduling cycle",
-                            txn->now_unix_ms, ""});
+  if (rec.spec.active) {
+    rec.conditions.push_back({"QuotaReserved", false, "Pending",
+                              "waiting for a scheduling cycle",
+                              txn->now_unix_ms, ""});
+  } else {
+    rec.state = WorkloadState::kSuspended;
+    rec.conditions.push_back({"QuotaReserved", false, "Inactive",
+                              "spec.active is false: held out of its queue",
+                              txn->now_unix_ms, ""});
+  }
   workloads_.emplace(key, std::move(rec));
   created_.insert(key);
   MarkDirty(key);
@@ -133,7 +141,7 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   if (it == workloads_.end()) {
     return Status::NotFound("Workload " + key + " does not exist");
   }
-  if (!it->second.finished()) {
+  if (!it->second.finished() && it->second.spec.active) {
     Status s = sched_->RemoveWorkload(key);
     if (!s.ok()) return Status::Internal(s.message());
     accounting_.Close(&it->second, txn->now_unix_ms, objs_.flavors);

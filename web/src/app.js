@@ -152,7 +152,7 @@ async function queuesPage(main, params) {
   const body = rows.map((cq) => {
     const st = cq.status || {};
     const res = (st.flavorsUsage || []).flatMap((f) => f.resources.map((r) => quotaLine(f.name, r))).join("");
-    return `<tr data-cq="${esc(cq.metadata.name)}"><td>${esc(cq.metadata.name)}</td><td>${esc(cq.spec?.cohort || "")}</td>
+    return `<tr data-cq="${esc(cq.metadata.name)}"><td>${esc(cq.metadata.name)}</td><td>${esc(cq.spec?.cohortName || cq.spec?.cohort || "")}</td>
       <td>${res}</td><td>${st.pendingWorkloads ?? 0}</td><td>${st.admittedWorkloads ?? 0}</td>
       <td>${st.fairSharing?.weightedShare ?? 0}</td></tr>`;
   }).join("");
