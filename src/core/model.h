@@ -155,9 +155,19 @@ struct PreemptionPolicy {
   bool operator==(const PreemptionPolicy&) const = default;
 };
 enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+// flavorFungibility.preference: which flavor wins when every candidate
+// needs borrowing, preemption or both. BorrowingOverPreemption ranks by
+// preemption mode first (fit > reclaim > preempt), then by how deep in the
+// cohort tree the quota is borrowed; PreemptionOverBorrowing the other way
+// round. Unset behaves as BorrowingOverPreemption (Kueue's default).
+enum class FungibilityPreference {
+  kBorrowingOverPreemption,
+  kPreemptionOverBorrowing
+};
 struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  std::optional<FungibilityPreference> preference;
 
   bool operator==(const FlavorFungibility&) const = default;
 };
