@@ -190,8 +190,11 @@ struct PreemptionPolicy {
   bool operator==(const PreemptionPolicy&) const = default;
 };
 enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
-// Kueue's flavorFungibility.preference: when every flavor needs borrowing,
-// preemption or both, which to prefer.
+// flavorFungibility.preference: which flavor wins when every candidate
+// needs borrowing, preemption or both. BorrowingOverPreemption ranks by
+// preemption mode first (fit > reclaim > preempt), then by how deep in the
+// cohort tree the quota is borrowed; PreemptionOverBorrowing the other way
+// round. Unset behaves as BorrowingOverPreemption (Kueue's default).
 enum class FungibilityPreference {
   kBorrowingOverPreemption,
   kPreemptionOverBorrowing
@@ -199,9 +202,8 @@ enum class FungibilityPreference {
 struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
-  // Set only when both policies are kTryNextFlavor (Kueue's rule). Unset:
-  // Kueue's behaviour without the field. Read and kept; what the scheduler
-  // makes of it is src/sched's.
+  // Set only when both policies are kTryNextFlavor (Kueue's rule); unset
+  // otherwise (sched/flavor_assigner.cc ranks as BorrowingOverPreemption).
   std::optional<FungibilityPreference> preference{};
 
   bool operator==(const FlavorFungibility&) const = default;

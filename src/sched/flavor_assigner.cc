@@ -1,6 +1,7 @@
 // Flavor assignment and quota modes (Kueue's flavorassigner), plus the
 // exact placement that makes an assignment admissible.
 #include <algorithm>
+#include <limits>
 
 #include "sched/scheduler_internal.h"
 
@@ -31,6 +32,93 @@ bool FlavorEligible(const core::PodSet& ps, const core::ResourceFlavor& f,
   }
   return true;
 }
+
+namespace {
+
+// Kueue's granular flavor modes (flavorassigner.preemptionMode), worst
+// first: a flavor that needs preemption is Reclaim when every victim is in
+// another ClusterQueue, Preempt when some is in the ClusterQueue itself,
+// NoCandidates when there is none.
+enum class Granular : uint8_t { kNoFit, kNoCandidates, kPreempt, kReclaim, kFit };
+
+Mode ModeOf(Granular g) {
+  switch (g) {
+    case Granular::kNoFit:
+      return Mode::kNoFit;
+    case Granular::kFit:
+      return Mode::kFit;
+    default:
+      return Mode::kPreempt;
+  }
+}
+
+// One flavor option of a resource group.
+struct Option {
+  Mode mode = Mode::kNoFit;
+  Granular g = Granular::kFit;
+  int32_t borrow = 0;  // Borrowing height (QuotaTree::BorrowHeight).
+  int32_t flavor = -1;
+  bool borrows = false;
+  // Quota fits but the nodes are short (Allot's extension): Kueue would see
+  // a fit here, so the option never stops the search.
+  bool nodes_short = false;
+  std::string reason;
+};
+
+// One resource of an option.
+struct ResMode {
+  int32_t fr;
+  int64_t val;
+  Granular g;
+  int32_t borrow;
+};
+
+// Kueue's isPreferred: whether `a` beats `b`.
+bool IsPreferred(Granular ag, int32_t ab, Granular bg, int32_t bb,
+                 const core::FlavorFungibility& fung) {
+  if (ag == Granular::kNoFit) return false;
+  if (bg == Granular::kNoFit) return true;
+  const bool anc = ag == Granular::kNoCandidates;
+  const bool bnc = bg == Granular::kNoCandidates;
+  if (anc != bnc) return !anc;
+  if (fung.preference == core::FungibilityPreference::kPreemptionOverBorrowing) {
+    if (ab != bb) return ab < bb;
+    return ag > bg;
+  }
+  if (ag != bg) return ag > bg;
+  return ab < bb;
+}
+bool IsPreferred(const Option& a, const Option& b,
+                 const core::FlavorFungibility& fung) {
+  return IsPreferred(a.g, a.borrow, b.g, b.borrow, fung);
+}
+
+// The option's mode: the worst of its resources' (Kueue's
+// representativeMode).
+void Worst(const InlineVec<ResMode, 4>& res, const core::FlavorFungibility& fung,
+           Option* o) {
+  o->g = Granular::kFit;
+  o->borrow = 0;
+  for (const ResMode& r : res) {
+    if (IsPreferred(o->g, o->borrow, r.g, r.borrow, fung)) {
+      o->g = r.g;
+      o->borrow = r.borrow;
+    }
+  }
+}
+
+// Kueue's shouldTryNextFlavor.
+bool ShouldTryNext(const Option& o, const core::FlavorFungibility& fung) {
+  if (o.g == Granular::kNoFit || o.g == Granular::kNoCandidates) return true;
+  if ((o.g == Granular::kPreempt || o.g == Granular::kReclaim) &&
+      fung.when_can_preempt == core::FungibilityPolicy::kTryNextFlavor) {
+    return true;
+  }
+  return o.borrow > 0 &&
+         fung.when_can_borrow == core::FungibilityPolicy::kTryNextFlavor;
+}
+
+}  // namespace
 
 std::vector<PodSetRequest> Scheduler::Impl::Requests(
     WlIdx w, const std::vector<int32_t>& counts,
@@ -149,6 +237,13 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
   // search behind the best option so far, if it ran and found victims: its
   // request and its answer.
   int32_t groups_used = 0;
+  bool no_candidates = false;  // The chosen flavor of a group had none.
+  // Kueue's canPreemptWhileBorrowing.
+  const core::PreemptionPolicy& pol = cq.spec.preemption;
+  const bool preempt_while_borrowing =
+      pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever ||
+      (config.fair_sharing &&
+       pol.reclaim_within_cohort != core::ReclaimWithinCohort::kNever);
 
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
     if (counts[p] == 0) continue;
@@ -191,12 +286,11 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         used = used || cq.res_group[r] == g;
       if (!used) continue;
       ++groups_used;
-      struct Option {
-        Mode mode = Mode::kNoFit;
-        int32_t flavor = -1;
-        bool borrows = false;
-        std::string reason;
-      } best;
+      const bool need_height =
+          quota_only || cq.groups[g].flavors.size() > 1;
+      Option best;
+      best.g = Granular::kNoFit;
+      best.borrow = std::numeric_limits<int32_t>::max();
       std::string reasons;
       for (int32_t f : cq.groups[g].flavors) {
         Option o;
@@ -206,25 +300,32 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
           scratch->victims.clear();  // Set (with `trial`) by the oracle.
         }
         o.flavor = f;
-        o.mode = Mode::kFit;
+        // Per resource of the group: its mode and borrowing height before
+        // any preemption (Kueue's fitsResourceQuota).
+        InlineVec<ResMode, 4> res_modes;
         if (!FlavorOk(wl, p, f)) {
           if (explain) FlavorEligible(ps, flavors[f], &o.reason);
-          o.mode = Mode::kNoFit;
+          o.g = Granular::kNoFit;
         } else {
           for (const auto& [r, per] : needs.per_pod) {
             if (cq.res_group[r] != g) continue;
-            int32_t fr = Fr(f, r);
-            int64_t val = per * counts[p] + acc[fr];
-            if (val <= quota->Available(node, fr)) {
-              if (quota->Usage(node, fr) + val > quota->Subtree(node, fr))
-                o.borrows = true;
-            } else if (val <= quota->PotentialAvailable(node, fr)) {
-              if (o.mode == Mode::kFit) {
-                o.mode = Mode::kPreempt;
-                if (explain) o.reason = QuotaShortReason(wl.cq, fr, val);
-              }
+            const int32_t fr = Fr(f, r);
+            const int64_t val = per * counts[p] + acc[fr];
+            // The borrowing height ranks flavors and orders heads; with
+            // one flavor and a full assignment only whether it borrows
+            // matters.
+            ResMode rm{fr, val, Granular::kFit, 0};
+            bool below_root = false;
+            if (need_height) {
+              rm.borrow = quota->BorrowHeight(node, fr, val, &below_root);
             } else {
-              o.mode = Mode::kNoFit;
+              rm.borrow = quota->HasParent(node) &&
+                                  !quota->WithinQuota(node, fr, val)
+                              ? 1
+                              : 0;
+            }
+            if (val > quota->PotentialAvailable(node, fr)) {
+              rm.g = Granular::kNoFit;
               if (explain) {
                 o.reason = QuotaShortReason(wl.cq, fr, val) +
                            "; that is more than it can ever hold (" +
@@ -232,10 +333,36 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
                                     quota->PotentialAvailable(node, fr)) +
                            ")";
               }
-              break;
+            } else if (val <= quota->Available(node, fr)) {
+              if (!quota->WithinQuota(node, fr, val)) o.borrows = true;
+            } else if (quota->Subtree(node, fr) >= val ||
+                       preempt_while_borrowing ||
+                       (need_height ? below_root : [&] {
+                         quota->BorrowHeight(node, fr, val, &below_root);
+                         return below_root;
+                       }())) {
+              rm.g = Granular::kPreempt;
+              if (explain && o.reason.empty())
+                o.reason = QuotaShortReason(wl.cq, fr, val);
+            } else {
+              // Kueue: above its nominal quota a ClusterQueue preempts only
+              // with borrowWithinCohort or quota of its own subtree.
+              rm.g = Granular::kNoFit;
+              if (explain) {
+                o.reason = QuotaShortReason(wl.cq, fr, val) +
+                           "; that is more than its nominal quota (" +
+                           Describe(resources[r], quota->Subtree(node, fr)) +
+                           "), and without borrowWithinCohort ClusterQueue " +
+                           cq.spec.name +
+                           " preempts only to stay within it";
+              }
             }
+            res_modes.push_back(rm);
+            if (rm.g == Granular::kNoFit) break;
           }
+          Worst(res_modes, fung, &o);
         }
+        o.mode = ModeOf(o.g);
         if (o.mode == Mode::kFit && !quota_only && g == place_group) {
           ChooseOne(w, p, g, f, counts, a.flavors[p], scratch);
           RequestsInto(w, scratch->one, scratch->chosen, &scratch->request);
@@ -245,7 +372,12 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
                          explain ? &why : nullptr)) {
             if (one_pod_set) scratch->tmp_for = scratch->chosen[p];
           } else {
+            // Allot: quota fits but nodes are short; preemption may free
+            // them. Every resource of the group then counts as needing it.
             o.mode = Mode::kPreempt;
+            o.g = Granular::kPreempt;
+            o.nodes_short = true;
+            for (ResMode& rm : res_modes) rm.g = Granular::kPreempt;
             a.short_flavors.push_back(f);
             if (explain) {
               o.reason = "quota is available in flavor " + flavors[f].name +
@@ -253,24 +385,43 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
             }
           }
         }
-        // Kueue's preemption oracle: when the group offers other flavors, a
-        // flavor that needs preemption but has no victims is no fit, so the
-        // search may go on to the next flavor.
+        // Kueue's preemption oracle: when the group offers other flavors,
+        // whether preemption has candidates here, all in other
+        // ClusterQueues (reclaim) or some in this one (preempt), and how
+        // deep it borrows after them.
         if (o.mode == Mode::kPreempt && !quota_only &&
-            cq.groups[g].flavors.size() > 1 &&
-            !PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p],
-                                &a.nodes_consulted, scratch, &scratch->trial,
-                                &scratch->victims)) {
-          o.mode = Mode::kNoFit;
-          if (explain) o.reason += "; no workload can be preempted for it";
+            cq.groups[g].flavors.size() > 1) {
+          if (!PreemptionPossible(w, p, g, f, counts, acc.begin(), a.flavors[p],
+                                  &a.nodes_consulted, scratch, &scratch->trial,
+                                  &scratch->victims)) {
+            o.g = Granular::kNoCandidates;
+            if (explain) o.reason += "; no workload can be preempted for it";
+          } else {
+            Granular found = Granular::kReclaim;
+            for (const auto& [v, reason] : scratch->victims) {
+              if (wls[v].cq == wl.cq) found = Granular::kPreempt;
+            }
+            // Borrowing after the victims are gone.
+            auto* self = const_cast<Impl*>(this);
+            for (const auto& [v, reason] : scratch->victims)
+              self->RemoveUsage(wls[v].cq, *wls[v].adm);
+            for (ResMode& rm : res_modes) {
+              if (rm.g == Granular::kFit) continue;
+              rm.g = found;
+              rm.borrow = quota->BorrowHeight(node, rm.fr, rm.val, nullptr);
+            }
+            for (const auto& [v, reason] : scratch->victims)
+              self->AddUsage(wls[v].cq, *wls[v].adm);
+            Worst(res_modes, fung, &o);
+          }
         }
         if (o.mode != Mode::kFit && !o.reason.empty()) {
           reasons += (reasons.empty() ? "" : "; ") + o.reason;
         }
-        bool better = o.mode > best.mode ||
-                      (o.mode == best.mode && o.mode == Mode::kFit &&
-                       best.borrows && !o.borrows);
-        if (better) {
+        // Kueue's findFlavorForPodSets: stop at an option that
+        // shouldTryNextFlavor rejects, else keep the preferred one.
+        const bool stop = !o.nodes_short && !ShouldTryNext(o, fung);
+        if (stop || IsPreferred(o, best, fung)) {
           best = o;
           if (scratch) {
             std::swap(scratch->found, scratch->tmp);
@@ -279,13 +430,7 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
             std::swap(scratch->searched_victims, scratch->victims);
           }
         }
-        if (o.mode == Mode::kFit && !o.borrows) break;
-        if (o.mode == Mode::kFit &&
-            fung.when_can_borrow == core::FungibilityPolicy::kMayStopSearch)
-          break;
-        if (o.mode == Mode::kPreempt &&
-            fung.when_can_preempt == core::FungibilityPolicy::kMayStopSearch)
-          break;
+        if (stop) break;
       }
       if (best.mode == Mode::kNoFit) {
         a.mode = Mode::kNoFit;
@@ -302,6 +447,8 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
         if (a.reason.empty()) a.reason = best.reason;
       }
       a.borrows = a.borrows || best.borrows;
+      a.borrow_height = std::max(a.borrow_height, best.borrow);
+      no_candidates = no_candidates || best.g == Granular::kNoCandidates;
       for (const auto& [r, per] : needs.per_pod) {
         if (cq.res_group[r] == g) acc[Fr(best.flavor, r)] += per * counts[p];
       }
@@ -325,6 +472,9 @@ void Scheduler::Impl::AssignInto(WlIdx w, const std::vector<int32_t>& counts,
     std::swap(a.oracle_victims, searched_victims);
     std::swap(a.placement, scratch->searched.placement);
   }
+  // Likewise when the oracle found no victim for the chosen flavor.
+  a.no_candidates = a.mode == Mode::kPreempt && one_pod_set &&
+                    groups_used == 1 && no_candidates;
   if (a.mode == Mode::kFit) {
     std::string why;
     a.nodes_consulted = true;

@@ -60,7 +60,12 @@ void QuotaTree::FinalizePotential(int32_t node) {
 }
 
 void QuotaTree::FinalizeNode(int32_t node) {
-  for (int32_t child : nodes_[node].children) FinalizeNode(child);
+  nodes_[node].height = 0;
+  for (int32_t child : nodes_[node].children) {
+    FinalizeNode(child);
+    nodes_[node].height =
+        std::max(nodes_[node].height, nodes_[child].height + 1);
+  }
   for (int32_t fr = 0; fr < num_fr_; ++fr) {
     int64_t s = At(node, fr).nominal;
     for (int32_t child : nodes_[node].children) {
@@ -98,6 +103,25 @@ std::optional<int64_t> QuotaTree::LendingLimit(int32_t node, int32_t fr) const {
 int64_t QuotaTree::Borrowed(int32_t node, int32_t fr) const {
   const Cell& c = At(node, fr);
   return std::max<int64_t>(0, c.usage - c.subtree);
+}
+
+int32_t QuotaTree::BorrowHeight(int32_t node, int32_t fr, int64_t val,
+                                bool* below_root) const {
+  bool ignored;
+  if (below_root == nullptr) below_root = &ignored;
+  *below_root = HasParent(node);
+  if (!HasParent(node) || WithinQuota(node, fr, val)) return 0;
+  int64_t remaining = val - LocalAvailable(node, fr);
+  int32_t n = Parent(node);
+  for (; n >= 0; n = Parent(n)) {
+    if (WithinQuota(n, fr, remaining)) {
+      *below_root = HasParent(n);
+      return Height(n);
+    }
+    remaining -= LocalAvailable(n, fr);
+  }
+  *below_root = false;
+  return Height(Root(node));
 }
 
 int64_t QuotaTree::Available(int32_t node, int32_t fr) const {

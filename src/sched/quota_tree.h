@@ -20,6 +20,7 @@
 // before any usage change or query.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -67,6 +68,29 @@ class QuotaTree {
     return At(node, fr).potential;
   }
 
+  // The part of the node's guaranteed quota it does not use
+  // (Kueue's LocalAvailable): quota only its subtree sees.
+  int64_t LocalAvailable(int32_t node, int32_t fr) const {
+    const Cell& c = At(node, fr);
+    return std::max<int64_t>(0, c.guaranteed - c.usage);
+  }
+  // Usage within its own (subtree) quota, with `extra` more.
+  bool WithinQuota(int32_t node, int32_t fr, int64_t extra = 0) const {
+    const Cell& c = At(node, fr);
+    return c.usage + extra <= c.subtree;
+  }
+  // Distance from the node to the furthest leaf below it (0 for a
+  // ClusterQueue or an empty cohort). Computed by Finalize().
+  int32_t Height(int32_t node) const { return nodes_[node].height; }
+  // Kueue's FindHeightOfLowestSubtreeThatFits: 0 when `val` more of `fr`
+  // fits the node's own quota (or it has no parent); else the height of the
+  // lowest ancestor whose subtree quota holds what the node cannot, or of
+  // the root when none does. `*below_root` (may be null) says whether that
+  // subtree is smaller than the whole tree: quota of its own subtree that
+  // the node may reclaim from outside it.
+  int32_t BorrowHeight(int32_t node, int32_t fr, int64_t val,
+                       bool* below_root) const;
+
   void AddUsage(int32_t node, int32_t fr, int64_t val);
   void RemoveUsage(int32_t node, int32_t fr, int64_t val);
 
@@ -82,6 +106,7 @@ class QuotaTree {
   };
   struct Node {
     int32_t parent = -1;
+    int32_t height = 0;  // Height(), set by Finalize().
     std::vector<int32_t> children;
   };
   Cell& At(int32_t node, int32_t fr) {

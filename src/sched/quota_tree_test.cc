@@ -474,5 +474,46 @@ TEST(QuotaTreeTest, SetParentMovesSubtree) {
   EXPECT_FALSE(t.HasParent(new_root));
 }
 
+// Heights and Kueue's FindHeightOfLowestSubtreeThatFits (the borrowing
+// height that orders heads and ranks flavors). Tree (nominal quota):
+//   root(0) - mid(4) - leaf(0) - q(2)
+//           \_ other(0)         \_ sib(0)
+TEST(QuotaTreeTest, BorrowHeight) {
+  Built b;
+  Build({{"root", "", 0},
+         {"mid", "root", 4},
+         {"leaf", "mid", 0},
+         {"q", "leaf", 2},
+         {"sib", "leaf", 0},
+         {"other", "root", 0}},
+        &b);
+  const auto at = [&](const char* n) { return b.idx.at(n); };
+  EXPECT_EQ(b.tree.Height(at("q")), 0);
+  EXPECT_EQ(b.tree.Height(at("leaf")), 1);
+  EXPECT_EQ(b.tree.Height(at("mid")), 2);
+  EXPECT_EQ(b.tree.Height(at("root")), 3);
+  bool below_root = false;
+  // Within q's own quota: 0, and q may reclaim (it has a parent).
+  EXPECT_EQ(b.tree.BorrowHeight(at("q"), 0, 2, &below_root), 0);
+  EXPECT_TRUE(below_root);
+  // 3 does not fit q (2) nor leaf (2), fits mid (6): mid's height.
+  EXPECT_EQ(b.tree.BorrowHeight(at("q"), 0, 3, &below_root), 2);
+  EXPECT_TRUE(below_root);
+  // other borrows from the root, the only subtree holding its 2.
+  b.tree.AddUsage(at("other"), 0, 4);
+  EXPECT_EQ(b.tree.BorrowHeight(at("other"), 0, 2, &below_root), 3);
+  EXPECT_FALSE(below_root);
+  // mid's subtree (6) still holds 3 for q although root has only 2 left:
+  // q may reclaim it from other.
+  EXPECT_EQ(b.tree.BorrowHeight(at("q"), 0, 3, &below_root), 2);
+  EXPECT_TRUE(below_root);
+  // 7 is more than any subtree holds: the root's height, not below it.
+  EXPECT_EQ(b.tree.BorrowHeight(at("q"), 0, 7, &below_root), 3);
+  EXPECT_FALSE(below_root);
+  EXPECT_EQ(b.tree.LocalAvailable(at("q"), 0), 0);  // No lendingLimit.
+  EXPECT_TRUE(b.tree.WithinQuota(at("mid"), 0, 6));
+  EXPECT_FALSE(b.tree.WithinQuota(at("mid"), 0, 7));
+}
+
 }  // namespace
 }  // namespace allot::sched

@@ -203,6 +203,17 @@ void Scheduler::Impl::AdmitByPreempting(
       if (wls[v].cq != own_cq) victim_cqs.insert(wls[v].cq);
     }
     for (int32_t c : victim_cqs) RequeueCq(c);
+    // Kueue requeues a cohort's inadmissible workloads when one of its
+    // workloads is evicted: a workload set aside in the preemptor's own
+    // queue with a higher priority may now preempt the one just admitted
+    // (the highest-priority set-aside workload is the top of `parked`).
+    Settle(own_cq);
+    CQ& own = cqs[own_cq];
+    if (own.spec.preemption.within_cluster_queue !=
+        core::WithinClusterQueue::kNever) {
+      const WlIdx top = own.parked.Front(stamp);
+      if (top >= 0 && wls[top].priority >= wls[w].priority) RequeueCq(own_cq);
+    }
   }
   // Devices the preemptor did not take (it may run on other nodes than its
   // victims) can serve workloads waiting for nodes, in any cohort tree.
@@ -319,8 +330,12 @@ bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
     return true;
   }
   if (a.mode == Mode::kPreempt) {
-    auto victims = a.oracle_victims.empty() ? FindVictims(w, &a)
-                                            : std::move(a.oracle_victims);
+    std::vector<std::pair<WlIdx, PreemptionReason>> victims;
+    if (!a.oracle_victims.empty()) {
+      victims = std::move(a.oracle_victims);
+    } else if (!a.no_candidates) {
+      victims = FindVictims(w, &a);
+    }
     if (!victims.empty()) {
       AdmitByPreempting(w, std::move(a), victims);
       return true;
@@ -508,8 +523,8 @@ CycleResult Scheduler::RunCycle() {
       r.preempted.push_back(m.preemptions[i]);
   };
   // 2. Order. Fair sharing: a tournament down each cohort tree, against the
-  // usage left by the heads admitted before. Classical: non-borrowing
-  // first, then priority, then age.
+  // usage left by the heads admitted before. Classical: by how deep in the
+  // cohort tree they borrow (not at all first), then priority, then age.
   if (m.config.fair_sharing) {
     std::map<int32_t, WlIdx> pending_heads;
     for (const Head& h : heads) pending_heads[m.wls[h.w].cq] = h.w;
@@ -524,12 +539,12 @@ CycleResult Scheduler::RunCycle() {
       for (Head& h : heads) {
         const Wl& wl = m.wls[h.w];
         if (m.cqs[wl.cq].spec.stop_policy != core::StopPolicy::kNone) continue;
-        // Its quota-only assignment does not borrow: every flavor is
-        // short of quota (see FailsLikeFloor).
+        // It fails on quota alone (see FailsLikeFloor): its place does
+        // not matter.
         if (m.FailsLikeFloor(h.w)) continue;
         m.AssignInto(h.w, m.FullCounts(h.w), /*quota_only=*/true,
                      /*explain=*/false, &scratch);
-        std::get<0>(h.order) = scratch.borrows ? 1 : 0;
+        std::get<0>(h.order) = scratch.borrow_height;
       }
       std::sort(heads.begin(), heads.end(),
                 [](const Head& a, const Head& b) { return a.order < b.order; });
@@ -781,7 +796,7 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
   st.pending = int32_t(cq.queue.size() + cq.parked.size());
   st.inadmissible = m.ParkedCount(cq);
   st.admitted = int32_t(cq.admitted.size());
-  st.weighted_share = m.Drs(it->second, nullptr, 0);
+  st.weighted_share = m.WeightedShare(it->second);
   return st;
 }
 

@@ -102,8 +102,10 @@ struct ClusterQueueStatus {
   int32_t pending = 0;            // In its queue (set-aside ones included).
   int32_t inadmissible = 0;       // Of those, set aside until a change.
   int32_t admitted = 0;
-  // Kueue's fairSharing.weightedShare: the largest ratio of borrowed to
-  // lendable quota in its cohort over resources, x1000, divided by weight.
+  // Kueue's fairSharing.weightedShare: the largest ratio, over resources,
+  // of what it borrows to what its cohort could lend it, x1000, divided by
+  // its weight and rounded up; INT64_MAX when its weight is 0 and it
+  // borrows.
   int64_t weighted_share = 0;
 };
 

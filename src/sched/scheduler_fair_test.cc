@@ -15,7 +15,9 @@
 //  - LessThanInitialShare: only if the preemptor's share with the
 //    preemptor is < the target's current share.
 // Targets are taken from the ClusterQueue with the highest share first, with
-// reason InCohortFairSharing.
+// reason InCohortFairSharing; a preemptor that stays within its nominal
+// quota takes them whatever the shares, with reason InCohortReclamation
+// (Kueue's FairSharingPreemptWithinNominal, on by default).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -142,9 +144,10 @@ TEST(SchedulerFairTest, PreemptionStrategies) {
        {"team-a/a0", "team-b/b1", "team-b/b2", "team-b/b3"},
        {},
        {{"team-a/a1", "no set of workloads"}}},
-      // Same cohort, a1 needs only 4: team-a stays within nominal (share
-      // 0), and 0 <= 0 (team-b without b3 borrows nothing): b3, the most
-      // recently admitted, is preempted.
+      // Same cohort, a1 needs only 4: team-a stays within nominal, so it
+      // reclaims whatever the shares (Kueue's
+      // queueWithinNominalInResourcesNeedingPreemption): b3, the most
+      // recently admitted, is preempted, as a reclamation.
       {"a preemptor within its nominal quota reclaims",
        kBase +
            GpuCq("team-a-cq", "research", "h100", "nominalQuota: 8",
@@ -156,7 +159,7 @@ TEST(SchedulerFairTest, PreemptionStrategies) {
            Wl("team-b/b3").Gpus(4).Admitted("team-b-cq", "h100") +
            Wl("team-a/a1").Gpus(4) + kFair,
        {"team-a/a0", "team-a/a1", "team-b/b1", "team-b/b2"},
-       {"team-b/b3 by team-a/a1: InCohortFairSharing"},
+       {"team-b/b3 by team-a/a1: InCohortReclamation"},
        {{"team-b/b3", ""}}},
   };
   for (const Scenario& sc : cases) RunScenario(sc);
@@ -165,7 +168,8 @@ TEST(SchedulerFairTest, PreemptionStrategies) {
 // Cohort of 16: team-a (8) idle; team-b (4) and team-c (4) each borrow 4
 // with one 8-GPU workload (DRS 250 each before weights). "During
 // preemption, Kueue prefers to preempt Workloads from ClusterQueues that
-// have the highest share value first": the weight picks the target.
+// have the highest share value first": the weight picks the target. team-a
+// stays within its nominal quota, so the reason is InCohortReclamation.
 std::string TwoTargets(const std::string& b_extra, const std::string& c_extra) {
   return kBase +
          GpuCq("team-a-cq", "research", "h100", "nominalQuota: 8",
@@ -183,13 +187,13 @@ TEST(SchedulerFairTest, HighestShareIsPreemptedFirst) {
       {"weight 2 on team-c protects it",
        TwoTargets("", "  fairSharing: {weight: 2}\n"),
        {"team-a/a1", "team-c/c1"},
-       {"team-b/b1 by team-a/a1: InCohortFairSharing"},
+       {"team-b/b1 by team-a/a1: InCohortReclamation"},
        {{"team-b/b1", ""}}},
       // And the other way round.
       {"weight 2 on team-b protects it",
        TwoTargets("  fairSharing: {weight: 2}\n", ""),
        {"team-a/a1", "team-b/b1"},
-       {"team-c/c1 by team-a/a1: InCohortFairSharing"},
+       {"team-c/c1 by team-a/a1: InCohortReclamation"},
        {{"team-c/c1", ""}}},
       // withinClusterQueue still applies under fair sharing, with reason
       // InClusterQueue: team-b is within its nominal quota (no candidate),

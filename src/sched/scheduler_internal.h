@@ -209,6 +209,15 @@ struct Assignment {
   Placement placement;
   Mode mode = Mode::kNoFit;
   bool borrows = false;
+  // How deep in the cohort tree the chosen flavors borrow: the height of
+  // the lowest subtree that holds the request (QuotaTree::BorrowHeight),
+  // the largest over resource groups; 0 when nothing is borrowed. Heads
+  // that borrow less deep go first (Kueue's Assignment.Borrowing).
+  int32_t borrow_height = 0;
+  // The chosen flavor needs preemption and the preemption oracle searched
+  // exactly this request and found no victim: TryAdmit need not search
+  // again.
+  bool no_candidates = false;
   // Flavors whose quota fit but whose nodes were short: freeing devices of
   // these may make the workload admissible.
   std::vector<int32_t> short_flavors;
@@ -241,6 +250,8 @@ struct Assignment {
     placement.clear();
     mode = Mode::kNoFit;
     borrows = false;
+    borrow_height = 0;
+    no_candidates = false;
     short_flavors.clear();
     victims_short_of_nodes = false;
     reason.clear();
@@ -248,6 +259,27 @@ struct Assignment {
     oracle_victims.clear();
   }
 };
+
+// Kueue's dominant resource share of a node of the cohort tree
+// (schdcache.DRS): over resources, the largest ratio (x1000) of what the
+// node uses above its own quota, summed over flavors, to what its parent
+// could lend it (PotentialAvailable, summed over flavors), with the node's
+// fairSharing weight. Doubles, as Kueue computes them, so that ties and
+// orders match; deterministic on one platform.
+struct Drs {
+  double ratio = 0;        // Unweighted; -1 only in Negative().
+  double weight = 1;       // fairSharing.weight (1 when unset).
+  bool borrowing = false;  // Above its quota in some flavor-resource.
+  bool ZeroWeightBorrows() const { return weight == 0 && ratio != 0; }
+  // The share divided by the weight: infinite for a zero weight that
+  // borrows.
+  double Weighted() const;
+  // Below every share (Kueue's NegativeDRS), to start a maximum.
+  static Drs Negative() { return Drs{-1, 1, false}; }
+};
+// Kueue's CompareDRS: -1, 0 or 1. Two zero-weight borrowers compare by
+// their unweighted ratios; one of them is above every other node.
+int CompareDrs(const Drs& a, const Drs& b);
 
 struct Wl {
   enum class State { kPending, kAdmitted, kGone };
@@ -512,35 +544,73 @@ struct Scheduler::Impl {
   // `a->placement` holds the placement valid after the evictions.
   std::vector<std::pair<WlIdx, PreemptionReason>> FindVictims(WlIdx w,
                                                               Assignment* a);
+  // Kueue's classical preemption (Preemptor.classicalPreemptions with the
+  // hierarchical candidate iterator): `need` are the flavor-resources that
+  // need preemption; `spared` the workloads that evicted `w` (Allot's
+  // loop rule).
+  std::vector<std::pair<WlIdx, PreemptionReason>> ClassicalVictims(
+      WlIdx w, Assignment* a, const std::vector<int32_t>& need,
+      const std::set<WlIdx>& spared);
+  // Takes an admitted workload out of the quota tree and the node pool
+  // (while searching victims), and puts it back.
+  void TakeVictim(WlIdx v);
+  void GiveBack(WlIdx v);
+  // Whether `a`'s usage fits ClusterQueue `cq`'s quota now (without
+  // borrowing unless allowed).
+  bool QuotaFits(int32_t cq, const Assignment& a, bool allow_borrowing) const;
+  // `taken` (taken, in order) let `w` fit: gives back every one not
+  // needed, from the second-to-last to the first (Kueue's
+  // fillBackWorkloads), leaves `a->placement` valid for the rest, restores
+  // the state and returns the rest.
+  std::vector<std::pair<WlIdx, PreemptionReason>> FillBackAndRestore(
+      WlIdx w, Assignment* a,
+      std::vector<std::pair<WlIdx, PreemptionReason>> taken,
+      bool allow_borrowing);
   // True when FindVictims(w, a) with `usage` short of quota is sure to find
   // nothing: its bounds fail even counting every admitted workload the
   // policy could let it take (from the priority bands, without listing
   // them). False when quota is not short (only nodes are) or when a search
   // is needed. Changes nothing.
-  // Calls f(c) for every ClusterQueue c of the cohort tree of ClusterQueue
-  // `cq`, other than `cq`, from which FindVictims takes candidates: every
-  // node from c up to (not including) the lowest common ancestor with `cq`
-  // uses more than its own quota in a flavor-resource of `need`.
-  template <typename F>
-  void ForEachBorrowingCq(int32_t cq, std::span<const int32_t> need,
-                          F f) const;
   bool VictimSearchHopeless(
       WlIdx w, const std::vector<std::pair<int32_t, int64_t>>& usage) const;
+  // Kueue's collectCandidatesForHierarchicalReclaim at the level of
+  // ClusterQueues: calls f(c, lca, advantage) for every ClusterQueue c of
+  // the cohort tree of ClusterQueue `cq`, other than `cq`, that offers
+  // candidates: c and every cohort between it and `lca` (its lowest common
+  // ancestor with `cq`) use more than their quota in a flavor-resource of
+  // `need`. `advantage` says whether `usage` fits the quota of the
+  // subtree below `lca` that holds `cq` (QuantitiesFitInQuota, walking up):
+  // then `cq` reclaims from c whatever the priorities.
+  template <typename F>
+  void ForEachCandidateCq(int32_t cq, std::span<const int32_t> need,
+                          std::span<const std::pair<int32_t, int64_t>> usage,
+                          F f) const;
   // Every workload that evicted `w`, directly or through a chain of
   // evictions in the current busy period.
   std::set<WlIdx> TransitiveEvictors(WlIdx w) const;
   // Drops the eviction-graph edges into and out of `w` (it was removed).
   void ForgetEvictions(WlIdx w);
-  // Weighted dominant resource share of a CQ (x1000), optionally with a
-  // workload's usage added (+1) or removed (-1).
-  int64_t Drs(int32_t cq, const Assignment* delta, int sign) const;
-  // The same for any node of the cohort tree, against its parent's quota;
-  // `delta` counts in full at every level.
-  int64_t DrsNode(int32_t node, const Assignment* delta, int sign) const;
+
+  // fair_sharing.cc
+  // Kueue's fair-sharing preemption (Preemptor.fairPreemptions): targets
+  // chosen down the cohort tree by share, the strategies applied to the
+  // shares of the children of the lowest common ancestor.
+  std::vector<std::pair<WlIdx, PreemptionReason>> FairVictims(
+      WlIdx w, Assignment* a, const std::vector<int32_t>& need,
+      const std::set<WlIdx>& spared);
+  // The dominant resource share of a node of the cohort tree now.
+  Drs DrsOf(int32_t node) const;
+  // Kueue's fairSharing.weightedShare of a ClusterQueue: its share
+  // divided by its weight, rounded up; INT64_MAX for a zero weight that
+  // borrows.
+  int64_t WeightedShare(int32_t cq) const;
   // Fair sharing's tournament: the head to try next among `heads` (CQ ->
   // head), walking each cohort tree from its root and taking at every
-  // cohort the child with the lowest share after admitting its nominee.
-  WlIdx NextFairHead(const std::map<int32_t, WlIdx>& heads) const;
+  // cohort the child that does not borrow on the head's flavor-resources,
+  // then the lowest share after admitting its nominee (Kueue's
+  // fairSharingIterator). Simulates each head's usage in the quota tree
+  // and restores it.
+  WlIdx NextFairHead(const std::map<int32_t, WlIdx>& heads);
 
   // reasons.cc
   std::string QuotaShortReason(int32_t cq, int32_t fr, int64_t need) const;

@@ -138,13 +138,28 @@ TEST(SchedulerPreemptionTest, WithinClusterQueue) {
        {"team-a/high", "team-a/low"},
        {},
        {}},
-      // When every candidate is in the preemptor's own ClusterQueue, Kueue
-      // "greedily qualifies candidates until the preemptor Workload can fit,
-      // allowing the usage of the ClusterQueue to be above the nominal
-      // quota": team-a (4) borrows team-b's idle 8 both before and after.
-      {"in-queue preemption while borrowing",
+      // A request above the ClusterQueue's nominal quota may preempt only
+      // with borrowWithinCohort (or quota of its own subtree lent out):
+      // Kueue's flavor assigner says NoFit (fitsResourceQuota), so team-a
+      // (4) does not evict its own low (8, borrowing 4) for high (8).
+      {"no preemption beyond nominal quota without borrowWithinCohort",
        kBase +
            GpuCq("team-a-cq", "research", "h100", "nominalQuota: 4", lower) +
+           GpuCq("team-b-cq", "research", "h100", "nominalQuota: 8") +
+           Wl("team-a/low").Priority(0).Gpus(8).Admitted("team-a-cq", "h100") +
+           Wl("team-a/high").Priority(100).Gpus(8),
+       {"team-a/low"},
+       {},
+       {{"team-a/high", "more than its nominal quota"}}},
+      // With borrowWithinCohort it may: the candidates are its own, so
+      // Kueue "greedily qualifies candidates until the preemptor Workload
+      // can fit, allowing the usage of the ClusterQueue to be above the
+      // nominal quota".
+      {"in-queue preemption while borrowing, with borrowWithinCohort",
+       kBase +
+           GpuCq("team-a-cq", "research", "h100", "nominalQuota: 4",
+                 Preemption("{withinClusterQueue: LowerPriority, "
+                            "borrowWithinCohort: {policy: LowerPriority}}")) +
            GpuCq("team-b-cq", "research", "h100", "nominalQuota: 8") +
            Wl("team-a/low").Priority(0).Gpus(8).Admitted("team-a-cq", "h100") +
            Wl("team-a/high").Priority(100).Gpus(8),

@@ -55,9 +55,9 @@ bool Oracle::PolicyAllows(const PreemptionEvent& e, std::string* why) const {
       return false;
     }
     case PreemptionReason::kInCohortReclamation:
-      if (fair)
-        *why = "fair sharing is on";
-      else if (!same_tree)
+      // Under fair sharing too: a preemptor that stays within its nominal
+      // quota reclaims (Kueue's FairSharingPreemptWithinNominal).
+      if (!same_tree)
         *why = "victim is not in another ClusterQueue of the cohort tree";
       else if (!reclaim_ok)
         *why = "reclaimWithinCohort does not allow it";
@@ -182,6 +182,15 @@ void Oracle::CheckNewPreemptions(
     if (cycle->attempts == 1 && !fresh.empty()) {
       const std::string& preemptor = fresh[0].preemptor;
       auto pit = live_.find(preemptor);
+      // With whenCanBorrow: TryNextFlavor, a flavor that fits only by
+      // borrowing lets the search go on, and a later one that needs
+      // preemption may win (Kueue's shouldTryNextFlavor): not checked then.
+      const core::ClusterQueue* pcq =
+          pit == live_.end() ? nullptr : FindCq(CqOf(pit->second));
+      if (pcq && pcq->flavor_fungibility.when_can_borrow ==
+                     core::FungibilityPolicy::kTryNextFlavor) {
+        pit = live_.end();
+      }
       if (pit != live_.end()) {
         if (auto fits = FitsNow(pit->second, FitQuery{})) {
           err("the only head " + preemptor + " preempted " +
@@ -261,6 +270,22 @@ std::optional<std::string> Oracle::FitsNow(const core::Workload& w,
     const auto& pol = cq->preemption;
     if (pol.within_cluster_queue == core::WithinClusterQueue::kNever)
       return std::nullopt;
+    // Kueue (flavorassigner.fitsResourceQuota): above its nominal quota a
+    // ClusterQueue preempts only with borrowWithinCohort, under fair
+    // sharing with reclaimWithinCohort, or when its own subtree lends the
+    // quota out (not modelled here: such workloads are not checked).
+    int64_t nominal = 0;
+    for (const auto& fq : g->flavors) {
+      if (fq.name != f->name) continue;
+      for (const auto& rq : fq.resources) {
+        if (rq.name == res) nominal = rq.nominal_quota.milli();
+      }
+    }
+    const bool while_borrowing =
+        pol.borrow_within_cohort != core::BorrowWithinCohortPolicy::kNever ||
+        (config_.scheduler.fair_sharing &&
+         pol.reclaim_within_cohort != core::ReclaimWithinCohort::kNever);
+    if (per_pod * count > nominal && !while_borrowing) return std::nullopt;
     std::map<std::string, std::map<FR, int64_t>> cq_usage = cq_usage_;
     freed_used = used_devices_;
     for (const auto& a : admitted_) {
