@@ -58,13 +58,14 @@ Result<std::string> Plural(const std::string& k) {
       {"priorityclasses", "workloadpriorityclasses"},
       {"workloadpriorityclass", "workloadpriorityclasses"},
       {"workloadpriorityclasses", "workloadpriorityclasses"},
-      {"wpc", "workloadpriorityclasses"}};
+      {"wpc", "workloadpriorityclasses"},
+      {"topology", "topologies"},      {"topologies", "topologies"}};
   auto it = kAliases.find(k);
   if (it == kAliases.end()) {
     return Status::InvalidArgument(
         "unknown kind '" + k +
         "': use workloads, clusterqueues, localqueues, flavors, cohorts, "
-        "nodes, tenants or priorityclasses");
+        "nodes, tenants, priorityclasses or topologies");
   }
   return it->second;
 }
@@ -124,6 +125,7 @@ std::vector<std::string> Header(const std::string& plural) {
   if (plural == "nodes") return {"NAME", "READY", "GPUS", "PRODUCT", "SCHEDULABLE"};
   if (plural == "workloadpriorityclasses") return {"NAME", "VALUE"};
   if (plural == "cohorts") return {"NAME", "PARENT"};
+  if (plural == "topologies") return {"NAME", "LEVELS"};
   return {"NAME"};
 }
 
@@ -186,6 +188,14 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
     std::string parent = JsonStr(o, {"spec", "parent"});
     if (parent.empty()) parent = JsonStr(o, {"spec", "parentName"});
     return {name, parent};
+  }
+  if (plural == "topologies") {
+    std::string levels;
+    if (const json::value* ls = JsonAt(o, {"spec", "levels"}); ls && ls->is_array()) {
+      for (const json::value& l : ls->as_array())
+        levels += (levels.empty() ? "" : ", ") + JsonStr(l, {"nodeLabel"});
+    }
+    return {name, levels};
   }
   return {name};
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -128,6 +129,34 @@ TEST(KueueExamplesTest, GenerateNameJobs) {
   }
   EXPECT_EQ(json::serialize(DryRun({"generate-name-jobs.yaml"})),
             json::serialize(r));
+}
+
+// The racks of a pod set's placement ("tas-r1-a" is in r1).
+std::set<std::string> RacksOf(const json::object& admitted) {
+  std::set<std::string> racks;
+  const json::object& ps = admitted.at("podSets").as_array()[0].as_object();
+  for (const json::value& p : ps.at("placements").as_array()) {
+    racks.insert(std::string(p.at("node").as_string()).substr(4, 2));
+  }
+  return racks;
+}
+
+// Topology-aware scheduling: a required rack is one rack, a preferred one
+// too when one fits, and a pod set no rack holds waits.
+TEST(KueueExamplesTest, TopologyAwareScheduling) {
+  json::object r = DryRun({"topology-aware.yaml"});
+  const json::object* required = Admitted(r, "default/rack-required");
+  const json::object* preferred = Admitted(r, "default/rack-preferred");
+  ASSERT_TRUE(required && preferred) << json::serialize(r);
+  EXPECT_EQ(RacksOf(*required), std::set<std::string>{"r1"}) << json::serialize(*required);
+  EXPECT_EQ(RacksOf(*preferred), std::set<std::string>{"r2"}) << json::serialize(*preferred);
+  EXPECT_EQ(Admitted(r, "default/too-wide"), nullptr);
+  const json::array& pending = r.at("pending").as_array();
+  ASSERT_EQ(pending.size(), 1u) << json::serialize(r);
+  EXPECT_EQ(pending[0].at("workload").as_string(), "default/too-wide");
+  EXPECT_NE(std::string(pending[0].at("reason").as_string()).find("cloud.provider.com/topology-rack"),
+            std::string::npos)
+      << json::serialize(pending[0]);
 }
 
 // Kinds Allot does not run: one message that names both documents and

@@ -23,6 +23,7 @@ Result<json::object> Convert(const json::object& o, core::KueueVersion v) {
   if (!s.ok()) return s;
   json::object out;
   if (c.flavors.size() == 1) out = core::EncodeFlavor(c.flavors[0], v);
+  if (c.topologies.size() == 1) out = core::EncodeTopology(c.topologies[0], v);
   if (c.cohorts.size() == 1) out = core::EncodeCohort(c.cohorts[0], v);
   if (c.cluster_queues.size() == 1) {
     out = core::EncodeClusterQueue(c.cluster_queues[0], v);

@@ -270,6 +270,9 @@ constexpr char kAllot[] = "allot.dev/v1";
 constexpr KindParser kKinds[] = {
     {kKueueV1beta2, "ResourceFlavor", false, ParseResourceFlavor},
     {kKueueV1beta1, "ResourceFlavor", false, ParseResourceFlavor},
+    {kKueueV1beta2, "Topology", false, ParseTopology},
+    {kKueueV1beta1, "Topology", false, ParseTopology},
+    {"kueue.x-k8s.io/v1alpha1", "Topology", false, ParseTopology},
     {kKueueV1beta2, "ClusterQueue", false, ParseClusterQueue},
     {kKueueV1beta1, "ClusterQueue", false, ParseClusterQueue},
     {kKueueV1beta2, "Cohort", false, ParseCohort},
@@ -481,6 +484,7 @@ Status ParseManifests(const std::string& text, const std::string& file,
     AppendAll(&parsed.cluster_queues, &config->cluster_queues);
     AppendAll(&parsed.local_queues, &config->local_queues);
     AppendAll(&parsed.priority_classes, &config->priority_classes);
+    AppendAll(&parsed.topologies, &config->topologies);
     AppendAll(&parsed.namespaces, &config->namespaces);
     AppendAll(&parsed.nodes, &config->nodes);
     AppendAll(&parsed.workloads, &config->workloads);

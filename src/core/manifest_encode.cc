@@ -244,6 +244,13 @@ json::array PodSets(const std::vector<PodSet>& pod_sets) {
     o.emplace("count", ps.count);
     if (ps.min_count) o.emplace("minCount", *ps.min_count);
     o.emplace("template", Template(ps));
+    if (!ps.topology.empty()) {
+      json::object t;
+      PutString(&t, "required", ps.topology.required);
+      PutString(&t, "preferred", ps.topology.preferred);
+      if (ps.topology.unconstrained) t.emplace("unconstrained", true);
+      o.emplace("topologyRequest", std::move(t));
+    }
     a.emplace_back(std::move(o));
   }
   return a;
@@ -358,6 +365,7 @@ json::object EncodeFlavor(const ResourceFlavor& f, KueueVersion v) {
   PutMap(&spec, "nodeLabels", f.node_labels);
   PutTaints(&spec, "nodeTaints", f.node_taints);
   PutTolerations(&spec, f.tolerations);
+  PutString(&spec, "topologyName", f.topology_name);
   if (!f.price_micros_per_hour.empty()) {
     json::object price;
     for (const auto& [r, micros] : f.price_micros_per_hour) {
@@ -366,6 +374,15 @@ json::object EncodeFlavor(const ResourceFlavor& f, KueueVersion v) {
     spec.emplace("price", std::move(price));
   }
   o.emplace("spec", std::move(spec));
+  return o;
+}
+
+json::object EncodeTopology(const Topology& t, KueueVersion v) {
+  json::object o = Header(KueueApiVersionOf(v), "Topology");
+  o.emplace("metadata", Metadata(t, "", {}));
+  json::array levels;
+  for (const std::string& l : t.levels) levels.push_back(json::object{{"nodeLabel", l}});
+  o.emplace("spec", json::object{{"levels", std::move(levels)}});
   return o;
 }
 

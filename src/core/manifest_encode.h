@@ -62,6 +62,9 @@ Result<KueueVersion> ParseKueueVersion(const std::string& text);
 // ResourceFlavor; spec.price with up to 6 decimals.
 boost::json::object EncodeFlavor(const ResourceFlavor& flavor,
                                  KueueVersion v = kDefaultKueueVersion);
+// Topology: spec.levels[].nodeLabel.
+boost::json::object EncodeTopology(const Topology& topology,
+                                   KueueVersion v = kDefaultKueueVersion);
 // Cohort, with spec.parentName (as Kueue's v1beta1 and v1beta2 spell it;
 // v1alpha1's parent is read but never written).
 boost::json::object EncodeCohort(const Cohort& cohort,

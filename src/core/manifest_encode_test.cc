@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/generate_name.h"
 #include "core/manifest.h"
 
 namespace allot::core {
@@ -49,6 +50,7 @@ std::string EncodeAll(const Config& c, KueueVersion v = kDefaultKueueVersion) {
     if (!out.empty()) out += "\n---\n";
     out += json::serialize(o);
   };
+  for (const auto& x : c.topologies) add(EncodeTopology(x, v));
   for (const auto& x : c.flavors) add(EncodeFlavor(x, v));
   for (const auto& x : c.cohorts) add(EncodeCohort(x, v));
   for (const auto& x : c.cluster_queues) add(EncodeClusterQueue(x, v));
@@ -95,6 +97,7 @@ void ExpectSameConfig(const Config& want, const Config& got) {
     return [encode](const auto& x) { return encode(x, kDefaultKueueVersion); };
   };
   ExpectSame("ResourceFlavor", want.flavors, got.flavors, enc(EncodeFlavor));
+  ExpectSame("Topology", want.topologies, got.topologies, enc(EncodeTopology));
   ExpectSame("Cohort", want.cohorts, got.cohorts, enc(EncodeCohort));
   ExpectSame("ClusterQueue", want.cluster_queues, got.cluster_queues,
              enc(EncodeClusterQueue));
@@ -137,6 +140,14 @@ std::vector<std::pair<std::string, std::vector<fs::path>>> GoodInputs() {
     const std::string name = e.path().filename().string();
     if (e.is_directory() && name.rfind("bad-", 0) != 0) cases.push_back(e);
   }
+  // examples/kueue: each example on its nodes.yaml.
+  for (const auto& e : fs::directory_iterator(root / "examples" / "kueue", ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ".yaml" && name != "nodes.yaml" &&
+        name != "unsupported-kinds.yaml") {
+      inputs.push_back({"kueue/" + name, {root / "examples" / "kueue" / "nodes.yaml", e.path()}});
+    }
+  }
   std::sort(cases.begin(), cases.end());
   for (const fs::path& dir : cases) {
     std::vector<fs::path> files;
@@ -163,7 +174,10 @@ TEST(ManifestEncodeTest, ShippedManifestsRoundTrip) {
       Status s = LoadManifestFile(f.string(), &c);
       ASSERT_TRUE(s.ok()) << s.message();
     }
-    Status s = ValidateConfig(&c);
+    // As the dry-run names generateName objects.
+    Status s = GenerateNames(&c, nullptr, SeededRandom(0));
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = ValidateConfig(&c);
     ASSERT_TRUE(s.ok()) << s.message();
     for (KueueVersion v : {KueueVersion::kV1beta1, KueueVersion::kV1beta2}) {
       SCOPED_TRACE(KueueApiVersionOf(v));

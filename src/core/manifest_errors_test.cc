@@ -72,9 +72,10 @@ TEST(ManifestTest, BadInputs) {
       {"kind Allot does not run",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
        "bad.yaml: document 0 (Pod p, v1): Allot does not run this kind; it "
-       "runs kueue.x-k8s.io/v1beta2 and v1beta1: ResourceFlavor, "
+       "runs kueue.x-k8s.io/v1beta2 and v1beta1: ResourceFlavor, Topology, "
        "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Workload; "
-       "kueue.x-k8s.io/v1alpha1: Cohort; v1: Namespace; batch/v1: Job; "
+       "kueue.x-k8s.io/v1alpha1: Topology, Cohort; v1: Namespace; "
+       "batch/v1: Job; "
        "allot.dev/v1: SchedulerConfig, Node, NodePool, Workload (allot apply "
        "--skip-unsupported applies the other documents)",
        "kind"},

@@ -337,6 +337,7 @@ inline constexpr char kPriorityLabel[] = "kueue.x-k8s.io/priority-class";
 
 // The Kueue configuration kinds (manifest_kueue.cc).
 Status ParseResourceFlavor(const Doc& d, Config* out);
+Status ParseTopology(const Doc& d, Config* out);
 Status ParseClusterQueue(const Doc& d, Config* out);
 Status ParseCohort(const Doc& d, Config* out);
 Status ParseLocalQueue(const Doc& d, Config* out);
@@ -355,7 +356,7 @@ Status ParseNodePool(const Doc& d, Config* out);
 // what lies past the counts taken before it was parsed.
 struct Counts {
   size_t workloads, nodes, cluster_queues, flavors, cohorts, local_queues,
-      priority_classes, namespaces;
+      priority_classes, namespaces, topologies;
 };
 Counts CountsOf(const Config& c);
 

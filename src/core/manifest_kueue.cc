@@ -9,6 +9,7 @@
 // MayStopSearch, and Cohort parent (v1alpha1) -> parentName. A spelling of
 // another version is an error that gives this version's (VersionedField);
 // the defaults are the same in both.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -214,12 +215,15 @@ Status ParseMicros(const Val& v, int64_t* out) {
 Status ParseResourceFlavor(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
   Val spec = d.root["spec"];
-  ALLOT_RETURN_IF_ERROR(
-      spec.CheckFields({"nodeLabels", "nodeTaints", "tolerations", "price"}));
+  ALLOT_RETURN_IF_ERROR(spec.CheckFields(
+      {"nodeLabels", "nodeTaints", "tolerations", "topologyName", "price"}));
   ResourceFlavor f;
   f.name = d.name;
   f.generate_name = d.generate_name;
   f.source = d.source;
+  if (!spec["topologyName"].unset()) {
+    ALLOT_RETURN_IF_ERROR(spec["topologyName"].GetName(&f.topology_name));
+  }
   ALLOT_RETURN_IF_ERROR(spec["nodeLabels"].Get(&f.node_labels));
   ALLOT_RETURN_IF_ERROR(ParseTaints(spec["nodeTaints"], &f.node_taints));
   ALLOT_RETURN_IF_ERROR(ParseTolerations(spec["tolerations"], &f.tolerations));
@@ -229,6 +233,44 @@ Status ParseResourceFlavor(const Doc& d, Config* out) {
     ALLOT_RETURN_IF_ERROR(ParseMicros(pv, &f.price_micros_per_hour[resource]));
   }
   out->flavors.push_back(std::move(f));
+  return Status::Ok();
+}
+
+// Kueue's Topology (v1alpha1, v1beta1, v1beta2 alike): 1 to 16 distinct
+// node labels, widest first; kubernetes.io/hostname only as the last
+// (Kueue's CEL rules on TopologySpec.levels).
+Status ParseTopology(const Doc& d, Config* out) {
+  ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
+  Val spec = d.root["spec"];
+  ALLOT_RETURN_IF_ERROR(spec.Require());
+  ALLOT_RETURN_IF_ERROR(spec.CheckFields({"levels"}));
+  std::vector<Val> levels;
+  ALLOT_RETURN_IF_ERROR(spec["levels"].Require());
+  ALLOT_RETURN_IF_ERROR(spec["levels"].Items(&levels));
+  if (levels.empty() || levels.size() > 16) {
+    return spec["levels"].Error("must list 1 to 16 levels, got " +
+                                std::to_string(levels.size()));
+  }
+  Topology t;
+  t.name = d.name;
+  t.generate_name = d.generate_name;
+  t.source = d.source;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    ALLOT_RETURN_IF_ERROR(levels[i].CheckFields({"nodeLabel"}));
+    std::string label;
+    ALLOT_RETURN_IF_ERROR(levels[i]["nodeLabel"].GetName(&label));
+    if (std::find(t.levels.begin(), t.levels.end(), label) != t.levels.end()) {
+      return levels[i]["nodeLabel"].Error("level " + Quote(label) +
+                                          " is listed twice; levels must be unique");
+    }
+    if (label == kHostnameLabel && i + 1 != levels.size()) {
+      return levels[i]["nodeLabel"].Error(
+          std::string(kHostnameLabel) +
+          " can only be the lowest (last) level of a topology");
+    }
+    t.levels.push_back(std::move(label));
+  }
+  out->topologies.push_back(std::move(t));
   return Status::Ok();
 }
 

@@ -63,7 +63,8 @@ Counts CountsOf(const Config& c) {
   return {c.workloads.size(),        c.nodes.size(),
           c.cluster_queues.size(),   c.flavors.size(),
           c.cohorts.size(),          c.local_queues.size(),
-          c.priority_classes.size(), c.namespaces.size()};
+          c.priority_classes.size(), c.namespaces.size(),
+          c.topologies.size()};
 }
 
 // A pod set's total request (count x per pod) must stay far from int64's
@@ -232,6 +233,7 @@ Status CheckEncodedSize(const Counts& before, const Config& out,
     else if constexpr (requires { EncodePriorityClass(x); }) return EncodePriorityClass(x);
     else if constexpr (requires { EncodeNamespace(x); }) return EncodeNamespace(x);
     else if constexpr (requires { EncodeNode(x); }) return EncodeNode(x);
+    else if constexpr (requires { EncodeTopology(x); }) return EncodeTopology(x);
     else return EncodeWorkload(x);
   };
   ALLOT_RETURN_IF_ERROR(check(out.workloads, before.workloads, enc));
@@ -242,6 +244,7 @@ Status CheckEncodedSize(const Counts& before, const Config& out,
   ALLOT_RETURN_IF_ERROR(check(out.local_queues, before.local_queues, enc));
   ALLOT_RETURN_IF_ERROR(
       check(out.priority_classes, before.priority_classes, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.topologies, before.topologies, enc));
   return check(out.namespaces, before.namespaces, enc);
 }
 

@@ -118,6 +118,7 @@ Status CheckGpuInventory(const std::vector<Node>& nodes) {
 
 struct Indexes {
   Index<ResourceFlavor> flavors;
+  Index<Topology> topologies;
   Index<Cohort> cohorts;
   Index<ClusterQueue> cluster_queues;
   Index<LocalQueue> local_queues;
@@ -269,6 +270,18 @@ Status ValidateConfig(Config* config) {
   auto name = [](const auto& x) { return x.name; };
   ALLOT_RETURN_IF_ERROR(
       IndexUnique(config->flavors, "ResourceFlavor", name, &idx.flavors));
+  ALLOT_RETURN_IF_ERROR(
+      IndexUnique(config->topologies, "Topology", name, &idx.topologies));
+  // Kueue leaves a ClusterQueue with such a flavor inactive
+  // (TopologyNotFound); here it is an error that changes nothing.
+  for (const ResourceFlavor& f : config->flavors) {
+    if (!f.topology_name.empty() && idx.topologies.count(f.topology_name) == 0) {
+      return At(f.source, f.name,
+                Status::InvalidArgument("Topology " + f.topology_name +
+                                            " does not exist",
+                                        "spec.topologyName"));
+    }
+  }
   ALLOT_RETURN_IF_ERROR(
       IndexUnique(config->cohorts, "Cohort", name, &idx.cohorts));
   ALLOT_RETURN_IF_ERROR(IndexUnique(config->cluster_queues, "ClusterQueue",

@@ -131,9 +131,80 @@ Status ParseCommand(const Val& v, bool kueue, PodSet* ps) {
 // A Kubernetes PodTemplateSpec, read leniently: per-pod requests as the
 // kubelet computes them, nodeSelector, tolerations, and what the first
 // container runs.
+// The annotations of Kueue's topology-aware scheduling on a pod template
+// (apis/kueue/v1beta2/topology_types.go). Those Allot cannot honour (pod
+// set slices and groups) are errors naming them.
+constexpr char kRequiredTopology[] = "kueue.x-k8s.io/podset-required-topology";
+constexpr char kPreferredTopology[] = "kueue.x-k8s.io/podset-preferred-topology";
+constexpr char kUnconstrainedTopology[] =
+    "kueue.x-k8s.io/podset-unconstrained-topology";
+
+// At most one of required, preferred and unconstrained (Kueue's webhooks
+// refuse more).
+Status CheckOneTopology(const Val& v, const TopologyRequest& t,
+                        const std::string& what) {
+  const int set = int(!t.required.empty()) + int(!t.preferred.empty()) +
+                  int(t.unconstrained);
+  if (set > 1) {
+    return v.Error("sets more than one of " + what +
+                   "; a pod set asks for one topology");
+  }
+  return Status::Ok();
+}
+
+Status ParseTopologyAnnotations(const Val& annotations, TopologyRequest* t) {
+  std::vector<std::pair<std::string, Val>> entries;
+  ALLOT_RETURN_IF_ERROR(annotations.Entries(&entries));
+  for (const auto& [key, v] : entries) {
+    if (key == kRequiredTopology) {
+      ALLOT_RETURN_IF_ERROR(v.GetName(&t->required));
+    } else if (key == kPreferredTopology) {
+      ALLOT_RETURN_IF_ERROR(v.GetName(&t->preferred));
+    } else if (key == kUnconstrainedTopology) {
+      ALLOT_RETURN_IF_ERROR(v.Get(&t->unconstrained));
+    } else if (key.rfind("kueue.x-k8s.io/podset-slice-", 0) == 0 ||
+               key == "kueue.x-k8s.io/podset-group-name") {
+      return v.Error("Allot places each pod set in one topology request and "
+                     "does not honour pod set slices or groups; remove " +
+                     key);
+    }
+  }
+  return CheckOneTopology(annotations, *t,
+                          std::string(kRequiredTopology) + ", " +
+                              kPreferredTopology + " and " +
+                              kUnconstrainedTopology);
+}
+
+// A pod set's topologyRequest (Kueue's PodSetTopologyRequest, the same in
+// v1beta1 and v1beta2, and in allot.dev/v1 Workloads).
+Status ParseTopologyRequest(const Val& v, TopologyRequest* t) {
+  if (v.unset()) return Status::Ok();
+  ALLOT_RETURN_IF_ERROR(v.CheckFields(
+      {"required", "preferred", "unconstrained", "podIndexLabel",
+       "subGroupIndexLabel", "subGroupCount", "podSetGroupName",
+       "podSetSliceRequiredTopology", "podSetSliceSize"}));
+  for (const char* f : {"subGroupIndexLabel", "subGroupCount",
+                        "podSetGroupName", "podSetSliceRequiredTopology",
+                        "podSetSliceSize"}) {
+    if (!v[f].unset()) {
+      return v[f].Error(std::string("Allot does not honour ") + f +
+                        " (sub-groups, pod set groups and slices); remove it");
+    }
+  }
+  // Pods are placed in index order anyway: the label is read and checked.
+  std::string index_label;
+  ALLOT_RETURN_IF_ERROR(v["podIndexLabel"].Get(&index_label));
+  if (!v["required"].unset()) ALLOT_RETURN_IF_ERROR(v["required"].GetName(&t->required));
+  if (!v["preferred"].unset()) ALLOT_RETURN_IF_ERROR(v["preferred"].GetName(&t->preferred));
+  ALLOT_RETURN_IF_ERROR(v["unconstrained"].Get(&t->unconstrained));
+  return CheckOneTopology(v, *t, "required, preferred and unconstrained");
+}
+
 Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
   Val spec = tmpl["spec"];
   ALLOT_RETURN_IF_ERROR(tmpl.CheckFields({"metadata", "spec"}));
+  ALLOT_RETURN_IF_ERROR(
+      ParseTopologyAnnotations(tmpl["metadata"]["annotations"], &ps->topology));
   ALLOT_RETURN_IF_ERROR(spec.Require());
   ALLOT_RETURN_IF_ERROR(spec.CheckMap());
   ResourceList main, sidecars, init_peak, overhead;
@@ -288,8 +359,8 @@ Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
   if (items.empty()) return v.Error("must list at least one pod set");
   std::set<std::string> names;
   for (const Val& sv : items) {
-    ALLOT_RETURN_IF_ERROR(
-        sv.CheckFields({"name", "count", "minCount", "template"}));
+    ALLOT_RETURN_IF_ERROR(sv.CheckFields(
+        {"name", "count", "minCount", "template", "topologyRequest"}));
     PodSet& ps = w->pod_sets.emplace_back();
     ALLOT_RETURN_IF_ERROR(ParsePodSetHeader(sv, &ps));
     if (!names.insert(ps.name).second) {
@@ -299,8 +370,14 @@ Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
     ALLOT_RETURN_IF_ERROR(t.Require());
     if (kueue) {
       ALLOT_RETURN_IF_ERROR(ParsePodTemplate(t, &ps));
-      continue;
     }
+    if (!sv["topologyRequest"].unset()) {
+      // The field wins over the template's annotations, as Kueue's job
+      // integrations write the field from them.
+      ps.topology = {};
+      ALLOT_RETURN_IF_ERROR(ParseTopologyRequest(sv["topologyRequest"], &ps.topology));
+    }
+    if (kueue) continue;
     ALLOT_RETURN_IF_ERROR(
         t.CheckFields({"resources", "nodeSelector", "tolerations", "command",
                        "args", "env", "workingDir"}));

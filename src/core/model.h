@@ -29,8 +29,14 @@ inline constexpr char kGpuResource[] = "nvidia.com/gpu";
 inline constexpr char kMigResourcePrefix[] = "nvidia.com/mig-";
 inline constexpr char kCpuResource[] = "cpu";
 inline constexpr char kMemoryResource[] = "memory";
+// Kueue's "pods": a ClusterQueue that covers it counts every pod as one,
+// whatever the pod set requests (sched: Impl::CountPods).
+inline constexpr char kPodsResource[] = "pods";
 inline constexpr char kTopologyBlockLabel[] = "topology.allot.dev/block";
 inline constexpr char kTopologyRackLabel[] = "topology.allot.dev/rack";
+// A node's own topology domain: its name unless it has the label (as the
+// kubelet sets it).
+inline constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
 // On every Namespace: its own name, as Kubernetes sets it, so that a
 // namespaceSelector can pick namespaces by name.
 inline constexpr char kNamespaceNameLabel[] = "kubernetes.io/metadata.name";
@@ -132,6 +138,7 @@ struct Topology {
   std::string name;
   std::vector<std::string> levels;  // Node label keys.
   SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const Topology&) const = default;
 };

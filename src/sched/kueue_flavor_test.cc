@@ -280,6 +280,25 @@ std::vector<Case> Cases() {
        {"test-cq/in", "test-secondary-cq/s1"},
        {"test-cq/low by test-cq/in: InClusterQueue"},
        {{"test-cq/low", ""}}},
+      // The ClusterQueue covers "pods": each of the 3 pods counts one,
+      // though the pod set requests none (Kueue's assignFlavors sets it).
+      {std::string(kAssign) + "num pods fit",
+       kueue_cases::Base({"default"}) +
+           Cq("test-cq").Group({Fq("default").R("pods", "3").R("cpu", "10")}) +
+           Wl("test-cq/in").Count(3).Request("cpu", "1"),
+       {"test-cq/in"},
+       {},
+       {},
+       {{"test-cq/in", "default"}}},
+      // 3 pods over a quota of 2: it waits (Kueue's NoFit,
+      // ExceedsMaxQuota), with all the cpu it needs free.
+      {std::string(kAssign) + "num pods don't fit",
+       kueue_cases::Base({"default"}) +
+           Cq("test-cq").Group({Fq("default").R("pods", "2").R("cpu", "10")}) +
+           Wl("test-cq/in").Count(3).Request("cpu", "1"),
+       {},
+       {},
+       {{"test-cq/in", "pods"}}},
   };
 }
 

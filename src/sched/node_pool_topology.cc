@@ -30,13 +30,11 @@ using pool_internal::Scratch;
 
 namespace {
 
-constexpr char kHostnameLabel[] = "kubernetes.io/hostname";
-
 const std::string* LevelValue(const pool_internal::NodeState& node,
                               const std::string& level) {
   auto it = node.labels.find(level);
   if (it != node.labels.end()) return &it->second;
-  return level == kHostnameLabel ? &node.name : nullptr;
+  return level == core::kHostnameLabel ? &node.name : nullptr;
 }
 
 std::string Join(const std::vector<std::string>& v) {

@@ -43,6 +43,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
     m.resource_is_gpu.push_back(core::IsGpuResource(n));
     if (n == core::kCpuResource) m.cpu_resource = m.resource_idx[n];
     if (n == core::kMemoryResource) m.memory_resource = m.resource_idx[n];
+    if (n == core::kPodsResource) m.pods_resource = m.resource_idx[n];
   }
   m.quota = std::make_unique<QuotaTree>(m.num_fr());
 
@@ -243,6 +244,7 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
           "ClusterQueue " + w.admission->cluster_queue + " does not exist");
     }
     wl.cq = it->second;
+    CountPods(&wl);
     return Status::Ok();  // Admitted by AdmitExisting.
   }
   auto lq = local_queues.find({w.ns, w.queue_name});
@@ -265,11 +267,25 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
                     spec.name + "'s namespaceSelector";
       } else {
         wl.cq = it->second;
+        CountPods(&wl);
       }
     }
   }
   Enqueue(idx);
   return Status::Ok();
+}
+
+// Kueue's flavor assigner sets a pod set's "pods" request to its count
+// when the ClusterQueue covers "pods" (flavorassigner.go, assignFlavors):
+// one per pod, whatever the pod set asked for.
+void Scheduler::Impl::CountPods(Wl* wl) const {
+  if (pods_resource < 0 || cqs[wl->cq].res_group[pods_resource] < 0) return;
+  for (PodSetNeeds& needs : wl->needs) {
+    std::erase_if(needs.per_pod,
+                  [&](const auto& e) { return e.first == pods_resource; });
+    needs.per_pod.emplace_back(pods_resource, 1000);
+  }
+  wl->single_need = false;
 }
 
 Status Scheduler::Impl::AdmitExisting(WlIdx w) {

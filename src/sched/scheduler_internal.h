@@ -331,6 +331,7 @@ struct Scheduler::Impl {
   std::vector<uint8_t> resource_is_gpu;  // Per resource: core::IsGpuResource.
   int32_t cpu_resource = -1;              // Index of "cpu", if covered.
   int32_t memory_resource = -1;           // Index of "memory", if covered.
+  int32_t pods_resource = -1;             // Index of "pods", if covered.
   std::vector<CQ> cqs;
   std::map<std::string, int32_t> cq_idx;
   std::map<std::string, int32_t> cohort_node;  // Cohort name -> tree node.
@@ -438,6 +439,8 @@ struct Scheduler::Impl {
 
   // scheduler.cc
   Status AddWorkloadInternal(const core::Workload& w);
+  // Adds the "pods" need (one per pod) when wl's ClusterQueue covers it.
+  void CountPods(Wl* wl) const;
   Status AdmitExisting(WlIdx w);
   void Enqueue(WlIdx w);
   void Admit(WlIdx w, Assignment a);

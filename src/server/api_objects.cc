@@ -182,6 +182,7 @@ std::string KeyOfBody(const core::Config& cfg) {
     for (const auto& x : v) key = name(x);
   };
   any(cfg.flavors);
+  any(cfg.topologies);
   any(cfg.cohorts);
   any(cfg.cluster_queues);
   any(cfg.priority_classes);

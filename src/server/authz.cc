@@ -41,6 +41,7 @@ constexpr KindInfo kKinds[kNumKinds] = {
     {"WorkloadPriorityClass", "workloadpriorityclasses", false},
     {"Tenant", "tenants", false},
     {"Node", "nodes", false},
+    {"Topology", "topologies", false},
     {"Workload", "workloads", true},
 };
 }  // namespace
@@ -80,6 +81,7 @@ bool CanSee(const Principal& p, Kind kind, const std::string& tenant) {
     case Kind::kClusterQueue:
     case Kind::kWorkloadPriorityClass:
     case Kind::kNode:
+    case Kind::kTopology:
       return true;
     case Kind::kTenant:
     case Kind::kLocalQueue:

@@ -82,9 +82,10 @@ enum class Kind {
   kWorkloadPriorityClass,
   kTenant,
   kNode,
+  kTopology,  // Before kWorkload: the config kinds index ConfigObject.
   kWorkload,
 };
-inline constexpr int kNumKinds = 8;
+inline constexpr int kNumKinds = 9;
 const char* KindName(Kind k);    // "ResourceFlavor", ...
 const char* KindPlural(Kind k);  // "resourceflavors", ... (the API path)
 bool IsNamespaced(Kind k);       // LocalQueue, Workload.

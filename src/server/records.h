@@ -79,6 +79,7 @@ struct Objects {
   std::map<std::string, Entry<core::WorkloadPriorityClass>> priority_classes;
   std::map<std::string, Entry<core::Namespace>> tenants;
   std::map<std::string, Entry<core::Node>> nodes;
+  std::map<std::string, Entry<core::Topology>> topologies;
   core::SchedulerConfig scheduler;
   int64_t scheduler_rv = 0;
 };

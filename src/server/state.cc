@@ -216,6 +216,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       ALLOT_LOAD(kWorkloadPriorityClass, priority_classes, priority_classes)
       ALLOT_LOAD(kTenant, namespaces, tenants)
       ALLOT_LOAD(kNode, nodes, nodes)
+      ALLOT_LOAD(kTopology, topologies, topologies)
 #undef ALLOT_LOAD
       case Kind::kWorkload:
         if (c.workloads.size() != 1) return Status::Internal(where + ": no object");
@@ -261,6 +262,7 @@ core::Config State::BuildConfig(const Objects& o,
                                 const std::set<std::string>& evict) const {
   core::Config cfg;
   for (const auto& [k, e] : o.flavors) cfg.flavors.push_back(e.obj);
+  for (const auto& [k, e] : o.topologies) cfg.topologies.push_back(e.obj);
   for (const auto& [k, e] : o.cohorts) cfg.cohorts.push_back(e.obj);
   for (const auto& [k, e] : o.cluster_queues) cfg.cluster_queues.push_back(e.obj);
   for (const auto& [k, e] : o.local_queues) cfg.local_queues.push_back(e.obj);
@@ -336,6 +338,10 @@ Status State::InUse(const Objects& o, Kind kind, const std::string& key,
     case Kind::kClusterQueue:
       for (const auto& [k, e] : o.local_queues)
         if (e.obj.cluster_queue == key) users.push_back("LocalQueue " + k);
+      break;
+    case Kind::kTopology:
+      for (const auto& [k, e] : o.flavors)
+        if (e.obj.topology_name == key) users.push_back("ResourceFlavor " + k);
       break;
     case Kind::kWorkloadPriorityClass:
       for (const auto& [k, r] : workloads_)

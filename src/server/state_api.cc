@@ -48,6 +48,7 @@ Docs Split(core::Config&& c, bool has_scheduler) {
   Take(c.priority_classes, &d);
   Take(c.namespaces, &d);
   Take(c.nodes, &d);
+  Take(c.topologies, &d);
   for (core::Workload& w : c.workloads) {
     int at = w.source.doc_index;
     d.workloads.push_back({at, std::move(w)});
@@ -280,6 +281,7 @@ Status State::GenerateNames(core::Config* doc) {
         {"WorkloadPriorityClass", Kind::kWorkloadPriorityClass},
         {"Namespace", Kind::kTenant},
         {"Node", Kind::kNode},
+        {"Topology", Kind::kTopology},
         {"Workload", Kind::kWorkload}};
     for (const auto& [name, k] : kKinds) {
       if (name == kind) return Exists(k, key);

@@ -15,7 +15,7 @@ namespace allot::server::internal {
 using ConfigObject =
     std::variant<core::ResourceFlavor, core::Cohort, core::ClusterQueue,
                  core::LocalQueue, core::WorkloadPriorityClass,
-                 core::Namespace, core::Node>;
+                 core::Namespace, core::Node, core::Topology>;
 
 inline std::string KeyOf(const core::LocalQueue& lq) {
   return lq.ns + "/" + lq.name;
@@ -62,6 +62,7 @@ decltype(auto) WithMap(Objects& o, Kind kind, F&& f) {
     case Kind::kWorkloadPriorityClass: return f(o.priority_classes);
     case Kind::kTenant: return f(o.tenants);
     case Kind::kNode: return f(o.nodes);
+    case Kind::kTopology: return f(o.topologies);
     case Kind::kWorkload: break;
   }
   std::abort();
@@ -89,6 +90,9 @@ inline boost::json::object Encode(const core::WorkloadPriorityClass& x) {
 }
 inline boost::json::object Encode(const core::Namespace& x) {
   return core::EncodeNamespace(x);
+}
+inline boost::json::object Encode(const core::Topology& x) {
+  return core::EncodeTopology(x);
 }
 inline boost::json::object Encode(const core::Node& x) {
   return core::EncodeNode(x);
