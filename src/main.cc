@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "agent/container.h"
 #include "agent/heartbeat.h"
 #include "cli/agent.h"
 #include "cli/commands.h"
@@ -154,14 +155,45 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 60));
   agent->add_option("--nvml", af.nvml_library, "NVML library to dlopen")->capture_default_str();
+  agent->add_option("--runtime", af.runtime,
+                    "process|container: run pods as host processes, or as OCI containers from "
+                    "their images (runc, skopeo, umoci)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"process", "container"}));
+  agent->add_option("--container-state", af.container_state,
+                    "images, bundles and runc state (default: LOG_DIR/../containers)");
+  agent->add_flag("--ignore-images", af.ignore_images,
+                  "with --runtime process: run the command of a pod that names an image on the "
+                  "host (its log says so) instead of failing it");
+  agent->add_flag("--private-network", af.private_network,
+                  "containers get only a loopback interface (default: the host's network)");
+  agent->add_option("--userns-base", af.userns_base,
+                    "containers: first host uid/gid of the tenants' user namespaces (65536 ids "
+                    "each); 0: none, containers run as host root")
+      ->capture_default_str();
+  agent->add_option("--insecure-registries", af.insecure_registries,
+                    "registries pulled from without TLS verification, host:port[,...] "
+                    "(127.0.0.1 and localhost always are)");
   client_flags(agent);
   agent->callback([&] { rc = CmdAgent(cf, af); });
+
+  // container-run: a container pod's own process (agent/container.h); the
+  // agent runs it, people do not.
+  std::string container_pod;
+  auto* crun = app.add_subcommand("container-run", "");  // Hidden (empty description).
+  crun->add_option("POD_JSON", container_pod)->required();
+  crun->callback([&] { rc = allot::agent::RunContainer(container_pod, std::cout); });
 
   // up
   UpFlags uf;
   auto* up = app.add_subcommand(
       "up", "run the server and an agent for this machine in one process (the embedded default)");
   up->add_option("--listen", uf.listen, "host:port of the API")->capture_default_str();
+  up->add_option("--runtime", uf.runtime,
+                 "process: pods run on this host, images ignored (their logs say so); "
+                 "container: in their images (runc; needs root)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"process", "container"}));
   up->add_option("--data-dir", uf.data_dir,
                  "store, admin token and pod logs (default $XDG_DATA_HOME/allot or /var/lib/allot)");
   up->add_option("--simulate-gpus", uf.simulate_gpus,
@@ -220,6 +252,10 @@ int main(int argc, char** argv) {
   submit->add_option("--priority-class", sub.priority_class, "WorkloadPriorityClass");
   submit->add_option("--type", sub.type, "batch|training|inference|notebook")->capture_default_str();
   submit->add_option("-e,--env", sub.env, "K=V (repeatable)");
+  submit->add_option("--image", sub.image,
+                     "OCI image the pods run in (nodes with allot agent --runtime container)");
+  submit->add_option("--pull-policy", sub.image_pull_policy, "Always, IfNotPresent or Never")
+      ->check(CLI::IsMember({"Always", "IfNotPresent", "Never"}));
   submit->add_option("command", sub.command, "command and arguments (after --)");
   client_flags(submit);
   submit->callback([&] { rc = CmdSubmit(cf, sub); });

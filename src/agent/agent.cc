@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -266,7 +268,30 @@ void Agent::Start(const proto::DesiredPod& d) {
   // The pod's requests, its limits in its cgroup (when there is one).
   spec.cpu_milli = d.cpu_milli;
   spec.memory_bytes = d.memory_bytes;
-  if (spec.command.empty() && !f_.simulate_exec) {
+  spec.image = d.image;
+  spec.image_pull_policy = d.image_pull_policy;
+  spec.gpus = d.gpus;
+  spec.tenant = id.substr(0, id.find('/'));
+  const bool containers = exec_->RunsImages();
+  if (!d.image.empty() && !containers && !f_.simulate_exec && f_.ignore_images) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(spec.log_path).parent_path(), ec);
+    std::ofstream(spec.log_path, std::ios::app)
+        << "allot agent: image " << d.image
+        << " not used: this node runs processes and ignores images (--ignore-images); the "
+           "command runs on the host\n";
+  } else if (!d.image.empty() && !containers && !f_.simulate_exec) {
+    // Never the image's command on the bare host: the image is what the
+    // pod asked for.
+    exited_[id] = PodExit{id, 127, 0, false,
+                          "the pod runs image " + d.image +
+                              ", and this node runs processes (allot agent "
+                              "--runtime process); run its agent with --runtime container",
+                          ""};
+    report_now_ = true;
+    return;
+  }
+  if (spec.command.empty() && !containers && !f_.simulate_exec) {
     exited_[id] = PodExit{id,
                           127,
                           0,
@@ -277,7 +302,8 @@ void Agent::Start(const proto::DesiredPod& d) {
     report_now_ = true;
     return;
   }
-  if (!run_as_.empty() && !f_.simulate_exec) {
+  // Containers run in their tenant's user namespace instead.
+  if (!run_as_.empty() && !f_.simulate_exec && !containers) {
     const std::string tenant = id.substr(0, id.find('/'));
     auto u = run_as_.find(tenant);
     if (u == run_as_.end()) u = run_as_.find("*");

@@ -72,6 +72,10 @@ struct AgentOptions {
   // Simulated execution: a pod without a command still starts, and pods
   // are not switched to a tenant's user.
   bool simulate_exec = false;
+  // A process node runs the command of a pod that names an image on the
+  // host, saying so in the pod's log (`allot up`, development machines);
+  // false: such a pod fails, naming --runtime container.
+  bool ignore_images = false;
 };
 
 // A unix user that a tenant's pods run as (--run-as).

@@ -39,6 +39,13 @@ struct PodSpec {
   // (the agent passes the pod's cpu and memory requests); 0: none.
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
+  // Container executor only (container.h): the OCI image and its pull
+  // policy, the pod's GPUs (their device nodes go in) and its tenant (its
+  // user namespace).
+  std::string image;
+  std::string image_pull_policy;
+  std::vector<std::string> gpus;
+  std::string tenant;
   // Simulated executor only: how long the pod "runs".
   std::chrono::milliseconds simulated_runtime{0};
 };
@@ -71,6 +78,9 @@ class Executor {
   virtual std::vector<std::string> Running() const = 0;
   // Stops every pod (grace as given) and waits until all have ended.
   virtual void StopAll(std::chrono::milliseconds grace) = 0;
+  // Whether pods run in their images (container.h); else an image is
+  // refused.
+  virtual bool RunsImages() const { return false; }
 };
 
 // `cgroups`: null or mode none runs pods without cgroups.

@@ -225,6 +225,8 @@ int RunNode(const NodeConfig& config, const Connect& connect,
     }
   }
   AddGpus(*gpus, &node);
+  // What runs pods here, for `allot get nodes` and nodeSelectors.
+  node.labels[kRuntimeLabel] = config.agent.simulate_exec ? "simulated" : config.runtime;
   const std::string log_dir =
       config.log_dir.empty() ? DefaultLogDir() : config.log_dir;
   std::error_code ec;
@@ -261,6 +263,22 @@ int RunNode(const NodeConfig& config, const Connect& connect,
           << " pod cgroup(s) left by an earlier run of this agent\n";
     }
     exec = NewProcessExecutor(std::move(cg));
+    if (config.runtime == "container") {
+      ContainerOptions o = config.container;
+      if (o.state_dir.empty()) o.state_dir = log_dir + "/../containers";
+      out << "allot agent: pods run in containers (" << o.runtime << "; images and bundles in "
+          << o.state_dir << "; "
+          << (o.userns_base > 0 ? "user namespaces from host id " + std::to_string(o.userns_base)
+                                : std::string("no user namespaces: containers run as host root"))
+          << "; " << (o.private_network ? "private network" : "host network") << ")\n";
+      exec = NewContainerExecutor(std::move(o), std::move(exec));
+    } else {
+      out << "allot agent: pods run as processes on this host; "
+          << (config.agent.ignore_images
+                  ? "a pod's image is ignored and its command runs here (--ignore-images)"
+                  : "a pod that names an image fails (run --runtime container)")
+          << "\n";
+    }
   }
   out << "allot agent: node " << node.name << ", pod logs in " << log_dir
       << (config.agent.simulate_exec

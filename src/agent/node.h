@@ -19,9 +19,13 @@
 #include <string>
 
 #include "agent/agent.h"
+#include "agent/container.h"
 #include "core/model.h"
 
 namespace allot::agent {
+
+// The node label saying how its pods run: process, container or simulated.
+inline constexpr char kRuntimeLabel[] = "allot.dev/runtime";
 
 // A node agent's configuration, its flags read and checked.
 struct NodeConfig {
@@ -42,6 +46,11 @@ struct NodeConfig {
   bool cgroups = true;
   // Where the pods' cgroups go ("/allot"); empty: under the agent's own.
   std::string cgroup_parent;
+  // "process" (pods are host processes) or "container" (OCI containers
+  // from their images, container.h); shown as the node's label
+  // allot.dev/runtime.
+  std::string runtime = "process";
+  ContainerOptions container;  // With runtime "container".
   // N > 0: RunSimulatedNodes runs N nodes NAME-00000.. (needs
   // simulate_gpus and simulated execution).
   int simulate_nodes = 0;

@@ -150,6 +150,17 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   config.cgroups = f.cgroups != "off";
   config.cgroup_parent = f.cgroup_parent;
   config.simulate_nodes = f.simulate_nodes;
+  config.runtime = f.runtime;
+  config.agent.ignore_images = f.ignore_images && f.runtime == "process";
+  config.container.state_dir = f.container_state;
+  config.container.private_network = f.private_network;
+  config.container.userns_base = f.userns_base;
+  config.container.insecure_registries = f.insecure_registries;
+  if (f.runtime == "container" && geteuid() != 0) {
+    out << "allot agent: --runtime container needs the agent to run as root (runc, user "
+           "namespaces)\n";
+    return 2;
+  }
   const agent::Connect connect = ConnectWith(c);
   if (f.simulate_nodes > 0) {
     return agent::RunSimulatedNodes(config, connect, stop, out);

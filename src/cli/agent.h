@@ -43,6 +43,13 @@ struct AgentFlags {
   // metrics, usage weighted by utilization); 0: never.
   int sample_seconds = 10;
   std::string nvml_library = "libnvidia-ml.so.1";
+  // "process" or "container" (OCI containers under runc, agent/container.h).
+  std::string runtime = "process";
+  bool ignore_images = false;       // Process nodes: run image pods' commands.
+  std::string container_state;     // Default: LOG_DIR/../containers.
+  bool private_network = false;    // Containers: loopback only.
+  uint32_t userns_base = 1u << 20;  // Containers: 0 = no user namespaces.
+  std::string insecure_registries;  // host:port,...
 };
 
 // Runs until *stop. Returns the exit code.

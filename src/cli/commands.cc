@@ -369,6 +369,8 @@ int CmdSubmit(const ClientFlags& c, const SubmitFlags& f) {
     if (!f.memory.empty()) requests["memory"] = f.memory;
     json::object tmpl;
     tmpl["resources"] = json::object{{"requests", requests}};
+    if (!f.image.empty()) tmpl["image"] = f.image;
+    if (!f.image_pull_policy.empty()) tmpl["imagePullPolicy"] = f.image_pull_policy;
     if (!f.command.empty()) {
       json::array cmd;
       for (const auto& a : f.command) cmd.push_back(json::string(a));

@@ -45,6 +45,8 @@ struct SubmitFlags {
   std::string cpu;
   std::string memory;
   std::vector<std::string> env;  // K=V
+  std::string image;             // Empty: a process on the host.
+  std::string image_pull_policy;
   std::vector<std::string> command;
 };
 

@@ -242,6 +242,8 @@ int RunUp(const UpFlags& f, const std::atomic<bool>* stop, std::ostream& out) {
   af.cpus = f.cpus;
   af.memory = f.memory;
   af.log_dir = dir + "/pods";
+  af.runtime = f.runtime;
+  af.ignore_images = f.runtime == "process";
   // Short polls: the one local agent costs a sync a second, and Ctrl-C
   // waits for its poll to end (5 s polls made stopping take 5.6 s).
   af.poll_seconds = 1;

@@ -22,6 +22,9 @@ struct UpFlags {
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string cpus;    // Given: the node's CPUs, else the host's (AgentFlags).
   std::string memory;  // Given: the node's memory, else the host's.
+  // "process" (images ignored: their commands run on this host, each pod's
+  // log says so) or "container" (agent --runtime container).
+  std::string runtime = "process";
   bool demo = false;
   int demo_delay_s = 20;  // When the demo's second wave is submitted.
 };

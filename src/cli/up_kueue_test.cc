@@ -58,6 +58,20 @@ TEST_F(UpKueueTest, QuickStartIsAdmittedAndPlaced) {
   const json::value& psa = w.at("status").at("admission").at("podSetAssignments").at(0);
   EXPECT_EQ(psa.at("count").as_int64(), 3);
   EXPECT_EQ(psa.at("placements").as_array().size(), 3u) << json::serialize(w);
+  // allot up runs processes: the image is not used, and the log says so
+  // before the command's own output.
+  const std::string want =
+      "allot agent: image registry.k8s.io/e2e-test-images/agnhost:2.53 not used: this node "
+      "runs processes and ignores images (--ignore-images); the command runs on the host\n"
+      "admitted by the queue\n";
+  std::string log;
+  allot::testing::WaitFor(
+      [&] {
+        log = Cli({"logs", "hello-queue"}).out;
+        return log.find(want) != std::string::npos;
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(100));
+  EXPECT_NE(log.find(want), std::string::npos) << log;
   // The tenant default is built in: it cannot be deleted.
   out = Cli({"delete", "tenant", "default"});
   EXPECT_NE(out.code, 0);

@@ -218,6 +218,8 @@ json::object Template(const PodSet& ps) {
   }
   PutMap(&t, "nodeSelector", ps.node_selector);
   PutTolerations(&t, ps.tolerations);
+  PutString(&t, "image", ps.image);
+  PutString(&t, "imagePullPolicy", ps.image_pull_policy);
   PutStrings(&t, "command", ps.command);
   PutStrings(&t, "args", ps.args);
   if (!ps.env.empty()) {

@@ -382,6 +382,8 @@ PodSet FullPodSet() {
   }
   ps.env.emplace_back("V0", "repeated");
   ps.working_dir = "/work space/ü";
+  ps.image = "127.0.0.1:5000/team a/ü:1";
+  ps.image_pull_policy = "Never";
   return ps;
 }
 

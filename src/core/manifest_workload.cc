@@ -120,8 +120,19 @@ Status ParseEnv(const Val& v, bool kueue,
   return Status::Ok();
 }
 
-// command, args, env and workingDir of a container or compact template.
+// image, imagePullPolicy, command, args, env and workingDir of a
+// container or compact template.
 Status ParseCommand(const Val& v, bool kueue, PodSet* ps) {
+  ALLOT_RETURN_IF_ERROR(v["image"].Get(&ps->image));
+  if (!v["image"].unset() && ps->image.empty()) {
+    return v["image"].Error("is empty; leave it out to run a process on the host");
+  }
+  ALLOT_RETURN_IF_ERROR(v["imagePullPolicy"].Get(&ps->image_pull_policy));
+  if (!ps->image_pull_policy.empty() && ps->image_pull_policy != "Always" &&
+      ps->image_pull_policy != "IfNotPresent" && ps->image_pull_policy != "Never") {
+    return v["imagePullPolicy"].Error("must be Always, IfNotPresent or Never, got " +
+                                      Quote(ps->image_pull_policy));
+  }
   ALLOT_RETURN_IF_ERROR(v["command"].Get(&ps->command));
   ALLOT_RETURN_IF_ERROR(v["args"].Get(&ps->args));
   ALLOT_RETURN_IF_ERROR(ParseEnv(v["env"], kueue, &ps->env));
@@ -379,8 +390,8 @@ Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
     }
     if (kueue) continue;
     ALLOT_RETURN_IF_ERROR(
-        t.CheckFields({"resources", "nodeSelector", "tolerations", "command",
-                       "args", "env", "workingDir"}));
+        t.CheckFields({"resources", "nodeSelector", "tolerations", "image",
+                       "imagePullPolicy", "command", "args", "env", "workingDir"}));
     ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
     ResourceList requests;
     ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));

@@ -223,6 +223,12 @@ spec: {template: {spec: {containers: [{name: c}]}}}
        "(Job default/j): metadata.labels[allot.dev/workload-type]: unknown "
        "value \"Batch\"",
        "metadata.labels[allot.dev/workload-type]"},
+      {"bad pull policy", AllotWorkload("", "      image: busybox\n      imagePullPolicy: Sometimes"),
+       "spec.podSets[0].template.imagePullPolicy: must be Always, IfNotPresent or Never, got "
+       "\"Sometimes\"",
+       "spec.podSets[0].template.imagePullPolicy"},
+      {"empty image", AllotWorkload("", "      image: \"\""),
+       "spec.podSets[0].template.image: is empty", "spec.podSets[0].template.image"},
       {"command not a list", AllotWorkload("", "      command: python"),
        "spec.podSets[0].template.command: expected a list",
        "spec.podSets[0].template.command"},
@@ -292,6 +298,29 @@ std::string JobWith(const std::string& pod_spec) {
   return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  labels: "
          "{kueue.x-k8s.io/queue-name: q}\nspec:\n  template:\n    spec:\n" +
          pod_spec;
+}
+
+// The first container's image and pull policy are kept (the container
+// runtime runs them), on a Job and on an allot.dev/v1 template.
+TEST(ManifestWorkloadTest, ImagesAreKept) {
+  Workload job = ParseOne(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: c, image: "nvcr.io/nvidia/pytorch:24.01-py3", imagePullPolicy: IfNotPresent}
+      - {name: side, image: busybox}
+)");
+  ASSERT_EQ(job.pod_sets.size(), 1u);
+  EXPECT_EQ(job.pod_sets[0].image, "nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(job.pod_sets[0].image_pull_policy, "IfNotPresent");
+  Workload own = ParseOne(AllotWorkload("", "      image: 127.0.0.1:5000/tiny:1"));
+  ASSERT_EQ(own.pod_sets.size(), 1u);
+  EXPECT_EQ(own.pod_sets[0].image, "127.0.0.1:5000/tiny:1");
+  EXPECT_EQ(own.pod_sets[0].image_pull_policy, "");
 }
 
 // Required node affinity that a nodeSelector can say joins the pod set's

@@ -303,6 +303,12 @@ struct PodSet {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;  // name -> value
   std::string working_dir;  // Empty: the runtime's default.
+  // The OCI image its pods run in (the container runtime); empty: a
+  // process on the host (the process runtime). Pull policy: Always,
+  // IfNotPresent, Never, or empty for Kubernetes' default (Always for
+  // a :latest or untagged image, else IfNotPresent).
+  std::string image;
+  std::string image_pull_policy;
 
   bool operator==(const PodSet&) const = default;
 };

@@ -120,6 +120,8 @@ DesiredPod DecodeDesiredPod(const json::object& po) {
     }
   }
   d.working_dir = Str(po, "workingDir");
+  d.image = Str(po, "image");
+  d.image_pull_policy = Str(po, "imagePullPolicy");
   d.gpus = Strings(po.if_contains("gpus"));
   Int(po, "gracePeriodMs", &d.grace_ms);
   Int(po, "simulatedRuntimeMs", &d.simulated_runtime_ms);
@@ -240,6 +242,8 @@ json::object EncodeDesiredPod(const DesiredPod& d) {
   o["args"] = StringArray(d.args);
   o["env"] = std::move(env);
   o["workingDir"] = d.working_dir;
+  if (!d.image.empty()) o["image"] = d.image;
+  if (!d.image_pull_policy.empty()) o["imagePullPolicy"] = d.image_pull_policy;
   o["gpus"] = StringArray(d.gpus);
   o["gracePeriodMs"] = d.grace_ms;
   o["simulatedRuntimeMs"] = d.simulated_runtime_ms;

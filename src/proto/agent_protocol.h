@@ -30,6 +30,10 @@ struct DesiredPod {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
   std::string working_dir;
+  // The OCI image (empty: a process on the host) and its pull policy
+  // (Always, IfNotPresent, Never; empty: Kubernetes' default).
+  std::string image;
+  std::string image_pull_policy;
   std::vector<std::string> gpus;  // GPU or MIG UUIDs.
   int64_t grace_ms = 30000;
   int64_t simulated_runtime_ms = 0;  // allot.dev/simulated-runtime

@@ -71,6 +71,8 @@ TEST(AgentProtocol, SyncAnswerRoundTripsEveryField) {
   d.args = {"--epochs", "3"};
   d.env = {{"B", "2"}, {"A", "1"}};  // Order kept.
   d.working_dir = "/work";
+  d.image = "127.0.0.1:5000/tiny:1";
+  d.image_pull_policy = "IfNotPresent";
   d.gpus = {"GPU-0", "MIG-3"};
   d.grace_ms = 5000;
   d.simulated_runtime_ms = 1200;

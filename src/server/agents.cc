@@ -326,6 +326,8 @@ std::vector<DesiredPod> Agents::DesiredPods(const std::string& node,
           d.args = ps->args;
           d.env = ps->env;
           d.working_dir = ps->working_dir;
+          d.image = ps->image;
+          d.image_pull_policy = ps->image_pull_policy;
           if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) {
             d.cpu_milli = std::max<int64_t>(0, c->second.milli());
           }

@@ -1,0 +1,710 @@
+// The container runtime (see container.h): ContainerExecutor, and
+// `allot container-run`, the pod's process until it execs runc.
+#include "agent/container.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <vector>
+
+extern char** environ;
+
+namespace allot::agent {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+constexpr int kExitNoImage = 125;  // The image cannot be had.
+constexpr int kExitSetup = 126;    // The container cannot be set up.
+constexpr uint32_t kIdsPerTenant = 65536;
+
+// Pod id "team-a/train/a0/main/3" as a runc id and a directory name.
+std::string Flat(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+Result<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::FailedPrecondition("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<json::value> ReadJson(const std::string& path) {
+  Result<std::string> text = ReadText(path);
+  if (!text.ok()) return text.status();
+  boost::system::error_code ec;
+  json::value v = json::parse(*text, ec);
+  if (ec) return Status::FailedPrecondition(path + " is not JSON: " + ec.message());
+  return v;
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Status::FailedPrecondition("cannot write " + tmp);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::FailedPrecondition("cannot rename " + tmp + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Runs argv (PATH searched) with stdout and stderr as given (-1: ours) and
+// waits: its exit status (128 + signal), or -1 when it could not start.
+int RunTool(const std::vector<std::string>& argv, int out_fd = -1) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (out_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+  }
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+json::array StringArray(const std::vector<std::string>& v) {
+  json::array a;
+  for (const std::string& s : v) a.emplace_back(s);
+  return a;
+}
+
+std::vector<std::string> Strings(const json::value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr || !v->is_array()) return out;
+  for (const json::value& s : v->as_array()) {
+    if (s.is_string()) out.emplace_back(s.as_string());
+  }
+  return out;
+}
+
+// ---- The executor ----------------------------------------------------------
+
+class ContainerExecutor : public Executor {
+ public:
+  ContainerExecutor(ContainerOptions o, std::unique_ptr<Executor> processes)
+      : o_(std::move(o)), processes_(std::move(processes)) {
+    o_.state_dir = fs::absolute(o_.state_dir).string();
+    std::error_code ec;
+    for (const char* d : {"", "/images", "/pods", "/runc"}) {
+      fs::create_directories(o_.state_dir + d, ec);
+      // Traversable by the containers' mapped ids (the image roots are
+      // under it); nothing in it is listable by them.
+      chmod((o_.state_dir + d).c_str(), 0711);
+    }
+    LoadTenants();
+    // With user namespaces, container root must be able to reach the image
+    // roots: every directory above the state directory needs o+x.
+    if (o_.userns_base > 0) {
+      for (fs::path p = o_.state_dir; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+        struct stat st;
+        if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+          unreachable_ = "the container state directory " + o_.state_dir +
+                         " is not reachable from the containers' user namespaces: " +
+                         p.string() + " lacks o+x (chmod o+x it, or choose another "
+                         "--container-state)";
+          break;
+        }
+      }
+    }
+  }
+
+  bool RunsImages() const override { return true; }
+
+  Result<int> Start(const PodSpec& spec) override {
+    if (spec.image.empty()) {
+      return Status::FailedPrecondition(
+          "pod " + spec.id + " has no image, and this node runs containers "
+          "(allot agent --runtime container): give the pod set an image");
+    }
+    Result<std::string> source = ImageSource(spec.image);
+    if (!source.ok()) return source.status();
+    if (!unreachable_.empty()) return Status::FailedPrecondition(unreachable_);
+    const std::string dir = o_.state_dir + "/pods/" + Flat(spec.id);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    if (ec) return Status::FailedPrecondition("cannot create " + dir + ": " + ec.message());
+    chmod(dir.c_str(), 0711);
+    json::object pod;
+    pod["id"] = spec.id;
+    pod["runtimeId"] = Flat(spec.id);
+    pod["image"] = spec.image;
+    pod["pullPolicy"] = EffectivePullPolicy(spec.image, spec.image_pull_policy);
+    pod["command"] = StringArray(spec.command);
+    pod["args"] = StringArray(spec.args);
+    json::object env;
+    for (const auto& [k, v] : spec.env) env[k] = v;
+    pod["env"] = std::move(env);
+    pod["workingDir"] = spec.working_dir;
+    pod["gpus"] = StringArray(spec.gpus);
+    pod["stateDir"] = o_.state_dir;
+    pod["runtime"] = o_.runtime;
+    pod["privateNetwork"] = o_.private_network;
+    pod["insecureRegistries"] = o_.insecure_registries;
+    if (o_.userns_base > 0) {
+      pod["hostIdBase"] = static_cast<int64_t>(o_.userns_base) +
+                          static_cast<int64_t>(TenantIndex(spec.tenant)) * kIdsPerTenant;
+    }
+    const std::string pod_json = dir + "/pod.json";
+    ALLOT_RETURN_IF_ERROR(WriteFileAtomic(pod_json, json::serialize(pod)));
+    PodSpec run = spec;
+    run.command = {o_.self_exe, "container-run", pod_json};
+    run.args.clear();
+    run.env.clear();
+    // So that a later run of the agent finds what this one left (node.cc).
+    for (const char* k : {"ALLOT_AGENT_TAG", "ALLOT_POD_ID"}) {
+      if (auto it = spec.env.find(k); it != spec.env.end()) run.env[k] = it->second;
+    }
+    run.working_dir = dir;
+    Result<int> pid = processes_->Start(run);
+    if (!pid.ok()) fs::remove_all(dir, ec);
+    return pid;
+  }
+  void Stop(const std::string& id, std::chrono::milliseconds grace) override {
+    processes_->Stop(id, grace);
+  }
+  std::vector<PodExit> Poll() override {
+    std::vector<PodExit> out;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      out.swap(pending_);
+    }
+    for (PodExit& e : processes_->Poll()) {
+      CleanUp(e.id);
+      // runc exits 128 + N when the container's process died of signal N
+      // (Kubernetes reports the same code).
+      if (e.signal == 0 && e.exit_code > 128 && e.exit_code < 128 + 65) {
+        e.signal = e.exit_code - 128;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+  std::vector<std::string> Running() const override { return processes_->Running(); }
+  void StopAll(std::chrono::milliseconds grace) override {
+    processes_->StopAll(grace);
+    std::vector<PodExit> ended = processes_->Poll();
+    for (const PodExit& e : ended) CleanUp(e.id);
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.insert(pending_.end(), ended.begin(), ended.end());
+  }
+
+ private:
+  // After the pod's process ended: runc's record of the container (when
+  // runc itself was killed) and the pod's directory.
+  void CleanUp(const std::string& id) {
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", Flat(id)},
+            devnull);
+    if (devnull >= 0) close(devnull);
+    std::error_code ec;
+    fs::remove_all(o_.state_dir + "/pods/" + Flat(id), ec);
+  }
+  void LoadTenants() {
+    std::ifstream in(o_.state_dir + "/tenants");
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) tenants_.push_back(line);
+    }
+  }
+  // The tenant's number: its user namespace range. Kept in STATE/tenants
+  // so that a tenant keeps its host ids across agent restarts.
+  size_t TenantIndex(const std::string& tenant) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find(tenants_.begin(), tenants_.end(), tenant);
+    if (it != tenants_.end()) return static_cast<size_t>(it - tenants_.begin());
+    tenants_.push_back(tenant);
+    std::string text;
+    for (const std::string& t : tenants_) text += t + "\n";
+    (void)WriteFileAtomic(o_.state_dir + "/tenants", text);
+    return tenants_.size() - 1;
+  }
+
+  ContainerOptions o_;
+  std::string unreachable_;  // Why the image roots are out of reach, or "".
+  std::unique_ptr<Executor> processes_;
+  std::mutex mu_;
+  std::vector<std::string> tenants_;  // Guarded by mu_.
+  std::vector<PodExit> pending_;      // Ended in StopAll. Guarded by mu_.
+};
+
+// ---- container-run ---------------------------------------------------------
+
+struct ImageConfig {
+  std::vector<std::string> entrypoint, cmd, env;
+  std::string working_dir, user;
+};
+
+// The image's config (Entrypoint, Cmd, Env, WorkingDir, User) from the
+// OCI layout at `layout`: index -> manifest -> config.
+Result<ImageConfig> ReadImageConfig(const std::string& layout, std::string* digest) {
+  auto blob = [&](const json::value& desc) -> Result<json::value> {
+    const json::value* d = desc.as_object().if_contains("digest");
+    if (d == nullptr || !d->is_string()) return Status::FailedPrecondition("no digest in " + layout);
+    std::string s(d->as_string());
+    const size_t colon = s.find(':');
+    if (colon == std::string::npos) return Status::FailedPrecondition("bad digest " + s);
+    return ReadJson(layout + "/blobs/" + s.substr(0, colon) + "/" + s.substr(colon + 1));
+  };
+  Result<json::value> index = ReadJson(layout + "/index.json");
+  if (!index.ok()) return index.status();
+  const json::value* manifests = index->as_object().if_contains("manifests");
+  if (manifests == nullptr || !manifests->is_array() || manifests->as_array().empty()) {
+    return Status::FailedPrecondition("no manifest in " + layout);
+  }
+  const json::value& mdesc = manifests->as_array().back();
+  *digest = std::string(mdesc.at("digest").as_string());
+  Result<json::value> manifest = blob(mdesc);
+  if (!manifest.ok()) return manifest.status();
+  Result<json::value> config = blob(manifest->at("config"));
+  if (!config.ok()) return config.status();
+  ImageConfig out;
+  const json::value* c = config->as_object().if_contains("config");
+  if (c != nullptr && c->is_object()) {
+    const json::object& o = c->as_object();
+    out.entrypoint = Strings(o.if_contains("Entrypoint"));
+    out.cmd = Strings(o.if_contains("Cmd"));
+    out.env = Strings(o.if_contains("Env"));
+    if (const json::value* w = o.if_contains("WorkingDir"); w && w->is_string()) {
+      out.working_dir = std::string(w->as_string());
+    }
+    if (const json::value* u = o.if_contains("User"); u && u->is_string()) {
+      out.user = std::string(u->as_string());
+    }
+  }
+  return out;
+}
+
+// A directory name for an image reference.
+std::string ImageKey(const std::string& image) {
+  std::string key = Flat(image);
+  if (key.size() > 80) key.resize(80);
+  char hash[17];
+  snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(image));
+  return key + "-" + hash;
+}
+
+// The root is shared read-only and owned by host root, so the mount points
+// runc needs are made here, once: directories for /proc, /dev, /sys and
+// /tmp, empty files for /etc/hosts and /etc/resolv.conf. Never through a
+// symbolic link of the image (it could point into the host).
+void PrepareMountPoints(const std::string& rootfs) {
+  auto plain = [](const fs::path& p) {
+    std::error_code ec;
+    return !fs::is_symlink(fs::symlink_status(p, ec));
+  };
+  std::error_code ec;
+  for (const char* d : {"proc", "dev", "sys", "tmp", "etc"}) {
+    const fs::path p = fs::path(rootfs) / d;
+    if (plain(p) && !fs::exists(p, ec)) fs::create_directory(p, ec);
+  }
+  const fs::path etc = fs::path(rootfs) / "etc";
+  if (!plain(etc) || !fs::is_directory(etc, ec)) return;
+  for (const char* f : {"hosts", "resolv.conf"}) {
+    const fs::path p = etc / f;
+    if (plain(p) && !fs::exists(p, ec)) std::ofstream(p.string()).flush();
+  }
+}
+
+bool InsecureRegistry(const std::string& source, const std::string& list) {
+  const std::string prefix = "docker://";
+  if (source.rfind(prefix, 0) != 0) return false;
+  const std::string rest = source.substr(prefix.size());
+  const std::string host = rest.substr(0, rest.find('/'));
+  const std::string name = host.substr(0, host.find(':'));
+  if (name == "127.0.0.1" || name == "localhost") return true;
+  std::stringstream ss(list);
+  for (std::string h; std::getline(ss, h, ',');) {
+    if (!h.empty() && h == host) return true;
+  }
+  return false;
+}
+
+// Makes sure the image is unpacked here; its root file system directory
+// and config. Progress and errors go to `out` (the pod's log).
+Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
+                                                        std::ostream& out) {
+  const std::string image(pod.at("image").as_string());
+  const std::string policy(pod.at("pullPolicy").as_string());
+  const std::string state(pod.at("stateDir").as_string());
+  Result<std::string> source = ImageSource(image);
+  if (!source.ok()) return source.status();
+  const std::string dir = state + "/images/" + ImageKey(image);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  chmod(dir.c_str(), 0711);
+  // One pull of an image at a time on this node; the others wait, then
+  // find it there.
+  int lock = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    return Status::FailedPrecondition("cannot lock " + dir + "/lock: " + std::strerror(errno));
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { close(fd); }
+  } unlock{lock};
+  auto current = [&]() -> std::string {
+    std::error_code e;
+    fs::path target = fs::read_symlink(dir + "/current", e);
+    if (e || !fs::exists(dir + "/" + target.string() + "/rootfs", e)) return "";
+    return dir + "/" + target.string();
+  };
+  std::string have = current();
+  if (policy == "Never" && have.empty()) {
+    return Status::NotFound("image " + image +
+                            " is not on this node and its imagePullPolicy is Never");
+  }
+  if (policy == "Always" || have.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    out << "allot: pulling image " << image << " (" << *source << ")" << std::endl;
+    const std::string layout = dir + "/pull-" + std::to_string(getpid());
+    fs::remove_all(layout, ec);
+    std::vector<std::string> copy = {"skopeo", "copy", "--quiet"};
+    if (InsecureRegistry(*source, std::string(pod.at("insecureRegistries").as_string()))) {
+      copy.push_back("--src-tls-verify=false");
+    }
+    copy.push_back(*source);
+    copy.push_back("oci:" + layout + ":image");
+    const int rc = RunTool(copy);
+    if (rc != 0) {
+      fs::remove_all(layout, ec);
+      return Status::NotFound("cannot pull image " + image + ": skopeo " +
+                              (rc < 0 ? std::string("could not be run (is it installed?)")
+                                      : "exited " + std::to_string(rc) + " (its error is above)"));
+    }
+    std::string digest;
+    Result<ImageConfig> config = ReadImageConfig(layout, &digest);
+    if (!config.ok()) {
+      fs::remove_all(layout, ec);
+      return config.status();
+    }
+    const std::string name = Flat(digest);
+    const std::string target = dir + "/" + name;
+    if (!fs::exists(target + "/rootfs", ec)) {
+      const std::string tmp = target + ".unpack";
+      fs::remove_all(tmp, ec);
+      // As root, umoci keeps the files' owners; the user namespaces map
+      // them, and the root is mounted read-only.
+      const int urc = RunTool({"umoci", "unpack", "--image", layout + ":image", tmp});
+      if (urc != 0) {
+        fs::remove_all(layout, ec);
+        fs::remove_all(tmp, ec);
+        return Status::FailedPrecondition("cannot unpack image " + image + ": umoci " +
+                                          (urc < 0 ? std::string("could not be run")
+                                                   : "exited " + std::to_string(urc)));
+      }
+      chmod(tmp.c_str(), 0711);
+      PrepareMountPoints(tmp + "/rootfs");
+      json::object cfg;
+      cfg["Entrypoint"] = StringArray(config->entrypoint);
+      cfg["Cmd"] = StringArray(config->cmd);
+      cfg["Env"] = StringArray(config->env);
+      cfg["WorkingDir"] = config->working_dir;
+      cfg["User"] = config->user;
+      ALLOT_RETURN_IF_ERROR(WriteFileAtomic(tmp + "/image.json", json::serialize(cfg)));
+      fs::rename(tmp, target, ec);
+      if (ec) return Status::FailedPrecondition("cannot rename " + tmp + ": " + ec.message());
+    }
+    fs::remove_all(layout, ec);
+    const std::string link = dir + "/current.new";
+    fs::remove(link, ec);
+    fs::create_symlink(name, link, ec);
+    fs::rename(link, dir + "/current", ec);
+    have = current();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out << "allot: pulled image " << image << " (" << digest << ") in "
+        << static_cast<int64_t>(secs * 1000) / 1000.0 << " s" << std::endl;
+  }
+  if (have.empty()) return Status::FailedPrecondition("image " + image + " vanished after its pull");
+  Result<json::value> cfg = ReadJson(have + "/image.json");
+  if (!cfg.ok()) return cfg.status();
+  ImageConfig ic;
+  const json::object& o = cfg->as_object();
+  ic.entrypoint = Strings(o.if_contains("Entrypoint"));
+  ic.cmd = Strings(o.if_contains("Cmd"));
+  ic.env = Strings(o.if_contains("Env"));
+  ic.working_dir = std::string(o.at("WorkingDir").as_string());
+  ic.user = std::string(o.at("User").as_string());
+  return std::make_pair(have + "/rootfs", ic);
+}
+
+// The cgroup process `pid` is in: the memory hierarchy's path on v1, the
+// unified path on v2; "" when unknown.
+std::string CgroupOf(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/cgroup");
+  std::string unified, memory;
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    const std::string path = line.substr(b + 1);
+    if (controllers.empty()) unified = path;
+    std::stringstream ss(controllers);
+    for (std::string c; std::getline(ss, c, ',');) {
+      if (c == "memory") memory = path;
+    }
+  }
+  return !memory.empty() ? memory : unified;
+}
+
+json::object Mount(const std::string& dst, const std::string& type, const std::string& src,
+                   std::vector<std::string> options) {
+  return json::object{{"destination", dst},
+                      {"type", type},
+                      {"source", src},
+                      {"options", StringArray(options)}};
+}
+
+// The OCI runtime config of the pod.
+Result<json::object> RuntimeConfig(const json::object& pod, const std::string& rootfs,
+                                   const ImageConfig& image) {
+  // Kubernetes' rules: command replaces the entrypoint, args the cmd.
+  std::vector<std::string> command = Strings(pod.if_contains("command"));
+  std::vector<std::string> args = Strings(pod.if_contains("args"));
+  std::vector<std::string> argv = command.empty() ? image.entrypoint : command;
+  const std::vector<std::string>& rest = (command.empty() && args.empty()) ? image.cmd : args;
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  if (argv.empty()) {
+    return Status::InvalidArgument("the pod has no command and its image no entrypoint or cmd");
+  }
+  std::vector<std::pair<std::string, std::string>> env;
+  auto set = [&](const std::string& k, const std::string& v) {
+    for (auto& e : env) {
+      if (e.first == k) {
+        e.second = v;
+        return;
+      }
+    }
+    env.emplace_back(k, v);
+  };
+  set("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  for (const std::string& kv : image.env) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) set(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  set("HOME", "/root");
+  if (const json::value* e = pod.if_contains("env"); e && e->is_object()) {
+    for (const auto& [k, v] : e->as_object()) {
+      if (v.is_string()) set(std::string(k), std::string(v.as_string()));
+    }
+  }
+  json::array env_list;
+  for (const auto& [k, v] : env) env_list.emplace_back(k + "=" + v);
+
+  uint32_t uid = 0, gid = 0;
+  if (!image.user.empty() && image.user != "root") {
+    unsigned u = 0, g = 0;
+    char tail = 0;
+    const int n = sscanf(image.user.c_str(), "%u:%u%c", &u, &g, &tail);
+    if (n == 1 || n == 2) {
+      uid = u;
+      gid = n == 2 ? g : u;
+    } else {
+      return Status::InvalidArgument("the image's user " + image.user +
+                                     " is not numeric (uid or uid:gid); Allot does not "
+                                     "read the image's /etc/passwd yet");
+    }
+  }
+  std::string cwd(pod.at("workingDir").as_string());
+  if (cwd.empty()) cwd = image.working_dir.empty() ? "/" : image.working_dir;
+
+  const std::vector<std::string> caps = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"};
+  json::object process{
+      {"terminal", false},
+      {"user", json::object{{"uid", uid}, {"gid", gid}}},
+      {"args", StringArray(argv)},
+      {"env", std::move(env_list)},
+      {"cwd", cwd},
+      {"capabilities", json::object{{"bounding", StringArray(caps)},
+                                    {"effective", StringArray(caps)},
+                                    {"permitted", StringArray(caps)}}},
+      {"noNewPrivileges", true}};
+
+  json::array mounts;
+  mounts.push_back(Mount("/proc", "proc", "proc", {}));
+  mounts.push_back(Mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
+  mounts.push_back(Mount("/dev/pts", "devpts", "devpts",
+                         {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}));
+  mounts.push_back(Mount("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}));
+  mounts.push_back(Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
+  // A bind, not a new sysfs: in a user namespace sharing the host's
+  // network a fresh sysfs cannot be mounted.
+  mounts.push_back(Mount("/sys", "none", "/sys", {"rbind", "nosuid", "noexec", "nodev", "ro"}));
+  mounts.push_back(Mount("/tmp", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=1777"}));
+  const bool private_net = pod.at("privateNetwork").as_bool();
+  if (!private_net) {
+    for (const char* f : {"/etc/hosts", "/etc/resolv.conf"}) {
+      if (access(f, R_OK) == 0) mounts.push_back(Mount(f, "none", f, {"bind", "ro", "nosuid", "nodev"}));
+    }
+  }
+
+  json::array namespaces;
+  for (const char* ns : {"pid", "ipc", "uts", "mount"}) namespaces.push_back(json::object{{"type", ns}});
+  if (private_net) namespaces.push_back(json::object{{"type", "network"}});
+  json::object linux_cfg;
+  if (const json::value* base = pod.if_contains("hostIdBase"); base && base->is_int64()) {
+    namespaces.push_back(json::object{{"type", "user"}});
+    json::array map{json::object{{"containerID", 0}, {"hostID", base->as_int64()}, {"size", kIdsPerTenant}}};
+    linux_cfg["uidMappings"] = map;
+    linux_cfg["gidMappings"] = map;
+  }
+  linux_cfg["namespaces"] = std::move(namespaces);
+  // The pod's own cgroup, when the process executor put us in one (ours
+  // differs from the agent's), so that its limits, OOM accounting and
+  // final SIGKILL cover the container. Else runc makes one of its own.
+  const std::string own = CgroupOf("self");
+  if (!own.empty() && own != "/" && own != CgroupOf(std::to_string(getppid()))) {
+    linux_cfg["cgroupsPath"] = own;
+  }
+  // GPUs: the NVIDIA device nodes this host has (none for simulated GPUs;
+  // CUDA_VISIBLE_DEVICES in the environment names the pod's own).
+  json::array devices, allow{json::object{{"allow", false}, {"access", "rwm"}}};
+  std::vector<std::string> gpus = Strings(pod.if_contains("gpus"));
+  if (!gpus.empty()) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/dev", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("nvidia", 0) != 0) continue;
+      struct stat st;
+      if (stat(e.path().c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) continue;
+      const int64_t maj = major(st.st_rdev), min = minor(st.st_rdev);
+      devices.push_back(json::object{{"path", e.path().string()}, {"type", "c"}, {"major", maj},
+                                     {"minor", min}, {"fileMode", 0666}, {"uid", 0}, {"gid", 0}});
+      allow.push_back(json::object{{"allow", true}, {"type", "c"}, {"major", maj}, {"minor", min},
+                                   {"access", "rwm"}});
+    }
+  }
+  if (!devices.empty()) linux_cfg["devices"] = std::move(devices);
+  linux_cfg["resources"] = json::object{{"devices", std::move(allow)}};
+  linux_cfg["maskedPaths"] = StringArray({"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+                                          "/proc/latency_stats", "/proc/timer_list",
+                                          "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
+                                          "/proc/scsi"});
+  linux_cfg["readonlyPaths"] = StringArray({"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                            "/proc/sysrq-trigger"});
+  std::string host = std::string(pod.at("runtimeId").as_string()).substr(0, 63);
+  return json::object{{"ociVersion", "1.0.2"},
+                      {"process", std::move(process)},
+                      {"root", json::object{{"path", rootfs}, {"readonly", true}}},
+                      {"hostname", host},
+                      {"mounts", std::move(mounts)},
+                      {"linux", std::move(linux_cfg)}};
+}
+
+}  // namespace
+
+Result<std::string> ImageSource(const std::string& image) {
+  if (image.empty()) return Status::InvalidArgument("the image is empty", "image");
+  for (char c : image) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') {
+      return Status::InvalidArgument("image \"" + image + "\" contains white space", "image");
+    }
+  }
+  if (image.rfind("oci:", 0) == 0 || image.rfind("docker://", 0) == 0 ||
+      image.rfind("oci-archive:", 0) == 0) {
+    return image;
+  }
+  if (image.find("://") != std::string::npos) {
+    return Status::InvalidArgument("image \"" + image + "\": only docker://, oci: and oci-archive: "
+                                   "transports are read", "image");
+  }
+  const size_t slash = image.find('/');
+  const std::string first = slash == std::string::npos ? "" : image.substr(0, slash);
+  // As Docker reads it: a first part with '.' or ':' or "localhost" is a
+  // registry; else Docker Hub, with library/ for one-part names.
+  const bool registry = first.find('.') != std::string::npos ||
+                        first.find(':') != std::string::npos || first == "localhost";
+  if (registry) return "docker://" + image;
+  if (slash == std::string::npos) return "docker://docker.io/library/" + image;
+  return "docker://docker.io/" + image;
+}
+
+std::string EffectivePullPolicy(const std::string& image, const std::string& policy) {
+  if (!policy.empty()) return policy;
+  if (image.rfind("oci:", 0) == 0 || image.rfind("oci-archive:", 0) == 0) return "IfNotPresent";
+  if (image.find('@') != std::string::npos) return "IfNotPresent";
+  const size_t slash = image.rfind('/');
+  const std::string last = slash == std::string::npos ? image : image.substr(slash + 1);
+  const size_t colon = last.find(':');
+  if (colon == std::string::npos || last.substr(colon + 1) == "latest") return "Always";
+  return "IfNotPresent";
+}
+
+std::unique_ptr<Executor> NewContainerExecutor(ContainerOptions options,
+                                               std::unique_ptr<Executor> processes) {
+  return std::make_unique<ContainerExecutor>(std::move(options), std::move(processes));
+}
+
+int RunContainer(const std::string& pod_json, std::ostream& err) {
+  Result<json::value> pod = ReadJson(pod_json);
+  if (!pod.ok() || !pod->is_object()) {
+    err << "allot container-run: " << (pod.ok() ? pod_json + " is not an object" : pod.status().message()) << "\n";
+    return kExitSetup;
+  }
+  const json::object& p = pod->as_object();
+  Result<std::pair<std::string, ImageConfig>> image = EnsureImage(p, err);
+  if (!image.ok()) {
+    err << "allot: " << image.status().message() << std::endl;
+    return kExitNoImage;
+  }
+  Result<json::object> config = RuntimeConfig(p, image->first, image->second);
+  if (!config.ok()) {
+    err << "allot: " << config.status().message() << std::endl;
+    return kExitSetup;
+  }
+  const std::string bundle = fs::path(pod_json).parent_path().string();
+  if (Status s = WriteFileAtomic(bundle + "/config.json", json::serialize(*config)); !s.ok()) {
+    err << "allot: " << s.message() << std::endl;
+    return kExitSetup;
+  }
+  err.flush();
+  const std::string runtime(p.at("runtime").as_string());
+  const std::string root = std::string(p.at("stateDir").as_string()) + "/runc";
+  const std::string id(p.at("runtimeId").as_string());
+  std::vector<std::string> argv = {runtime, "--root", root, "run", "--bundle", bundle, id};
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  err << "allot: cannot run the OCI runtime " << runtime << ": " << std::strerror(errno) << std::endl;
+  return kExitSetup;
+}
+
+}  // namespace allot::agent

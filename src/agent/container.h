@@ -1,0 +1,88 @@
+// The container runtime of the node agent: each pod runs as an OCI
+// container from its image, under runc (docs/decisions/0006-container-
+// runtime.md says why runc with skopeo and umoci, not podman).
+//
+// NewContainerExecutor wraps a process executor (exec.h). Start() writes
+// what the pod needs to STATE/pods/POD/pod.json and has the process
+// executor run `allot container-run STATE/pods/POD/pod.json` as the pod's
+// process: in the pod's cgroup, with its log, its SIGTERM, grace and
+// SIGKILL, and its exit code, exactly as a process pod. container-run
+// (RunContainer below) makes sure the image is here (pulling it with
+// skopeo into an OCI layout and unpacking it once with umoci), writes the
+// pod's OCI runtime config and execs `runc run`, which stays the pod's
+// process: it forwards SIGTERM to the container, and exits with the
+// container's status (128 + signal when killed). Pull progress and errors
+// go to the pod's log.
+//
+// What a container gets: its image's root file system, read-only (shared
+// by every pod of the image), a private /tmp (tmpfs) and its working
+// directory; its own pid, mount, ipc and uts namespaces; a user namespace
+// that maps its root to an unprivileged range of host ids, one range per
+// tenant (so it is root only inside); no new privileges and three
+// capabilities (runc's defaults: AUDIT_WRITE, KILL, NET_BIND_SERVICE); the
+// host's network, or with private networking only a loopback interface;
+// its GPUs' device nodes where the host has them (simulated GPUs: only the
+// environment, as for processes). Its processes stay in the pod's cgroup
+// (runc is told the cgroup it was started in), so the cpu and memory
+// limits, OOM reporting and the final SIGKILL of the process runtime apply
+// unchanged.
+//
+// Poll() removes what runc and the pod left behind once a pod has ended
+// (`runc delete --force`, the pod's directory).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "agent/exec.h"
+#include "core/status.h"
+
+namespace allot::agent {
+
+struct ContainerOptions {
+  // Where images (STATE/images), pods' bundles (STATE/pods) and runc's
+  // state (STATE/runc) live. Created if missing.
+  std::string state_dir;
+  std::string runtime = "runc";  // The OCI runtime binary (PATH is searched).
+  // This program (container-run is one of its subcommands).
+  std::string self_exe = "/proc/self/exe";
+  // false: the host's network; true: a network namespace of the pod's own
+  // with only loopback (nothing outside the pod is reachable).
+  bool private_network = false;
+  // User namespaces: tenant number k (in the order this agent first sees
+  // them, kept in STATE/tenants) maps container ids 0..65535 to host ids
+  // userns_base + k * 65536 ...; 0: no user namespace (containers run as
+  // root of the host; only for hosts without user namespaces).
+  uint32_t userns_base = 0;
+  // Registries reached without TLS verification (host:port, comma
+  // separated); 127.0.0.1 and localhost always are.
+  std::string insecure_registries;
+};
+
+// Container pods, run through `processes` (which owns their cgroups).
+// A pod without an image is refused (FailedPrecondition): this node runs
+// containers.
+std::unique_ptr<Executor> NewContainerExecutor(
+    ContainerOptions options, std::unique_ptr<Executor> processes);
+
+// `allot container-run POD_JSON`: the pod's process (see above). Returns
+// only on failure (the exit code: 125 when the image cannot be had, 126
+// when the container cannot be set up), after writing why to `err`.
+int RunContainer(const std::string& pod_json, std::ostream& err);
+
+// The image reference as skopeo reads it: "oci:/dir[:tag]" and
+// "docker://..." unchanged; "NAME[:TAG]" is docker://docker.io/library/...,
+// "HOST/NAME[:TAG]" docker://HOST/NAME[:TAG]. InvalidArgument names what is
+// wrong.
+Result<std::string> ImageSource(const std::string& image);
+
+// The pull policy in effect: `policy`, or Kubernetes' default (Always for
+// an untagged or :latest registry image, else IfNotPresent).
+std::string EffectivePullPolicy(const std::string& image, const std::string& policy);
+
+}  // namespace allot::agent

@@ -1,0 +1,223 @@
+// The container runtime with real runc, skopeo and umoci (make deps
+// installs them) on an image built here from busybox-static: no registry,
+// no network. Skipped, saying why, where the host cannot run containers
+// (not root, a tool missing).
+#include "agent/container.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "agent/test_util.h"
+#include "testing/oci_image.h"
+
+namespace allot::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using testing::Alive;
+using testing::ReadAll;
+using testing::WaitFor;
+
+constexpr uint32_t kUsernsBase = 1u << 20;
+
+int Sh(const std::string& cmd) { return std::system(cmd.c_str()); }
+
+class ContainerTest : public ::testing::Test {
+ protected:
+  // The image oci:DIR/oci:tiny (testing/oci_image.h).
+  static void SetUpTestSuite() {
+    skip_ = allot::testing::ContainersUnavailable();
+    if (!skip_.empty()) return;
+    char tmpl[] = "/tmp/allot_container_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    image_dir_ = tmpl;
+    ASSERT_TRUE(allot::testing::BuildTinyImage(image_dir_));
+  }
+  static void TearDownTestSuite() {
+    if (!image_dir_.empty()) Sh("rm -rf '" + image_dir_ + "'");
+  }
+
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    char tmpl[] = "/tmp/allot_container_pods.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    // Container root (an unprivileged host id) must reach the image roots.
+    ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);
+    ContainerOptions o;
+    o.state_dir = dir_ + "/state";
+    o.self_exe = std::getenv("ALLOT_BIN");
+    o.userns_base = kUsernsBase;
+    o.private_network = true;
+    exec_ = NewContainerExecutor(o, NewProcessExecutor());
+  }
+  void TearDown() override {
+    exec_.reset();
+    if (!dir_.empty()) Sh("rm -rf '" + dir_ + "'");
+  }
+
+  PodSpec Pod(const std::string& id, const std::string& script = "") {
+    PodSpec spec;
+    spec.id = id;
+    spec.tenant = id.substr(0, id.find('/'));
+    spec.image = "oci:" + image_dir_ + "/oci:tiny";
+    if (!script.empty()) spec.command = {"sh", "-c", script};
+    spec.log_path = dir_ + "/logs/" + id + ".log";
+    return spec;
+  }
+  PodExit WaitExit(const std::string& id) { return testing::WaitExit(*exec_, &exits_, id); }
+  // The host pid of the container's first process (runc's state).
+  int ContainerPid(const std::string& id) {
+    std::string flat = id;
+    for (char& c : flat) c = c == '/' ? '_' : c;
+    const std::string out = dir_ + "/state.json";
+    if (Sh("runc --root " + dir_ + "/state/runc state " + flat + " > " + out + " 2>/dev/null") != 0) {
+      return -1;
+    }
+    boost::system::error_code ec;
+    auto v = boost::json::parse(ReadAll(out), ec);
+    return ec ? -1 : static_cast<int>(v.at("pid").as_int64());
+  }
+
+  static inline std::string skip_;
+  static inline std::string image_dir_;
+  std::string dir_;
+  std::unique_ptr<Executor> exec_;
+  std::map<std::string, PodExit> exits_;
+};
+
+TEST_F(ContainerTest, RunsTheImagesCommandThenOursWithItsEnvAndExitCode) {
+  PodSpec first = Pod("team-a/first");
+  ASSERT_TRUE(exec_->Start(first).ok());
+  PodExit e = WaitExit("team-a/first");
+  EXPECT_EQ(e.exit_code, 0) << ReadAll(first.log_path);
+  const std::string log = ReadAll(first.log_path);
+  EXPECT_NE(log.find("allot: pulling image oci:"), std::string::npos) << log;
+  EXPECT_NE(log.find("hello from tiny\n"), std::string::npos) << log;
+
+  // Our command, the image's env under ours, a read-only root, a private
+  // /tmp, and a user namespace: root inside is kUsernsBase outside.
+  PodSpec second = Pod("team-a/second",
+                       "echo foo=$FOO image=$FROM_IMAGE; id -u; cat /proc/self/uid_map;"
+                       " touch /x 2>/dev/null || echo read-only root;"
+                       " touch /tmp/y && echo tmp ok; exit 3");
+  second.env = {{"FOO", "bar"}};
+  ASSERT_TRUE(exec_->Start(second).ok());
+  e = WaitExit("team-a/second");
+  EXPECT_EQ(e.exit_code, 3);
+  const std::string log2 = ReadAll(second.log_path);
+  EXPECT_EQ(log2.find("allot: pulling"), std::string::npos) << "pulled once: " << log2;
+  EXPECT_NE(log2.find("foo=bar image=yes\n0\n"), std::string::npos) << log2;
+  EXPECT_TRUE(std::regex_search(
+      log2, std::regex("\\n\\s*0\\s+" + std::to_string(kUsernsBase) + "\\s+65536\\n")))
+      << log2;
+  EXPECT_NE(log2.find("read-only root\ntmp ok\n"), std::string::npos) << log2;
+  EXPECT_EQ(e.last_lines.substr(e.last_lines.rfind('\n') + 1), "tmp ok");
+}
+
+TEST_F(ContainerTest, TenantsAreNotRootOnTheHostAndStopEndsThem) {
+  PodSpec a = Pod("team-a/sleeper", "trap 'echo got TERM; exit 7' TERM; echo up; while true; do sleep 0.1; done");
+  PodSpec b = Pod("team-b/sleeper", "echo up; exec sleep 1000");
+  ASSERT_TRUE(exec_->Start(a).ok());
+  ASSERT_TRUE(exec_->Start(b).ok());
+  int pa = -1, pb = -1;
+  ASSERT_TRUE(WaitFor([&] {
+    return ReadAll(a.log_path).find("up\n") != std::string::npos &&
+           ReadAll(b.log_path).find("up\n") != std::string::npos;
+  })) << ReadAll(a.log_path) << ReadAll(b.log_path);
+  pa = ContainerPid("team-a/sleeper");
+  pb = ContainerPid("team-b/sleeper");
+  ASSERT_GT(pa, 0);
+  ASSERT_GT(pb, 0);
+  // Seen from the host: each tenant's own range, never root.
+  auto uid = [](int pid) {
+    std::string s = ReadAll("/proc/" + std::to_string(pid) + "/status");
+    size_t at = s.find("\nUid:\t");
+    return at == std::string::npos ? -1L : std::atol(s.c_str() + at + 6);
+  };
+  const long ua = uid(pa), ub = uid(pb);
+  EXPECT_GE(ua, static_cast<long>(kUsernsBase));
+  EXPECT_GE(ub, static_cast<long>(kUsernsBase));
+  EXPECT_EQ(std::labs(ua - ub), 65536) << "one range per tenant";
+
+  // SIGTERM reaches the container through runc; the one that ignores it
+  // is killed at the end of its grace, and nothing of it is left.
+  exec_->Stop("team-a/sleeper", milliseconds(60000));
+  PodExit ea = WaitExit("team-a/sleeper");
+  EXPECT_TRUE(ea.stopped);
+  EXPECT_EQ(ea.exit_code, 7);
+  EXPECT_NE(ReadAll(a.log_path).find("got TERM"), std::string::npos);
+  PodSpec c = Pod("team-b/stubborn", "trap '' TERM; echo up; while true; do sleep 0.1; done");
+  ASSERT_TRUE(exec_->Start(c).ok());
+  ASSERT_TRUE(WaitFor([&] { return ReadAll(c.log_path).find("up\n") != std::string::npos; }));
+  const int pc = ContainerPid("team-b/stubborn");
+  ASSERT_GT(pc, 0);
+  exec_->Stop("team-b/stubborn", milliseconds(300));
+  PodExit ec = WaitExit("team-b/stubborn");
+  EXPECT_TRUE(ec.stopped);
+  EXPECT_EQ(ec.exit_code, 137);
+  EXPECT_EQ(ec.signal, SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return !Alive(pc); })) << "container " << pc << " survived";
+  exec_->StopAll(milliseconds(0));
+  for (const PodExit& e : exec_->Poll()) exits_[e.id] = e;
+  EXPECT_TRUE(WaitFor([&] { return !Alive(pb); }));
+  EXPECT_TRUE(exec_->Running().empty());
+  EXPECT_EQ(Sh("test -z \"$(ls " + dir_ + "/state/pods)\""), 0) << "bundles left behind";
+}
+
+TEST_F(ContainerTest, MissingImagesAndPodsWithoutOneAreClearErrors) {
+  PodSpec never = Pod("team-a/never", "true");
+  never.image = "oci:" + dir_ + "/nowhere:tiny";
+  never.image_pull_policy = "Never";
+  ASSERT_TRUE(exec_->Start(never).ok());
+  PodExit e = WaitExit("team-a/never");
+  EXPECT_EQ(e.exit_code, 125);
+  EXPECT_NE(e.last_lines.find("is not on this node and its imagePullPolicy is Never"),
+            std::string::npos)
+      << e.last_lines;
+  PodSpec gone = Pod("team-a/gone", "true");
+  gone.image = "oci:" + dir_ + "/nowhere:tiny";
+  ASSERT_TRUE(exec_->Start(gone).ok());
+  e = WaitExit("team-a/gone");
+  EXPECT_EQ(e.exit_code, 125);
+  EXPECT_NE(e.last_lines.find("cannot pull image oci:"), std::string::npos) << e.last_lines;
+
+  PodSpec bare = Pod("team-a/bare", "true");
+  bare.image.clear();
+  Result<int> r = exec_->Start(bare);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("has no image"), std::string::npos);
+}
+
+TEST(ImageSourceTest, ReferencesAndPullPolicies) {
+  EXPECT_EQ(*ImageSource("busybox"), "docker://docker.io/library/busybox");
+  EXPECT_EQ(*ImageSource("pytorch/pytorch:2.3"), "docker://docker.io/pytorch/pytorch:2.3");
+  EXPECT_EQ(*ImageSource("nvcr.io/nvidia/pytorch:24.01-py3"),
+            "docker://nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(*ImageSource("127.0.0.1:5000/tiny:1"), "docker://127.0.0.1:5000/tiny:1");
+  EXPECT_EQ(*ImageSource("localhost/tiny"), "docker://localhost/tiny");
+  EXPECT_EQ(*ImageSource("oci:/srv/images/x:1"), "oci:/srv/images/x:1");
+  EXPECT_FALSE(ImageSource("").ok());
+  EXPECT_FALSE(ImageSource("a b").ok());
+  EXPECT_FALSE(ImageSource("http://x/y").ok());
+
+  EXPECT_EQ(EffectivePullPolicy("busybox", ""), "Always");
+  EXPECT_EQ(EffectivePullPolicy("busybox:latest", ""), "Always");
+  EXPECT_EQ(EffectivePullPolicy("127.0.0.1:5000/tiny", ""), "Always");
+  EXPECT_EQ(EffectivePullPolicy("127.0.0.1:5000/tiny:1", ""), "IfNotPresent");
+  EXPECT_EQ(EffectivePullPolicy("busybox@sha256:abc", ""), "IfNotPresent");
+  EXPECT_EQ(EffectivePullPolicy("oci:/x:y", ""), "IfNotPresent");
+  EXPECT_EQ(EffectivePullPolicy("busybox", "Never"), "Never");
+}
+
+}  // namespace
+}  // namespace allot::agent
