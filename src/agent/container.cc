@@ -64,13 +64,22 @@ Result<json::value> ReadJson(const std::string& path) {
   return v;
 }
 
+// Written whole or not at all; only root may read it (a pod's env may
+// hold secrets).
 Status WriteFileAtomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) return Status::FailedPrecondition("cannot write " + tmp);
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::FailedPrecondition("cannot write " + tmp + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
   }
+  const bool written = off == text.size();
+  const bool ok = close(fd) == 0 && written;
+  if (!ok) return Status::FailedPrecondition("cannot write " + tmp + ": " + std::strerror(errno));
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     return Status::FailedPrecondition("cannot rename " + tmp + ": " + std::strerror(errno));
   }

@@ -148,6 +148,10 @@ TEST_F(ContainerTest, TenantsAreNotRootOnTheHostAndStopEndsThem) {
   EXPECT_GE(ua, static_cast<long>(kUsernsBase));
   EXPECT_GE(ub, static_cast<long>(kUsernsBase));
   EXPECT_EQ(std::labs(ua - ub), 65536) << "one range per tenant";
+  // What the pod runs (its env included) is for root's eyes only.
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/state/pods/team-b_sleeper/pod.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0077, 0u);
 
   // SIGTERM reaches the container through runc; the one that ignores it
   // is killed at the end of its grace, and nothing of it is left.
