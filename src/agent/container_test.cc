@@ -5,18 +5,23 @@
 #include "agent/container.h"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/json/parse.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
 #include "agent/test_util.h"
 #include "testing/oci_image.h"
+#include "testing/process.h"
 
 namespace allot::agent {
 namespace {
@@ -28,6 +33,8 @@ using testing::ReadAll;
 using testing::WaitFor;
 
 constexpr uint32_t kUsernsBase = 1u << 20;
+
+
 
 int Sh(const std::string& cmd) { return std::system(cmd.c_str()); }
 
@@ -200,6 +207,86 @@ TEST_F(ContainerTest, MissingImagesAndPodsWithoutOneAreClearErrors) {
   Result<int> r = exec_->Start(bare);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("has no image"), std::string::npos);
+}
+
+// A free TCP port on 127.0.0.1 (bound, read, released).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool Listening(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  close(fd);
+  return ok;
+}
+
+// A real registry (Debian's docker-registry) on loopback: the image is
+// pushed there with skopeo and pulled by the pod over HTTP (loopback
+// registries need no TLS); a tag that is not there fails the pod with
+// exit 125 and the registry's answer in its log; Always pulls again.
+TEST_F(ContainerTest, PullsFromARegistryOnLoopback) {
+  if (!std::filesystem::exists("/usr/bin/docker-registry")) GTEST_SKIP() << "docker-registry is not installed (make deps)";
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  const std::string reg = dir_ + "/registry";
+  std::filesystem::create_directories(reg + "/data");
+  std::ofstream(reg + "/config.yml") << "version: 0.1\nlog: {level: error}\n"
+                                        "storage: {filesystem: {rootdirectory: " << reg
+                                     << "/data}}\nhttp: {addr: 127.0.0.1:" << port << "}\n";
+  allot::testing::ChildProcess registry;
+  ASSERT_TRUE(registry.Spawn({"/usr/bin/docker-registry", "serve", reg + "/config.yml"}, reg + "/out",
+                             /*append=*/false));
+  ASSERT_TRUE(WaitFor([&] { return Listening(port); })) << ReadAll(reg + "/out");
+  const std::string ref = "127.0.0.1:" + std::to_string(port) + "/tiny:1";
+  ASSERT_EQ(Sh("skopeo copy --quiet --dest-tls-verify=false oci:" + image_dir_ +
+               "/oci:tiny docker://" + ref + " > " + reg + "/push 2>&1"),
+            0)
+      << ReadAll(reg + "/push");
+
+  PodSpec pod = Pod("team-a/pulled");
+  pod.image = ref;
+  ASSERT_TRUE(exec_->Start(pod).ok());
+  PodExit e = WaitExit("team-a/pulled");
+  EXPECT_EQ(e.exit_code, 0) << ReadAll(pod.log_path);
+  EXPECT_NE(ReadAll(pod.log_path).find("allot: pulling image " + ref + " (docker://" + ref + ")"),
+            std::string::npos)
+      << ReadAll(pod.log_path);
+  EXPECT_NE(ReadAll(pod.log_path).find("hello from tiny\n"), std::string::npos);
+
+  PodSpec missing = Pod("team-a/missing", "true");
+  missing.image = "127.0.0.1:" + std::to_string(port) + "/tiny:2";
+  ASSERT_TRUE(exec_->Start(missing).ok());
+  e = WaitExit("team-a/missing");
+  EXPECT_EQ(e.exit_code, 125);
+  EXPECT_NE(e.last_lines.find("manifest unknown"), std::string::npos) << e.last_lines;
+  EXPECT_NE(e.last_lines.find("allot: cannot pull image " + missing.image), std::string::npos)
+      << e.last_lines;
+
+  // Always pulls even when the image is here (IfNotPresent would not).
+  PodSpec again = Pod("team-a/again", "true");
+  again.image = ref;
+  again.image_pull_policy = "Always";
+  ASSERT_TRUE(exec_->Start(again).ok());
+  EXPECT_EQ(WaitExit("team-a/again").exit_code, 0);
+  EXPECT_NE(ReadAll(again.log_path).find("allot: pulled image " + ref), std::string::npos)
+      << ReadAll(again.log_path);
+  registry.Kill9();
 }
 
 TEST(ImageSourceTest, ReferencesAndPullPolicies) {
