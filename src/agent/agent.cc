@@ -304,8 +304,7 @@ void Agent::Start(const proto::DesiredPod& d) {
   }
   // Containers run in their tenant's user namespace instead.
   if (!run_as_.empty() && !f_.simulate_exec && !containers) {
-    const std::string tenant = id.substr(0, id.find('/'));
-    auto u = run_as_.find(tenant);
+    auto u = run_as_.find(spec.tenant);
     if (u == run_as_.end()) u = run_as_.find("*");
     if (u != run_as_.end()) {
       // setpriv (util-linux) drops to the user and its groups, then execs

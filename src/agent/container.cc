@@ -281,8 +281,27 @@ struct ImageConfig {
   std::string working_dir, user;
 };
 
-// The image's config (Entrypoint, Cmd, Env, WorkingDir, User) from the
-// OCI layout at `layout`: index -> manifest -> config.
+// Entrypoint, Cmd, Env, WorkingDir and User of an OCI image config's
+// "config" object (or of STATE/images/.../image.json, written in the same
+// shape); what is missing or of another type stays empty.
+ImageConfig ImageConfigOf(const json::value* c) {
+  ImageConfig out;
+  if (c == nullptr || !c->is_object()) return out;
+  const json::object& o = c->as_object();
+  out.entrypoint = Strings(o.if_contains("Entrypoint"));
+  out.cmd = Strings(o.if_contains("Cmd"));
+  out.env = Strings(o.if_contains("Env"));
+  if (const json::value* w = o.if_contains("WorkingDir"); w && w->is_string()) {
+    out.working_dir = std::string(w->as_string());
+  }
+  if (const json::value* u = o.if_contains("User"); u && u->is_string()) {
+    out.user = std::string(u->as_string());
+  }
+  return out;
+}
+
+// The image's config from the OCI layout at `layout`: index -> manifest
+// -> config.
 Result<ImageConfig> ReadImageConfig(const std::string& layout, std::string* digest) {
   auto blob = [&](const json::value& desc) -> Result<json::value> {
     const json::value* d = desc.as_object().if_contains("digest");
@@ -304,21 +323,7 @@ Result<ImageConfig> ReadImageConfig(const std::string& layout, std::string* dige
   if (!manifest.ok()) return manifest.status();
   Result<json::value> config = blob(manifest->at("config"));
   if (!config.ok()) return config.status();
-  ImageConfig out;
-  const json::value* c = config->as_object().if_contains("config");
-  if (c != nullptr && c->is_object()) {
-    const json::object& o = c->as_object();
-    out.entrypoint = Strings(o.if_contains("Entrypoint"));
-    out.cmd = Strings(o.if_contains("Cmd"));
-    out.env = Strings(o.if_contains("Env"));
-    if (const json::value* w = o.if_contains("WorkingDir"); w && w->is_string()) {
-      out.working_dir = std::string(w->as_string());
-    }
-    if (const json::value* u = o.if_contains("User"); u && u->is_string()) {
-      out.user = std::string(u->as_string());
-    }
-  }
-  return out;
+  return ImageConfigOf(config->as_object().if_contains("config"));
 }
 
 // A directory name for an image reference.
@@ -464,13 +469,7 @@ Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
   if (have.empty()) return Status::FailedPrecondition("image " + image + " vanished after its pull");
   Result<json::value> cfg = ReadJson(have + "/image.json");
   if (!cfg.ok()) return cfg.status();
-  ImageConfig ic;
-  const json::object& o = cfg->as_object();
-  ic.entrypoint = Strings(o.if_contains("Entrypoint"));
-  ic.cmd = Strings(o.if_contains("Cmd"));
-  ic.env = Strings(o.if_contains("Env"));
-  ic.working_dir = std::string(o.at("WorkingDir").as_string());
-  ic.user = std::string(o.at("User").as_string());
+  ImageConfig ic = ImageConfigOf(&*cfg);
   return std::make_pair(have + "/rootfs", ic);
 }
 

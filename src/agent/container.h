@@ -1,5 +1,5 @@
 // The container runtime of the node agent: each pod runs as an OCI
-// container from its image, under runc (docs/decisions/0006-container-
+// container from its image, under runc (docs/decisions/0005-container-
 // runtime.md says why runc with skopeo and umoci, not podman).
 //
 // NewContainerExecutor wraps a process executor (exec.h). Start() writes

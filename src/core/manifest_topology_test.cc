@@ -99,27 +99,19 @@ TEST(ManifestTopologyTest, BadTopologiesAreErrors) {
 }
 
 TEST(ManifestTopologyTest, PodTemplateAnnotations) {
-  Config c;
-  ASSERT_TRUE(ParseManifests(
-                  Job("kueue.x-k8s.io/podset-required-topology: example.com/rack"),
-                  "t.yaml", &c)
-                  .ok());
-  EXPECT_EQ(c.workloads[0].pod_sets[0].topology.required, "example.com/rack");
-  c = {};
-  ASSERT_TRUE(ParseManifests(
-                  Job("kueue.x-k8s.io/podset-preferred-topology: example.com/block"),
-                  "t.yaml", &c)
-                  .ok());
-  EXPECT_EQ(c.workloads[0].pod_sets[0].topology.preferred, "example.com/block");
-  c = {};
-  ASSERT_TRUE(ParseManifests(
-                  Job("kueue.x-k8s.io/podset-unconstrained-topology: \"true\""),
-                  "t.yaml", &c)
-                  .ok());
-  EXPECT_TRUE(c.workloads[0].pod_sets[0].topology.unconstrained);
-  c = {};
-  ASSERT_TRUE(ParseManifests(Job("other: x"), "t.yaml", &c).ok());
-  EXPECT_TRUE(c.workloads[0].pod_sets[0].topology.empty());
+  // The topology request of a Job whose pod template has `annotation`.
+  auto topology = [](const std::string& annotation) {
+    Config c;
+    Status s = ParseManifests(Job(annotation), "t.yaml", &c);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return s.ok() ? c.workloads[0].pod_sets[0].topology : TopologyRequest{};
+  };
+  EXPECT_EQ(topology("kueue.x-k8s.io/podset-required-topology: example.com/rack").required,
+            "example.com/rack");
+  EXPECT_EQ(topology("kueue.x-k8s.io/podset-preferred-topology: example.com/block").preferred,
+            "example.com/block");
+  EXPECT_TRUE(topology("kueue.x-k8s.io/podset-unconstrained-topology: \"true\"").unconstrained);
+  EXPECT_TRUE(topology("other: x").empty());
 }
 
 // What Allot reads but cannot honour, or two topologies at once, is an
