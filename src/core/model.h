@@ -288,6 +288,64 @@ struct Namespace {
   bool operator==(const Namespace&) const = default;
 };
 
+// A value kept in a tenant's Secret (server/secrets.h), resolved only when
+// the pod starts, so a workload names its secrets but never holds them.
+struct SecretKeyRef {
+  std::string secret;  // A Secret in the workload's tenant.
+  std::string key;
+  bool optional = false;  // Missing secret or key: the variable is unset.
+
+  bool operator==(const SecretKeyRef&) const = default;
+};
+
+// env[].valueFrom.secretKeyRef: one variable from one key.
+struct SecretEnvVar {
+  std::string name;
+  SecretKeyRef ref;
+
+  bool operator==(const SecretEnvVar&) const = default;
+};
+
+// envFrom[].secretRef: every key of a Secret as a variable, with a prefix.
+struct SecretEnvFrom {
+  std::string secret;
+  std::string prefix;
+  bool optional = false;
+
+  bool operator==(const SecretEnvFrom&) const = default;
+};
+
+// A pod volume (spec.volumes[]): exactly one source is set by `type`.
+struct Volume {
+  enum class Type { kEmptyDir, kHostPath, kSecret, kClaim };
+  std::string name;
+  Type type = Type::kEmptyDir;
+  // emptyDir: "" (node disk) or "Memory" (a tmpfs), and an optional size
+  // limit in bytes (0: none).
+  std::string medium;
+  int64_t size_limit_bytes = 0;
+  // hostPath: an absolute path on the node, allowed per tenant by an admin.
+  std::string path;
+  // secret: a Secret of the tenant, its keys as files.
+  std::string secret;
+  // persistentVolumeClaim: one of the tenant's persistent volumes, a
+  // directory under the agent's volume root shared by the workload's pods.
+  std::string claim;
+  bool read_only = false;  // hostPath and claims: mounted read-only.
+
+  bool operator==(const Volume&) const = default;
+};
+
+// containers[0].volumeMounts[]: where a volume appears in the pod.
+struct VolumeMount {
+  std::string name;        // A Volume of the pod set.
+  std::string mount_path;  // Absolute, in the container.
+  std::string sub_path;    // Relative, within the volume; empty: all of it.
+  bool read_only = false;
+
+  bool operator==(const VolumeMount&) const = default;
+};
+
 struct PodSet {
   std::string name;
   int32_t count = 1;
@@ -309,6 +367,23 @@ struct PodSet {
   // a :latest or untagged image, else IfNotPresent).
   std::string image;
   std::string image_pull_policy;
+  // Secrets: variables from keys (set after `env`, so they win over a
+  // literal of the same name), whole secrets as variables (set before
+  // `env`, as Kubernetes' envFrom), and the registry credentials its image
+  // is pulled with (imagePullSecrets, Secrets of type
+  // kubernetes.io/dockerconfigjson).
+  std::vector<SecretEnvVar> env_secrets;
+  std::vector<SecretEnvFrom> env_from;
+  std::vector<std::string> image_pull_secrets;
+  std::vector<Volume> volumes;
+  std::vector<VolumeMount> volume_mounts;
+  // securityContext (the first container's over the pod's): the uid the
+  // pod runs as inside its user namespace (unset: the image's user), and
+  // whether a root uid is refused.
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  bool run_as_non_root = false;
+  bool read_only_root = true;  // readOnlyRootFilesystem (default true).
 
   bool operator==(const PodSet&) const = default;
 };
