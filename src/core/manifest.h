@@ -16,9 +16,9 @@
 // Validation is strict: an unknown field is an error that names it, except
 // for Kubernetes bookkeeping that a manifest exported from a cluster carries
 // (metadata.uid, resourceVersion, managedFields, ..., and the `status` of
-// kinds whose status Allot does not read) and inside Pod templates (a full
-// PodSpec: only the fields Allot uses are read and checked). Annotations are
-// accepted whatever their keys (string values); workloads keep them.
+// kinds whose status Allot does not read); a pod template's fields are read,
+// accepted as having no effect, or errors (docs/manifests.md, "Pod templates").
+// Annotations are accepted whatever their keys; workloads keep them.
 //
 // JSON is YAML, so a JSON document (an HTTP request body, or the output of
 // core/manifest_encode.h) is read the same way.
@@ -46,9 +46,9 @@
 //    generate_name set) until core/generate_name.h names the object.
 //  - Every Namespace gets the label kubernetes.io/metadata.name with its
 //    name; Workload spec.active (default true) is kept in Workload::active.
-//  - What a pod runs (command, args, env, workingDir) comes from the compact
-//    template of an allot.dev/v1 Workload, and from the FIRST container of a
-//    Kubernetes pod template; env entries with valueFrom are skipped there.
+//  - What a pod runs (image, command, env, volumes, securityContext, ...)
+//    comes from an allot.dev/v1 compact template or the FIRST container of a
+//    pod template; the others count for their requests and run nothing.
 //
 // Thread-safety: the functions are pure apart from LoadManifestFile's read.
 #pragma once

@@ -210,6 +210,106 @@ json::object Resources(const ResourceList& list) {
 
 // ---- Workload pieces -------------------------------------------------------
 
+// env: the literal values, then the secrets' keys (a PodSet keeps them
+// apart, and reads them back into the same two lists).
+json::array Env(const PodSet& ps) {
+  json::array env;
+  env.reserve(ps.env.size() + ps.env_secrets.size());
+  for (const auto& [name, value] : ps.env) {
+    json::object e;
+    e.emplace("name", name);
+    PutString(&e, "value", value);
+    env.emplace_back(std::move(e));
+  }
+  for (const SecretEnvVar& s : ps.env_secrets) {
+    json::object ref{{"name", s.ref.secret}, {"key", s.ref.key}};
+    if (s.ref.optional) ref.emplace("optional", true);
+    env.emplace_back(json::object{
+        {"name", s.name},
+        {"valueFrom", json::object{{"secretKeyRef", std::move(ref)}}}});
+  }
+  return env;
+}
+
+json::array EnvFrom(const std::vector<SecretEnvFrom>& env_from) {
+  json::array a;
+  for (const SecretEnvFrom& e : env_from) {
+    json::object ref{{"name", e.secret}};
+    if (e.optional) ref.emplace("optional", true);
+    json::object o{{"secretRef", std::move(ref)}};
+    PutString(&o, "prefix", e.prefix);
+    a.emplace_back(std::move(o));
+  }
+  return a;
+}
+
+json::object VolumeSource(const Volume& v) {
+  switch (v.type) {
+    case Volume::Type::kEmptyDir: {
+      json::object o;
+      PutString(&o, "medium", v.medium);
+      if (v.size_limit_bytes > 0) {
+        o.emplace("sizeLimit", Q(Quantity::FromUnits(v.size_limit_bytes)));
+      }
+      return json::object{{"emptyDir", std::move(o)}};
+    }
+    case Volume::Type::kHostPath:
+      return json::object{{"hostPath", json::object{{"path", v.path}}}};
+    case Volume::Type::kSecret:
+      return json::object{{"secret", json::object{{"secretName", v.secret}}}};
+    case Volume::Type::kClaim: {
+      json::object o{{"claimName", v.claim}};
+      if (v.read_only) o.emplace("readOnly", true);
+      return json::object{{"persistentVolumeClaim", std::move(o)}};
+    }
+  }
+  return {};
+}
+
+json::array Volumes(const std::vector<Volume>& volumes) {
+  json::array a;
+  for (const Volume& v : volumes) {
+    json::object o{{"name", v.name}};
+    for (auto& [k, src] : VolumeSource(v)) o.emplace(k, std::move(src));
+    a.emplace_back(std::move(o));
+  }
+  return a;
+}
+
+json::array VolumeMounts(const std::vector<VolumeMount>& mounts) {
+  json::array a;
+  for (const VolumeMount& m : mounts) {
+    json::object o{{"name", m.name}, {"mountPath", m.mount_path}};
+    PutString(&o, "subPath", m.sub_path);
+    if (m.read_only) o.emplace("readOnly", true);
+    a.emplace_back(std::move(o));
+  }
+  return a;
+}
+
+// Pull secrets, volumes, mounts and the security context, each left out
+// when it says nothing (readOnlyRootFilesystem only when false).
+void PutPodRun(json::object* t, const PodSet& ps) {
+  if (!ps.env_from.empty()) t->emplace("envFrom", EnvFrom(ps.env_from));
+  if (!ps.image_pull_secrets.empty()) {
+    json::array a;
+    for (const std::string& s : ps.image_pull_secrets) {
+      a.emplace_back(json::object{{"name", s}});
+    }
+    t->emplace("imagePullSecrets", std::move(a));
+  }
+  if (!ps.volumes.empty()) t->emplace("volumes", Volumes(ps.volumes));
+  if (!ps.volume_mounts.empty()) {
+    t->emplace("volumeMounts", VolumeMounts(ps.volume_mounts));
+  }
+  json::object sc;
+  if (ps.run_as_user) sc.emplace("runAsUser", *ps.run_as_user);
+  if (ps.run_as_group) sc.emplace("runAsGroup", *ps.run_as_group);
+  if (ps.run_as_non_root) sc.emplace("runAsNonRoot", true);
+  if (!ps.read_only_root) sc.emplace("readOnlyRootFilesystem", false);
+  if (!sc.empty()) t->emplace("securityContext", std::move(sc));
+}
+
 // The compact template of an allot.dev/v1 pod set.
 json::object Template(const PodSet& ps) {
   json::object t;
@@ -222,18 +322,9 @@ json::object Template(const PodSet& ps) {
   PutString(&t, "imagePullPolicy", ps.image_pull_policy);
   PutStrings(&t, "command", ps.command);
   PutStrings(&t, "args", ps.args);
-  if (!ps.env.empty()) {
-    json::array env;
-    env.reserve(ps.env.size());
-    for (const auto& [name, value] : ps.env) {
-      json::object e;
-      e.emplace("name", name);
-      PutString(&e, "value", value);
-      env.emplace_back(std::move(e));
-    }
-    t.emplace("env", std::move(env));
-  }
+  if (!ps.env.empty() || !ps.env_secrets.empty()) t.emplace("env", Env(ps));
   PutString(&t, "workingDir", ps.working_dir);
+  PutPodRun(&t, ps);
   return t;
 }
 

@@ -86,8 +86,10 @@ boost::json::object EncodeNode(const Node& node);
 // with millisecond precision, left out when 0), spec.type unless "batch",
 // spec.priorityClassName when set, else spec.priority unless 0,
 // spec.active when false, the pod
-// sets with requests, selectors, tolerations, command, args, env and
-// workingDir, and status.admission when set (every count written).
+// sets with requests, selectors, tolerations, image, command, args, env
+// (values and secretKeyRefs), envFrom, workingDir, imagePullSecrets,
+// volumes, volumeMounts and securityContext (in Kubernetes' shapes), and
+// status.admission when set (every count written).
 boost::json::object EncodeWorkload(const Workload& workload);
 // allot.dev/v1 SchedulerConfig, as spec.fairSharing.
 boost::json::object EncodeSchedulerConfig(const SchedulerConfig& config);

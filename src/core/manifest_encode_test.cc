@@ -384,6 +384,18 @@ PodSet FullPodSet() {
   ps.working_dir = "/work space/ü";
   ps.image = "127.0.0.1:5000/team a/ü:1";
   ps.image_pull_policy = "Never";
+  ps.env_secrets = {{"TOKEN", {"hub", "to.k-en_1", true}}, {"V0", {"s", "k", false}}};
+  ps.env_from = {{"wandb", "W_", false}, {"extra", "", true}};
+  ps.image_pull_secrets = {"regcred", "mirror.example.com"};
+  ps.volumes.resize(4);
+  ps.volumes[0] = {"shm", Volume::Type::kEmptyDir, "Memory", 1 << 30, "", "", "", false};
+  ps.volumes[1] = {"data", Volume::Type::kHostPath, "", 0, "/srv/ü data", "", "", false};
+  ps.volumes[2] = {"creds", Volume::Type::kSecret, "", 0, "", "hub", "", false};
+  ps.volumes[3] = {"ckpt", Volume::Type::kClaim, "", 0, "", "", "ckpt", true};
+  ps.volume_mounts = {{"shm", "/dev/shm", "", false}, {"creds", "/etc/t", "token", true}};
+  ps.run_as_user = 0;
+  ps.run_as_group = 2147483647;
+  ps.read_only_root = false;
   return ps;
 }
 

@@ -1,7 +1,7 @@
 // Internal declarations shared by the manifest reader's translation units
-// (manifest.cc, manifest_workload.cc, manifest_nodepool.cc,
-// manifest_validate.cc, manifest_limits.cc, manifest_text.cc,
-// manifest_yaml.cc). Not part of the public API: include core/manifest.h
+// (manifest.cc, manifest_workload.cc, manifest_pod.cc,
+// manifest_container.cc, manifest_nodepool.cc, manifest_validate.cc,
+// manifest_limits.cc, manifest_text.cc, manifest_yaml.cc). Not part of the public API: include core/manifest.h
 // instead.
 //
 // Tree is a parsed document (from YAML or JSON text); Val is a node of it
@@ -81,6 +81,14 @@ class Val {
   // Checks that this is a mapping (or unset) whose keys are all `known` or
   // `ignored`, each once.
   Status CheckFields(Names known, Names ignored = {}) const {
+    return CheckFieldsIf(known, [ignored](std::string_view key) {
+      return Contains(ignored, key);
+    });
+  }
+  // CheckFields, where `also(key)` says whether a key not `known` is
+  // allowed (the caller checks it; the error lists only `known`).
+  template <typename Pred>
+  Status CheckFieldsIf(Names known, Pred also) const {
     std::vector<std::pair<std::string, Val>> entries;
     ALLOT_RETURN_IF_ERROR(Entries(&entries));
     std::set<std::string> seen;
@@ -89,7 +97,7 @@ class Val {
       if (!seen.insert(key).second) {
         return Status::InvalidArgument("field given twice", path);
       }
-      if (Contains(known, key) || Contains(ignored, key)) continue;
+      if (Contains(known, key) || also(std::string_view(key))) continue;
       std::string list;
       for (std::string_view n : known) {
         list += (list.empty() ? "" : ", ") + std::string(n);
@@ -281,6 +289,45 @@ inline constexpr int64_t kMaxGpusPerPod = 4096;
 // Per-pod requests: non-negative; GPUs and MIG slices in whole units, at
 // most kMaxGpusPerPod.
 Status ParseRequests(const Val& v, ResourceList* out);
+
+// ---- Pod templates (manifest_pod.cc, manifest_container.cc) ---------------
+
+// A Kubernetes field Allot does not honour. It is accepted only with one of
+// the values in `accepted` (", "-separated; each a Kubernetes default, or a
+// value that asks for what Allot does anyway), else it is an error naming
+// the field that says `why`.
+struct Unsupported {
+  std::string_view field;
+  std::string_view why;
+  std::string_view accepted = "";
+};
+using UnsupportedTable = std::initializer_list<Unsupported>;
+
+// `v` (a mapping) has only `known` fields and those of `table`, each once,
+// and each field of `table` it has holds an accepted value.
+Status CheckPodFields(const Val& v, Names known, UnsupportedTable table);
+
+// The spec of a Kubernetes PodTemplateSpec (a Kueue Workload's pod set, a
+// Job's template) into *ps: its requests, placement and what its first
+// container runs (manifest_pod.cc). Every field is read, accepted as
+// having no effect, or an error naming it.
+Status ParsePodSpec(const Val& spec, PodSet* ps);
+
+// What a pod runs, read alike from the first container of a pod template
+// and from allot.dev/v1's compact template (manifest_container.cc): image,
+// imagePullPolicy, command, args, env (values and secretKeyRefs), envFrom
+// (secretRefs) and workingDir. Checks no field names.
+Status ParseRunFields(const Val& v, PodSet* ps);
+// imagePullSecrets and volumes, read from a PodSpec or a compact template.
+Status ParsePodStorage(const Val& v, PodSet* ps);
+// volumeMounts of the first container or the compact template; after
+// ParsePodStorage (each mount names one of ps->volumes).
+Status ParseVolumeMounts(const Val& v, PodSet* ps);
+// The pod's securityContext (`pod`, unset for a compact template) and the
+// container's (`container`, whose fields win), into ps->run_as_user and
+// the rest.
+Status ParseSecurityContexts(const Val& pod, const Val& container,
+                             PodSet* ps);
 
 // ---- Kinds -----------------------------------------------------------------
 

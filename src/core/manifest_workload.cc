@@ -16,132 +16,6 @@ namespace {
 
 // ---- Pod templates ---------------------------------------------------------
 
-Status AddInto(const ResourceList& add, const Val& where, ResourceList* sum) {
-  for (const auto& [r, q] : add) {
-    if (!Quantity::CheckedAdd((*sum)[r], q, &(*sum)[r])) {
-      return where.Error("total request of " + r + " overflows");
-    }
-  }
-  return Status::Ok();
-}
-
-void MaxInto(const ResourceList& x, ResourceList* max) {
-  for (const auto& [r, q] : x) {
-    if (q > (*max)[r]) (*max)[r] = q;
-  }
-}
-
-// A container's requests; a resource given only in limits is requested at
-// its limit (Kubernetes defaulting). A request above its limit is refused,
-// as Kubernetes (and so Kueue) refuses it. Other container fields are
-// ignored.
-Status ParseContainer(const Val& c, ResourceList* out) {
-  Val resources = c["resources"];
-  ALLOT_RETURN_IF_ERROR(c.CheckMap());
-  ALLOT_RETURN_IF_ERROR(resources.CheckMap());
-  ALLOT_RETURN_IF_ERROR(ParseRequests(resources["requests"], out));
-  ResourceList limits;
-  ALLOT_RETURN_IF_ERROR(ParseRequests(resources["limits"], &limits));
-  for (const auto& [r, q] : limits) {
-    auto [it, inserted] = out->emplace(r, q);
-    if (!inserted && it->second > q) {
-      return resources["requests"].Entry(r).Error(
-          "request " + it->second.ToString() + " is above the limit " +
-          q.ToString() + " (resources.limits[" + r + "])");
-    }
-  }
-  return Status::Ok();
-}
-
-// spec.affinity of a pod template. Of the required node affinity, what a
-// nodeSelector can say (one term whose expressions are all `In` with one
-// value) joins *node_selector, and so picks flavors and nodes as it does;
-// any other required node affinity is an error (Allot cannot honour it
-// yet). Preferred terms, pod affinity and anti-affinity are preferences
-// Allot does not read.
-Status ParseAffinity(const Val& v, Labels* node_selector) {
-  Val required = v["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
-  if (required.unset()) return Status::Ok();
-  ALLOT_RETURN_IF_ERROR(required.CheckFields({"nodeSelectorTerms"}));
-  std::vector<Val> terms;
-  ALLOT_RETURN_IF_ERROR(required["nodeSelectorTerms"].Items(&terms));
-  if (terms.size() > 1) {
-    return required["nodeSelectorTerms"].Error(
-        "more than one node selector term (either may match) is not "
-        "supported yet; give one term, or a nodeSelector");
-  }
-  for (const Val& term : terms) {
-    ALLOT_RETURN_IF_ERROR(term.CheckFields({"matchExpressions"}, {}));
-    std::vector<Val> exprs;
-    ALLOT_RETURN_IF_ERROR(term["matchExpressions"].Items(&exprs));
-    for (const Val& e : exprs) {
-      ALLOT_RETURN_IF_ERROR(e.CheckFields({"key", "operator", "values"}));
-      std::string key, op;
-      std::vector<std::string> values;
-      ALLOT_RETURN_IF_ERROR(e["key"].GetName(&key));
-      ALLOT_RETURN_IF_ERROR(e["operator"].GetName(&op));
-      ALLOT_RETURN_IF_ERROR(e["values"].Get(&values));
-      if (op != "In" || values.size() != 1) {
-        return e.Error("operator " + op + " with " +
-                       std::to_string(values.size()) +
-                       " value(s) is not supported yet: Allot reads node "
-                       "affinity that a nodeSelector can say (In, one value)");
-      }
-      auto [it, inserted] = node_selector->emplace(key, values[0]);
-      if (!inserted && it->second != values[0]) {
-        return e.Error("conflicts with nodeSelector " + key + ": " +
-                       it->second + " (no node can match both)");
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-// env entries {name, value}; value defaults to "". `kueue` (a Kubernetes
-// EnvVar) also accepts valueFrom, whose entries are skipped: their value is
-// only known where the pod runs.
-Status ParseEnv(const Val& v, bool kueue,
-                std::vector<std::pair<std::string, std::string>>* out) {
-  std::vector<Val> items;
-  ALLOT_RETURN_IF_ERROR(v.Items(&items));
-  for (const Val& item : items) {
-    ALLOT_RETURN_IF_ERROR(kueue
-                              ? item.CheckFields({"name", "value", "valueFrom"})
-                              : item.CheckFields({"name", "value"}));
-    std::string name, value;
-    ALLOT_RETURN_IF_ERROR(item["name"].GetName(&name));
-    ALLOT_RETURN_IF_ERROR(item["value"].Get(&value));
-    if (kueue && !item["valueFrom"].unset()) {
-      ALLOT_RETURN_IF_ERROR(item["valueFrom"].CheckMap());
-      continue;
-    }
-    out->emplace_back(std::move(name), std::move(value));
-  }
-  return Status::Ok();
-}
-
-// image, imagePullPolicy, command, args, env and workingDir of a
-// container or compact template.
-Status ParseCommand(const Val& v, bool kueue, PodSet* ps) {
-  ALLOT_RETURN_IF_ERROR(v["image"].Get(&ps->image));
-  if (!v["image"].unset() && ps->image.empty()) {
-    return v["image"].Error("is empty; leave it out to run a process on the host");
-  }
-  ALLOT_RETURN_IF_ERROR(v["imagePullPolicy"].Get(&ps->image_pull_policy));
-  if (!ps->image_pull_policy.empty() && ps->image_pull_policy != "Always" &&
-      ps->image_pull_policy != "IfNotPresent" && ps->image_pull_policy != "Never") {
-    return v["imagePullPolicy"].Error("must be Always, IfNotPresent or Never, got " +
-                                      Quote(ps->image_pull_policy));
-  }
-  ALLOT_RETURN_IF_ERROR(v["command"].Get(&ps->command));
-  ALLOT_RETURN_IF_ERROR(v["args"].Get(&ps->args));
-  ALLOT_RETURN_IF_ERROR(ParseEnv(v["env"], kueue, &ps->env));
-  return v["workingDir"].Get(&ps->working_dir);
-}
-
-// A Kubernetes PodTemplateSpec, read leniently: per-pod requests as the
-// kubelet computes them, nodeSelector, tolerations, and what the first
-// container runs.
 // The annotations of Kueue's topology-aware scheduling on a pod template
 // (apis/kueue/v1beta2/topology_types.go). Those Allot cannot honour (pod
 // set slices and groups) are errors naming them.
@@ -211,59 +85,36 @@ Status ParseTopologyRequest(const Val& v, TopologyRequest* t) {
   return CheckOneTopology(v, *t, "required, preferred and unconstrained");
 }
 
+// A Kubernetes PodTemplateSpec: the topology annotations of its metadata
+// (its labels and other annotations have no effect) and its spec
+// (manifest_pod.cc).
 Status ParsePodTemplate(const Val& tmpl, PodSet* ps) {
-  Val spec = tmpl["spec"];
   ALLOT_RETURN_IF_ERROR(tmpl.CheckFields({"metadata", "spec"}));
   ALLOT_RETURN_IF_ERROR(
       ParseTopologyAnnotations(tmpl["metadata"]["annotations"], &ps->topology));
-  ALLOT_RETURN_IF_ERROR(spec.Require());
-  ALLOT_RETURN_IF_ERROR(spec.CheckMap());
-  ResourceList main, sidecars, init_peak, overhead;
-  std::vector<Val> containers, inits;
-  ALLOT_RETURN_IF_ERROR(spec["containers"].Items(&containers));
-  ALLOT_RETURN_IF_ERROR(spec["initContainers"].Items(&inits));
-  // Far past any real pod; the node budget bounds the rest of the template.
-  constexpr size_t kMaxContainers = 64;
-  if (containers.size() + inits.size() > kMaxContainers) {
-    return spec["containers"].Error(
-        std::to_string(containers.size() + inits.size()) +
-        " containers and init containers; at most " +
-        std::to_string(kMaxContainers) + " are allowed (the limit)");
-  }
-  if (!containers.empty()) {
-    ALLOT_RETURN_IF_ERROR(containers[0].CheckMap());
-    ALLOT_RETURN_IF_ERROR(ParseCommand(containers[0], /*kueue=*/true, ps));
-  }
-  for (const Val& c : containers) {
-    ResourceList r;
-    ALLOT_RETURN_IF_ERROR(ParseContainer(c, &r));
-    ALLOT_RETURN_IF_ERROR(AddInto(r, c, &main));
-  }
-  // Init containers run one at a time next to the sidecars started before
-  // them (restartPolicy: Always), which then keep running with the pod.
-  for (const Val& c : inits) {
-    ResourceList r;
-    ALLOT_RETURN_IF_ERROR(ParseContainer(c, &r));
-    std::string restart;
-    ALLOT_RETURN_IF_ERROR(c["restartPolicy"].Get(&restart));
-    if (restart == "Always") {
-      ALLOT_RETURN_IF_ERROR(AddInto(r, c, &sidecars));
-      MaxInto(sidecars, &init_peak);
-    } else {
-      ALLOT_RETURN_IF_ERROR(AddInto(sidecars, c, &r));
-      MaxInto(r, &init_peak);
-    }
-  }
-  ALLOT_RETURN_IF_ERROR(ParseRequests(spec["overhead"], &overhead));
-  ALLOT_RETURN_IF_ERROR(AddInto(sidecars, spec, &main));
-  MaxInto(init_peak, &main);
-  ALLOT_RETURN_IF_ERROR(AddInto(overhead, spec, &main));
-  for (const auto& [r, q] : main) {
+  return ParsePodSpec(tmpl["spec"], ps);
+}
+
+// allot.dev/v1's compact template: requests, placement and what runs, in
+// the Kubernetes shapes of a PodSpec and its first container together.
+Status ParseCompactTemplate(const Val& t, PodSet* ps) {
+  ALLOT_RETURN_IF_ERROR(t.CheckFields(
+      {"resources", "nodeSelector", "tolerations", "image", "imagePullPolicy",
+       "command", "args", "env", "envFrom", "workingDir", "imagePullSecrets",
+       "volumes", "volumeMounts", "securityContext"}));
+  ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
+  ResourceList requests;
+  ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));
+  for (const auto& [r, q] : requests) {
     if (!q.IsZero()) ps->requests[r] = q;
   }
-  ALLOT_RETURN_IF_ERROR(spec["nodeSelector"].Get(&ps->node_selector));
-  ALLOT_RETURN_IF_ERROR(ParseAffinity(spec["affinity"], &ps->node_selector));
-  return ParseTolerations(spec["tolerations"], &ps->tolerations);
+  ALLOT_RETURN_IF_ERROR(t["nodeSelector"].Get(&ps->node_selector));
+  ALLOT_RETURN_IF_ERROR(ParseTolerations(t["tolerations"], &ps->tolerations));
+  ALLOT_RETURN_IF_ERROR(ParsePodStorage(t, ps));
+  ALLOT_RETURN_IF_ERROR(ParseRunFields(t, ps));
+  ALLOT_RETURN_IF_ERROR(ParseVolumeMounts(t["volumeMounts"], ps));
+  return ParseSecurityContexts(Val(nullptr, t.path() + ".securityContext"),
+                               t["securityContext"], ps);
 }
 
 // ---- Workload pieces -------------------------------------------------------
@@ -362,7 +213,7 @@ Status ParseRunLimits(const Val& backoff, const Val& max_seconds, Workload* w) {
 }
 
 // spec.podSets of a Workload; `kueue` selects Kueue's PodTemplateSpec over
-// Allot's compact template {resources.requests, nodeSelector, tolerations}.
+// Allot's compact template.
 Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
   std::vector<Val> items;
   ALLOT_RETURN_IF_ERROR(v.Require());
@@ -388,19 +239,7 @@ Status ParsePodSets(const Val& v, bool kueue, Workload* w) {
       ps.topology = {};
       ALLOT_RETURN_IF_ERROR(ParseTopologyRequest(sv["topologyRequest"], &ps.topology));
     }
-    if (kueue) continue;
-    ALLOT_RETURN_IF_ERROR(
-        t.CheckFields({"resources", "nodeSelector", "tolerations", "image",
-                       "imagePullPolicy", "command", "args", "env", "workingDir"}));
-    ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
-    ResourceList requests;
-    ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));
-    for (const auto& [r, q] : requests) {
-      if (!q.IsZero()) ps.requests[r] = q;
-    }
-    ALLOT_RETURN_IF_ERROR(t["nodeSelector"].Get(&ps.node_selector));
-    ALLOT_RETURN_IF_ERROR(ParseTolerations(t["tolerations"], &ps.tolerations));
-    ALLOT_RETURN_IF_ERROR(ParseCommand(t, /*kueue=*/false, &ps));
+    if (!kueue) ALLOT_RETURN_IF_ERROR(ParseCompactTemplate(t, &ps));
   }
   return Status::Ok();
 }
@@ -613,7 +452,8 @@ constexpr char kMinParallelism[] = "kueue.x-k8s.io/job-min-parallelism";
 
 // A Job as Kueue sees it: one pod set "main" of min(parallelism,
 // completions) pods; backoffLimit restarts the gang, activeDeadlineSeconds
-// bounds its run. Other Job fields (suspend, ...) are ignored.
+// bounds its run. Other Job fields (suspend, ...) are ignored; its pod
+// template is read strictly (manifest_pod.cc).
 Status ParseJob(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(kTopFields, {"status"}));
   Workload w;

@@ -83,8 +83,9 @@ spec: {queueName: lq, podSets: [{template: {}}]}
   EXPECT_EQ(ps.working_dir, "");
 }
 
-// A full PodSpec: only the first container says what runs; env entries
-// with valueFrom are skipped (their value is known only on the node).
+// A full PodSpec: only the first container says what runs; the others
+// count for their resources only (and so may carry nothing that would
+// run); env entries with valueFrom name a Secret's key.
 TEST(ManifestWorkloadTest, KueueWorkloadReadsFirstContainer) {
   Workload w = ParseOne(R"(
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -108,12 +109,11 @@ spec:
           workingDir: /workspace
           env:
           - {name: EPOCHS, value: "3"}
-          - name: POD_IP
-            valueFrom: {fieldRef: {fieldPath: status.podIP}}
+          - name: TOKEN
+            valueFrom: {secretKeyRef: {name: hub, key: token}}
           - {name: NO_VALUE}
         - name: sidecar
-          command: [logger]
-          workingDir: /ignored
+          resources: {requests: {cpu: 500m}}
 )");
   EXPECT_EQ(w.type, "training");
   EXPECT_EQ(w.annotations.at("kueue.x-k8s.io/something"), "x");
@@ -121,7 +121,10 @@ spec:
   EXPECT_EQ(ps.command, Strings{"torchrun"});
   EXPECT_EQ(ps.args, (Strings{"--nnodes=2", "train.py"}));
   EXPECT_EQ(ps.env, (Env{{"EPOCHS", "3"}, {"NO_VALUE", ""}}));
+  EXPECT_EQ(ps.env_secrets,
+            (std::vector<SecretEnvVar>{{"TOKEN", {"hub", "token", false}}}));
   EXPECT_EQ(ps.working_dir, "/workspace");
+  EXPECT_EQ(ps.requests, (ResourceList{{"cpu", Quantity::FromMilli(500)}}));
 }
 
 // A Job keeps its labels (the queue label too) and annotations; without
@@ -249,10 +252,10 @@ spec: {template: {spec: {containers: [{name: c}]}}}
        AllotWorkload("", "      env: [{name: A, value: [1]}]"),
        "spec.podSets[0].template.env[0].value: expected a string",
        "spec.podSets[0].template.env[0].value"},
-      {"valueFrom in the compact template",
+      {"unknown valueFrom source in the compact template",
        AllotWorkload("", "      env: [{name: A, valueFrom: {x: y}}]"),
-       "spec.podSets[0].template.env[0].valueFrom: unknown field",
-       "spec.podSets[0].template.env[0].valueFrom"},
+       "spec.podSets[0].template.env[0].valueFrom.x: unknown field",
+       "spec.podSets[0].template.env[0].valueFrom.x"},
       {"workingDir not a string", AllotWorkload("", "      workingDir: [a]"),
        "spec.podSets[0].template.workingDir: expected a string",
        "spec.podSets[0].template.workingDir"},
@@ -312,7 +315,7 @@ spec:
     spec:
       containers:
       - {name: c, image: "nvcr.io/nvidia/pytorch:24.01-py3", imagePullPolicy: IfNotPresent}
-      - {name: side, image: busybox}
+      - {name: side, resources: {requests: {cpu: 1}}}
 )");
   ASSERT_EQ(job.pod_sets.size(), 1u);
   EXPECT_EQ(job.pod_sets[0].image, "nvcr.io/nvidia/pytorch:24.01-py3");
