@@ -22,7 +22,9 @@ namespace {
 constexpr size_t kMaxPodSets = 8;
 constexpr int64_t kMaxPodsPerWorkload = 10000;
 constexpr size_t kMaxCommandEntries = 1024;  // command and args, each.
-constexpr size_t kMaxEnvEntries = 1024;
+constexpr size_t kMaxEnvEntries = 1024;  // Values and secret keys together.
+// envFrom, imagePullSecrets, volumes and volumeMounts, each.
+constexpr size_t kMaxPodRefs = 256;
 constexpr size_t kMaxLabels = 256;                  // Labels, and annotations.
 constexpr size_t kMaxAnnotationBytes = 256 * 1024;  // As Kubernetes.
 
@@ -196,11 +198,25 @@ Status CheckWorkloadLimits(const Workload& w) {
               Limit(kMaxCommandEntries, "are allowed"),
           at + ".args");
     }
-    if (ps.env.size() > kMaxEnvEntries) {
-      return Status::InvalidArgument("env of " + std::to_string(ps.env.size()) +
+    const size_t env = ps.env.size() + ps.env_secrets.size();
+    if (env > kMaxEnvEntries) {
+      return Status::InvalidArgument("env of " + std::to_string(env) +
                                          " entries; " +
                                          Limit(kMaxEnvEntries, "are allowed"),
                                      at + ".env");
+    }
+    const std::pair<const char*, size_t> refs[] = {
+        {"envFrom", ps.env_from.size()},
+        {"imagePullSecrets", ps.image_pull_secrets.size()},
+        {"volumes", ps.volumes.size()},
+        {"volumeMounts", ps.volume_mounts.size()}};
+    for (const auto& [field, n] : refs) {
+      if (n > kMaxPodRefs) {
+        return Status::InvalidArgument(
+            std::string(field) + " of " + std::to_string(n) + " entries; " +
+                Limit(kMaxPodRefs, "are allowed"),
+            at + "." + field);
+      }
     }
   }
   return Status::Ok();

@@ -169,6 +169,8 @@ TEST(ManifestLimitsTest, DecodedObjectsAreBounded) {
   for (int i = 0; i < 9; ++i) many_sets += "  - {name: p" + std::to_string(i) + ", count: 1, template: {}}\n";
   std::string env = "  podSets:\n  - count: 1\n    template:\n      env:\n";
   for (int i = 0; i < 1100; ++i) env += "      - {name: V" + std::to_string(i) + ", value: x}\n";
+  std::string volumes = "  podSets:\n  - count: 1\n    template:\n      volumes:\n";
+  for (int i = 0; i < 257; ++i) volumes += "      - {name: v" + std::to_string(i) + ", emptyDir: {}}\n";
   std::string labels = ", labels: {";
   for (int i = 0; i < 300; ++i) labels += (i ? ", l" : "l") + std::to_string(i) + ": v";
   labels += "}";
@@ -194,6 +196,7 @@ TEST(ManifestLimitsTest, DecodedObjectsAreBounded) {
        "spec.podSets[1].count", "at most 10000 pods per workload"},
       {"nine pod sets", Workload(many_sets), "spec.podSets", "at most 8 are allowed, as in Kueue"},
       {"1,100 env entries", Workload(env), "spec.podSets[0].env", "at most 1024"},
+      {"257 volumes", Workload(volumes), "spec.podSets[0].volumes", "at most 256"},
       {"300 labels", Workload("  podSets: [{count: 1, template: {}}]\n", labels), "metadata.labels", "at most 256"},
       {"65 containers", job, "spec.template.spec.containers", "at most 64 are allowed"},
       {"a 2 MB object", Workload(big), "", "bytes are allowed for one stored object"},
