@@ -12,7 +12,8 @@ DEBS := build-essential cmake ninja-build ccache pkg-config \
         libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev \
         libboost1.81-dev libboost-json1.81-dev libsqlite3-dev libssl-dev \
         libcli11-dev openssl prometheus-cpp-dev prometheus \
-        nodejs chromium systemd runc umoci skopeo busybox-static docker-registry
+        nodejs chromium systemd runc umoci skopeo busybox-static docker-registry \
+        apache2-utils
 # Only the fuzzing build (make fuzz, make fuzz-smoke) needs Clang.
 FUZZ_DEBS := clang-16 libclang-rt-16-dev
 EXAMPLE ?= examples/demo.yaml

@@ -12,6 +12,7 @@
 #include "agent/heartbeat.h"
 #include "cli/agent.h"
 #include "cli/commands.h"
+#include "cli/secret.h"
 #include "cli/dry_run.h"
 #include "cli/simulate.h"
 #include "cli/up.h"
@@ -89,6 +90,9 @@ int main(int argc, char** argv) {
   serve->add_option("--tls-key", sf.tls_key, "PEM private key");
   serve->add_option("--admin-token-file", sf.admin_token_file,
                     "register the cluster-admin token in this file");
+  serve->add_option("--secret-key-file", sf.secret_key_file,
+                    "the key that seals Secrets (default: STORE_PATH.secret-key, "
+                    "created on first start)");
   serve->add_option("--threads", sf.threads, "network threads")->capture_default_str();
   serve->add_option("--node-timeout", sf.node_timeout_s,
                     "seconds without a heartbeat before an agent's node is NotReady")
@@ -171,6 +175,9 @@ int main(int argc, char** argv) {
                     "containers: first host uid/gid of the tenants' user namespaces (65536 ids "
                     "each); 0: none, containers run as host root")
       ->capture_default_str();
+  agent->add_option("--volume-root", af.volume_root,
+                    "containers: where tenants' persistent volumes live, ROOT/TENANT/CLAIM "
+                    "(default: CONTAINER_STATE/volumes)");
   agent->add_option("--insecure-registries", af.insecure_registries,
                     "registries pulled from without TLS verification, host:port[,...] "
                     "(127.0.0.1 and localhost always are)");
@@ -328,6 +335,41 @@ int main(int argc, char** argv) {
   auto* tlist = token->add_subcommand("list", "list tokens (no secrets)");
   client_flags(tlist);
   tlist->callback([&] { rc = CmdTokenList(cf); });
+
+  // secret
+  auto* secret = app.add_subcommand("secret", "a tenant's Secrets (values sealed at rest)");
+  secret->require_subcommand(1);
+  SecretFlags xf;
+  auto* screate = secret->add_subcommand(
+      "create", "create a Secret from literals, files, registry credentials or -f FILE");
+  screate->add_option("name", xf.name, "the Secret's name (or metadata.name of -f)");
+  screate->add_option("--from-literal", xf.literals, "KEY=VALUE (repeatable)");
+  screate->add_option("--from-file", xf.files,
+                      "[KEY=]PATH: the file's bytes as KEY (default: its name; repeatable)");
+  screate->add_option("--type", xf.type,
+                      "Opaque (default), kubernetes.io/dockerconfigjson, "
+                      "kubernetes.io/basic-auth or kubernetes.io/tls");
+  screate->add_option("--docker-server", xf.docker_server,
+                      "registry host[:port]: make registry credentials (an imagePullSecret)");
+  screate->add_option("--docker-username", xf.docker_username);
+  screate->add_option("--docker-password", xf.docker_password);
+  screate->add_option("-f,--filename", xf.manifest, "a v1 Secret manifest (YAML or JSON)");
+  screate->add_flag("--replace", xf.replace, "replace the Secret if it exists");
+  screate->add_option("-t,--tenant", xf.tenant, "tenant (default: the token's, else default)");
+  client_flags(screate);
+  screate->callback([&] { rc = CmdSecretCreate(cf, xf); });
+  auto* sget = secret->add_subcommand("get", "list Secrets, or one: names, types, keys (no values)");
+  sget->add_option("name", xf.name);
+  sget->add_flag("--values", xf.values,
+                 "print the Secret with its values (base64, the tenant's admins only; audited)");
+  sget->add_option("-t,--tenant", xf.tenant, "tenant (default: the token's, else default)");
+  client_flags(sget);
+  sget->callback([&] { rc = CmdSecretGet(cf, xf); });
+  auto* sdel = secret->add_subcommand("delete", "delete a Secret");
+  sdel->add_option("name", xf.name)->required();
+  sdel->add_option("-t,--tenant", xf.tenant, "tenant (default: the token's, else default)");
+  client_flags(sdel);
+  sdel->callback([&] { rc = CmdSecretDelete(cf, xf); });
 
   // audit
   auto* audit = app.add_subcommand("audit", "the audit log");

@@ -272,7 +272,28 @@ void Agent::Start(const proto::DesiredPod& d) {
   spec.image_pull_policy = d.image_pull_policy;
   spec.gpus = d.gpus;
   spec.tenant = id.substr(0, id.find('/'));
+  spec.volumes = d.volumes;
+  spec.mounts = d.mounts;
+  spec.files = d.files;
+  spec.registry_auth = d.registry_auth;
+  spec.run_as_user = d.run_as_user;
+  spec.run_as_group = d.run_as_group;
+  spec.run_as_non_root = d.run_as_non_root;
+  spec.read_only_root = d.read_only_root;
   const bool containers = exec_->RunsImages();
+  // Exit 126, as a container that cannot be set up: the server could not
+  // give the pod what it needs (a Secret it names is gone), or this node
+  // cannot give it volumes.
+  auto setup_failed = [&](const std::string& why) {
+    exited_[id] = PodExit{id, 126, 0, false, why + "\n", why};
+    report_now_ = true;
+  };
+  if (!d.start_error.empty()) return setup_failed(d.start_error);
+  if (!containers && !f_.simulate_exec && (!d.volumes.empty() || !d.mounts.empty())) {
+    return setup_failed(
+        "the pod mounts volumes, and this node runs processes (allot agent --runtime "
+        "process); run its agent with --runtime container");
+  }
   if (!d.image.empty() && !containers && !f_.simulate_exec && f_.ignore_images) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(spec.log_path).parent_path(), ec);

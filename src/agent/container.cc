@@ -1,10 +1,13 @@
 // The container runtime (see container.h): ContainerExecutor, and
 // `allot container-run`, the pod's process until it execs runc.
 #include "agent/container.h"
+#include "agent/container_volumes.h"
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -191,6 +194,12 @@ class ContainerExecutor : public Executor {
     if (o_.userns_base > 0) {
       pod["hostIdBase"] = static_cast<int64_t>(o_.userns_base) +
                           static_cast<int64_t>(TenantIndex(spec.tenant)) * kIdsPerTenant;
+    }
+    const std::string volume_root =
+        o_.volume_root.empty() ? o_.state_dir + "/volumes" : o_.volume_root;
+    if (Status s = WritePodVolumes(spec, dir, volume_root, &pod); !s.ok()) {
+      fs::remove_all(dir, ec);
+      return s;
     }
     const std::string pod_json = dir + "/pod.json";
     ALLOT_RETURN_IF_ERROR(WriteFileAtomic(pod_json, json::serialize(pod)));
@@ -414,6 +423,10 @@ Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
     if (InsecureRegistry(*source, std::string(pod.at("insecureRegistries").as_string()))) {
       copy.push_back("--src-tls-verify=false");
     }
+    // The tenant's imagePullSecrets, merged (container auth file format).
+    if (const json::value* auth = pod.if_contains("authFile"); auth && auth->is_string()) {
+      copy.push_back("--src-authfile=" + std::string(auth->as_string()));
+    }
     copy.push_back(*source);
     copy.push_back("oci:" + layout + ":image");
     const int rc = RunTool(copy);
@@ -500,9 +513,34 @@ json::object Mount(const std::string& dst, const std::string& type, const std::s
                       {"options", StringArray(options)}};
 }
 
+// The default seccomp profile: everything is allowed but the system calls
+// a workload has no business making and that widen what the kernel
+// exposes to it (new namespaces and mounts, kernel modules and keyrings,
+// clocks, swap, reboot, BPF, perf, kexec), which fail with EPERM. Close to
+// Docker's and Kubernetes' RuntimeDefault in what it denies; names this
+// kernel or libseccomp do not know are skipped by runc.
+json::object DefaultSeccomp() {
+  static const std::vector<std::string> kDenied = {
+      "acct", "add_key", "bpf", "clock_adjtime", "clock_settime", "create_module",
+      "delete_module", "finit_module", "fsconfig", "fsmount", "fsopen", "fspick",
+      "get_kernel_syms", "init_module", "ioperm", "iopl", "kexec_file_load", "kexec_load",
+      "keyctl", "lookup_dcookie", "mount", "move_mount", "name_to_handle_at", "nfsservctl",
+      "open_by_handle_at", "open_tree", "perf_event_open", "pivot_root", "query_module",
+      "quotactl", "reboot", "request_key", "setns", "settimeofday", "stime", "swapoff",
+      "swapon", "syslog", "sysfs", "_sysctl", "umount", "umount2", "unshare", "uselib",
+      "userfaultfd", "ustat", "vm86", "vm86old"};
+  return json::object{
+      {"defaultAction", "SCMP_ACT_ALLOW"},
+      {"architectures", StringArray({"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
+                                     "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"})},
+      {"syscalls", json::array{json::object{{"names", StringArray(kDenied)},
+                                            {"action", "SCMP_ACT_ERRNO"},
+                                            {"errnoRet", 1}}}}};
+}
+
 // The OCI runtime config of the pod.
 Result<json::object> RuntimeConfig(const json::object& pod, const std::string& rootfs,
-                                   const ImageConfig& image) {
+                                   const ImageConfig& image, bool writable_root) {
   // Kubernetes' rules: command replaces the entrypoint, args the cmd.
   std::vector<std::string> command = Strings(pod.if_contains("command"));
   std::vector<std::string> args = Strings(pod.if_contains("args"));
@@ -550,6 +588,20 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
                                      "read the image's /etc/passwd yet");
     }
   }
+  // securityContext: runAsUser and runAsGroup win over the image's user.
+  if (const json::value* u = pod.if_contains("runAsUser"); u && u->is_int64()) {
+    uid = uint32_t(u->as_int64());
+    if (!pod.contains("runAsGroup")) gid = uid;
+  }
+  if (const json::value* g = pod.if_contains("runAsGroup"); g && g->is_int64()) {
+    gid = uint32_t(g->as_int64());
+  }
+  if (const json::value* nr = pod.if_contains("runAsNonRoot");
+      nr && nr->is_bool() && nr->as_bool() && uid == 0) {
+    return Status::FailedPrecondition(
+        "runAsNonRoot is set and the pod would run as root (uid 0): set runAsUser, or use an "
+        "image with a non-root numeric USER");
+  }
   std::string cwd(pod.at("workingDir").as_string());
   if (cwd.empty()) cwd = image.working_dir.empty() ? "/" : image.working_dir;
 
@@ -582,6 +634,13 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
       if (access(f, R_OK) == 0) mounts.push_back(Mount(f, "none", f, {"bind", "ro", "nosuid", "nodev"}));
     }
   }
+
+  // The pod's volumes, owned by the host ids its user maps to.
+  int64_t id_base = 0;
+  if (const json::value* b = pod.if_contains("hostIdBase"); b && b->is_int64()) {
+    id_base = b->as_int64();
+  }
+  ALLOT_RETURN_IF_ERROR(MountVolumes(pod, rootfs, id_base + uid, id_base + gid, &mounts));
 
   json::array namespaces;
   for (const char* ns : {"pid", "ipc", "uts", "mount"}) namespaces.push_back(json::object{{"type", ns}});
@@ -621,6 +680,7 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
   }
   if (!devices.empty()) linux_cfg["devices"] = std::move(devices);
   linux_cfg["resources"] = json::object{{"devices", std::move(allow)}};
+  linux_cfg["seccomp"] = DefaultSeccomp();
   linux_cfg["maskedPaths"] = StringArray({"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
                                           "/proc/latency_stats", "/proc/timer_list",
                                           "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
@@ -630,10 +690,37 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
   std::string host = std::string(pod.at("runtimeId").as_string()).substr(0, 63);
   return json::object{{"ociVersion", "1.0.2"},
                       {"process", std::move(process)},
-                      {"root", json::object{{"path", rootfs}, {"readonly", true}}},
+                      {"root", json::object{{"path", rootfs}, {"readonly", !writable_root}}},
                       {"hostname", host},
                       {"mounts", std::move(mounts)},
                       {"linux", std::move(linux_cfg)}};
+}
+
+// An overlay with `lower` below and the pod's own upper layer
+// (BUNDLE/upper, owned by the tenant's root) at BUNDLE/rootfs, in a new
+// private mount namespace of this process.
+Result<std::string> OverlayRoot(const std::string& lower, const std::string& bundle,
+                                const json::object& pod) {
+  if (unshare(CLONE_NEWNS) != 0 ||
+      mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return Status::FailedPrecondition(std::string("cannot make a mount namespace for the "
+                                                  "pod's writable root: ") +
+                                      std::strerror(errno));
+  }
+  const std::string upper = bundle + "/upper", work = bundle + "/work",
+                    merged = bundle + "/rootfs";
+  std::error_code ec;
+  for (const std::string& d : {upper, work, merged}) fs::create_directories(d, ec);
+  if (const json::value* b = pod.if_contains("hostIdBase"); b && b->is_int64()) {
+    (void)chown(upper.c_str(), uid_t(b->as_int64()), gid_t(b->as_int64()));
+  }
+  const std::string opts = "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work;
+  if (mount("overlay", merged.c_str(), "overlay", 0, opts.c_str()) != 0) {
+    return Status::FailedPrecondition(std::string("cannot mount the pod's writable root "
+                                                  "(overlayfs): ") +
+                                      std::strerror(errno));
+  }
+  return merged;
 }
 
 }  // namespace
@@ -692,7 +779,22 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
     err << "allot: " << image.status().message() << std::endl;
     return kExitNoImage;
   }
-  Result<json::object> config = RuntimeConfig(p, image->first, image->second);
+  // readOnlyRootFilesystem: false: the pod writes to an overlay of its
+  // own over the shared image root, mounted in a mount namespace that
+  // runc inherits and that ends with it (nothing to unmount after).
+  std::string rootfs = image->first;
+  const json::value* ro = p.if_contains("readOnlyRoot");
+  const bool writable_root = ro && ro->is_bool() && !ro->as_bool();
+  if (writable_root) {
+    Result<std::string> merged =
+        OverlayRoot(rootfs, fs::path(pod_json).parent_path().string(), p);
+    if (!merged.ok()) {
+      err << "allot: " << merged.status().message() << std::endl;
+      return kExitSetup;
+    }
+    rootfs = *merged;
+  }
+  Result<json::object> config = RuntimeConfig(p, rootfs, image->second, writable_root);
   if (!config.ok()) {
     err << "allot: " << config.status().message() << std::endl;
     return kExitSetup;

@@ -59,6 +59,9 @@ struct ContainerOptions {
   // userns_base + k * 65536 ...; 0: no user namespace (containers run as
   // root of the host; only for hosts without user namespaces).
   uint32_t userns_base = 0;
+  // Where tenants' persistent volumes (persistentVolumeClaim) live:
+  // VOLUME_ROOT/TENANT/CLAIM. Empty: STATE/volumes.
+  std::string volume_root;
   // Registries reached without TLS verification (host:port, comma
   // separated); 127.0.0.1 and localhost always are.
   std::string insecure_registries;

@@ -289,6 +289,135 @@ TEST_F(ContainerTest, PullsFromARegistryOnLoopback) {
   registry.Kill9();
 }
 
+// Volumes: scratch on disk and in memory, a Secret's keys as read-only
+// files, a tenant's persistent volume kept across its pods and out of
+// another tenant's reach; runAsUser; runAsNonRoot refused for a root
+// image; a writable root as an overlay that leaves the shared image as it
+// was.
+TEST_F(ContainerTest, VolumesSecretFilesAndTheSecurityContext) {
+  auto vol = [](const std::string& name, core::Volume::Type type) {
+    core::Volume v;
+    v.name = name;
+    v.type = type;
+    return v;
+  };
+  PodSpec a = Pod("team-a/vols",
+                  "id -u; echo s > /scratch/f && cat /scratch/f; grep ' /mem ' /proc/mounts;"
+                  " cat /creds/token; echo; touch /creds/x 2>/dev/null || echo secret read-only;"
+                  " echo kept > /data/f; touch /y 2>/dev/null || echo root read-only;"
+                  " unshare -U true 2>/dev/null || echo seccomp denies unshare;"
+                  " grep '^Seccomp:' /proc/self/status");
+  a.volumes = {vol("scratch", core::Volume::Type::kEmptyDir), vol("mem", core::Volume::Type::kEmptyDir),
+               vol("creds", core::Volume::Type::kSecret), vol("data", core::Volume::Type::kClaim)};
+  a.volumes[1].medium = "Memory";
+  a.volumes[1].size_limit_bytes = 1 << 20;
+  a.volumes[2].secret = "hf";
+  a.volumes[3].claim = "data";
+  a.mounts = {{"scratch", "/scratch", "", false}, {"mem", "/mem", "", false},
+              {"creds", "/creds", "", false}, {"data", "/data", "", false}};
+  a.files = {{"creds", "token", "hunter2"}};
+  a.run_as_user = 1000;
+  ASSERT_TRUE(exec_->Start(a).ok());
+  PodExit e = WaitExit("team-a/vols");
+  const std::string log = ReadAll(a.log_path);
+  EXPECT_EQ(e.exit_code, 0) << log;
+  EXPECT_NE(log.find("1000\ns\n"), std::string::npos) << log;
+  EXPECT_TRUE(std::regex_search(log, std::regex("tmpfs /mem tmpfs \\S*size=1024k"))) << log;
+  EXPECT_NE(log.find("hunter2\nsecret read-only\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("root read-only\nseccomp denies unshare\nSeccomp:\t2\n"),
+            std::string::npos)
+      << log;  // 2: a filter.
+
+  // The claim outlives the pod, for the same tenant; the tenant's directory
+  // belongs to its user namespace's root, out of other tenants' reach.
+  const std::string root = dir_ + "/state/volumes";
+  EXPECT_EQ(ReadAll(root + "/team-a/data/f"), "kept\n");
+  struct stat st {};
+  ASSERT_EQ(stat((root + "/team-a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kUsernsBase);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  PodSpec again = Pod("team-a/again", "cat /data/f");
+  again.volumes = {a.volumes[3]};
+  again.mounts = {a.mounts[3]};
+  ASSERT_TRUE(exec_->Start(again).ok());
+  EXPECT_EQ(WaitExit("team-a/again").exit_code, 0);
+  EXPECT_NE(ReadAll(again.log_path).find("kept\n"), std::string::npos) << ReadAll(again.log_path);
+  PodSpec b = Pod("team-b/other", "ls -A /data | wc -l");
+  b.volumes = {a.volumes[3]};
+  b.mounts = {a.mounts[3]};
+  ASSERT_TRUE(exec_->Start(b).ok());
+  EXPECT_EQ(WaitExit("team-b/other").exit_code, 0);
+  EXPECT_NE(ReadAll(b.log_path).find("0\n"), std::string::npos) << ReadAll(b.log_path);
+  ASSERT_EQ(stat((root + "/team-b").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kUsernsBase + 65536);
+
+  // runAsNonRoot with an image that runs as root.
+  PodSpec nonroot = Pod("team-a/nonroot", "true");
+  nonroot.run_as_non_root = true;
+  ASSERT_TRUE(exec_->Start(nonroot).ok());
+  e = WaitExit("team-a/nonroot");
+  EXPECT_EQ(e.exit_code, 126);
+  EXPECT_NE(e.last_lines.find("runAsNonRoot"), std::string::npos) << e.last_lines;
+
+  // readOnlyRootFilesystem: false writes to the pod's own layer.
+  PodSpec rw = Pod("team-a/rw", "echo w > /written && cat /written");
+  rw.read_only_root = false;
+  ASSERT_TRUE(exec_->Start(rw).ok());
+  e = WaitExit("team-a/rw");
+  EXPECT_EQ(e.exit_code, 0) << ReadAll(rw.log_path);
+  EXPECT_NE(ReadAll(rw.log_path).find("w\n"), std::string::npos) << ReadAll(rw.log_path);
+  bool in_image = false;
+  for (const auto& f : fs::recursive_directory_iterator(dir_ + "/state/images")) {
+    in_image |= f.path().filename() == "written";
+  }
+  EXPECT_FALSE(in_image) << "the shared image root was written to";
+}
+
+// A registry that wants a password (htpasswd, bcrypt): the pull fails
+// without credentials, saying so, and works with the tenant's.
+TEST_F(ContainerTest, PullsWithRegistryCredentials) {
+  if (!std::filesystem::exists("/usr/bin/docker-registry") ||
+      !std::filesystem::exists("/usr/bin/htpasswd")) {
+    GTEST_SKIP() << "docker-registry or htpasswd (apache2-utils) is not installed (make deps)";
+  }
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  const std::string reg = dir_ + "/registry";
+  std::filesystem::create_directories(reg + "/data");
+  ASSERT_EQ(Sh("htpasswd -Bbc " + reg + "/htpasswd puller s3cret > /dev/null 2>&1"), 0);
+  std::ofstream(reg + "/config.yml")
+      << "version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: " << reg
+      << "/data}}\nhttp: {addr: 127.0.0.1:" << port << "}\n"
+      << "auth: {htpasswd: {realm: allot-test, path: " << reg << "/htpasswd}}\n";
+  allot::testing::ChildProcess registry;
+  ASSERT_TRUE(registry.Spawn({"/usr/bin/docker-registry", "serve", reg + "/config.yml"},
+                             reg + "/out", /*append=*/false));
+  ASSERT_TRUE(WaitFor([&] { return Listening(port); })) << ReadAll(reg + "/out");
+  const std::string ref = "127.0.0.1:" + std::to_string(port) + "/private:1";
+  ASSERT_EQ(Sh("skopeo copy --quiet --dest-tls-verify=false --dest-creds puller:s3cret oci:" +
+               image_dir_ + "/oci:tiny docker://" + ref + " > " + reg + "/push 2>&1"),
+            0)
+      << ReadAll(reg + "/push");
+
+  PodSpec anon = Pod("team-a/anon", "true");
+  anon.image = ref;
+  ASSERT_TRUE(exec_->Start(anon).ok());
+  PodExit e = WaitExit("team-a/anon");
+  EXPECT_EQ(e.exit_code, 125);
+  EXPECT_NE(e.last_lines.find("authentication required"), std::string::npos) << e.last_lines;
+
+  PodSpec authed = Pod("team-a/authed", "echo in");
+  authed.image = ref;
+  authed.registry_auth = R"({"auths":{"127.0.0.1:)" + std::to_string(port) +
+                         R"(":{"auth":"cHVsbGVyOnMzY3JldA=="}}})";
+  ASSERT_TRUE(exec_->Start(authed).ok());
+  e = WaitExit("team-a/authed");
+  EXPECT_EQ(e.exit_code, 0) << ReadAll(authed.log_path);
+  // The credentials file went with the pod.
+  EXPECT_FALSE(fs::exists(dir_ + "/state/pods/team-a_authed"));
+  registry.Kill9();
+}
+
 TEST(ImageSourceTest, ReferencesAndPullPolicies) {
   EXPECT_EQ(*ImageSource("busybox"), "docker://docker.io/library/busybox");
   EXPECT_EQ(*ImageSource("pytorch/pytorch:2.3"), "docker://docker.io/pytorch/pytorch:2.3");

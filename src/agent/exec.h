@@ -17,11 +17,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/cgroup.h"
+#include "core/model.h"
 #include "core/status.h"
+#include "proto/agent_protocol.h"
 
 namespace allot::agent {
 
@@ -46,6 +49,16 @@ struct PodSpec {
   std::string image_pull_policy;
   std::vector<std::string> gpus;
   std::string tenant;
+  // Its volumes and their mounts, secret files, registry credentials and
+  // security context (proto::DesiredPod says what each is).
+  std::vector<core::Volume> volumes;
+  std::vector<core::VolumeMount> mounts;
+  std::vector<proto::PodFile> files;
+  std::string registry_auth;
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  bool run_as_non_root = false;
+  bool read_only_root = true;
   // Simulated executor only: how long the pod "runs".
   std::chrono::milliseconds simulated_runtime{0};
 };

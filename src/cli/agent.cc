@@ -156,6 +156,7 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   config.container.private_network = f.private_network;
   config.container.userns_base = f.userns_base;
   config.container.insecure_registries = f.insecure_registries;
+  config.container.volume_root = f.volume_root;
   if (f.runtime == "container" && geteuid() != 0) {
     out << "allot agent: --runtime container needs the agent to run as root (runc, user "
            "namespaces)\n";

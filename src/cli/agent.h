@@ -48,6 +48,7 @@ struct AgentFlags {
   bool ignore_images = false;       // Process nodes: run image pods' commands.
   std::string container_state;     // Default: LOG_DIR/../containers.
   bool private_network = false;    // Containers: loopback only.
+  std::string volume_root;  // Containers: tenants' persistent volumes.
   uint32_t userns_base = 1u << 20;  // Containers: 0 = no user namespaces.
   std::string insecure_registries;  // host:port,...
 };

@@ -26,8 +26,6 @@
 namespace allot::cli {
 namespace json = boost::json;
 
-namespace {
-
 int Fail(const Status& s) {
   std::cerr << "allot: " << s.message();
   if (!s.field().empty() && s.message().find(s.field()) == std::string::npos)
@@ -35,6 +33,25 @@ int Fail(const Status& s) {
   std::cerr << "\n";
   return kExitFailed;
 }
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w;
+  for (const auto& r : rows) {
+    if (w.size() < r.size()) w.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 3, ' ');
+    }
+    std::cout << line << "\n";
+  }
+}
+
+namespace {
+
 
 Result<std::unique_ptr<Client>> Connect(const ClientFlags& c) {
   return Client::Connect(c);
@@ -200,21 +217,6 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
   return {name};
 }
 
-void PrintTable(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> w;
-  for (const auto& r : rows) {
-    if (w.size() < r.size()) w.resize(r.size(), 0);
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  }
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      line += r[i];
-      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size() + 3, ' ');
-    }
-    std::cout << line << "\n";
-  }
-}
 
 Result<std::string> ReadFile(const std::string& path) {
   if (path == "-") {
@@ -241,6 +243,7 @@ int CmdServe(const ServeFlags& f) {
   o.tls_cert_file = f.tls_cert;
   o.tls_key_file = f.tls_key;
   o.admin_token_file = f.admin_token_file;
+  o.secret_key_file = f.secret_key_file;
   o.threads = f.threads;
   o.node_timeout_ms = int64_t(f.node_timeout_s) * 1000;
   o.idle_util_pct = f.idle_util_pct;

@@ -65,11 +65,17 @@ struct ServeFlags {
   std::string tls_cert;
   std::string tls_key;
   std::string admin_token_file;
+  std::string secret_key_file;
   int threads = 2;
   int node_timeout_s = 15;
   int idle_util_pct = 5;
   int telemetry_retention_days = 30;
 };
+
+// Shared by the verbs' files: prints "allot: MESSAGE (field F)" to stderr
+// and returns kExitFailed; prints rows as columns padded to their widest.
+int Fail(const Status& s);
+void PrintTable(const std::vector<std::vector<std::string>>& rows);
 
 int CmdServe(const ServeFlags& f);
 int CmdAgent(const ClientFlags& c, const AgentFlags& f);

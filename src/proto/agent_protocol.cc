@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/encoding.h"
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
 
@@ -129,6 +130,62 @@ DesiredPod DecodeDesiredPod(const json::object& po) {
   Int(po, "memoryBytes", &d.memory_bytes);
   d.cpu_milli = std::max<int64_t>(d.cpu_milli, 0);
   d.memory_bytes = std::max<int64_t>(d.memory_bytes, 0);
+  if (const json::value* files = po.if_contains("files"); files && files->is_array()) {
+    for (const json::value& f : files->as_array()) {
+      const json::object* fo = f.if_object();
+      if (fo == nullptr) continue;
+      Result<std::string> content = core::Base64Decode(Str(*fo, "contentBase64"));
+      PodFile pf{Str(*fo, "volume"), Str(*fo, "path"), content.ok() ? *content : ""};
+      if (content.ok() && !pf.volume.empty() && !pf.path.empty()) {
+        d.files.push_back(std::move(pf));
+      }
+    }
+  }
+  if (const json::value* vols = po.if_contains("volumes"); vols && vols->is_array()) {
+    for (const json::value& v : vols->as_array()) {
+      const json::object* vo = v.if_object();
+      if (vo == nullptr) continue;
+      core::Volume vol;
+      vol.name = Str(*vo, "name");
+      const std::string type = Str(*vo, "type");
+      if (type == "emptyDir") vol.type = core::Volume::Type::kEmptyDir;
+      else if (type == "hostPath") vol.type = core::Volume::Type::kHostPath;
+      else if (type == "secret") vol.type = core::Volume::Type::kSecret;
+      else if (type == "claim") vol.type = core::Volume::Type::kClaim;
+      else continue;
+      vol.medium = Str(*vo, "medium");
+      Int(*vo, "sizeLimitBytes", &vol.size_limit_bytes);
+      vol.path = Str(*vo, "path");
+      vol.secret = Str(*vo, "secret");
+      vol.claim = Str(*vo, "claim");
+      const json::value* ro = vo->if_contains("readOnly");
+      vol.read_only = ro && ro->is_bool() && ro->as_bool();
+      d.volumes.push_back(std::move(vol));
+    }
+  }
+  if (const json::value* ms = po.if_contains("mounts"); ms && ms->is_array()) {
+    for (const json::value& m : ms->as_array()) {
+      const json::object* mo = m.if_object();
+      if (mo == nullptr) continue;
+      const json::value* ro = mo->if_contains("readOnly");
+      d.mounts.push_back({Str(*mo, "name"), Str(*mo, "mountPath"), Str(*mo, "subPath"),
+                          ro && ro->is_bool() && ro->as_bool()});
+    }
+  }
+  if (const json::value* u = po.if_contains("runAsUser"); u && u->is_int64()) {
+    d.run_as_user = u->as_int64();
+  }
+  if (const json::value* g = po.if_contains("runAsGroup"); g && g->is_int64()) {
+    d.run_as_group = g->as_int64();
+  }
+  if (const json::value* b = po.if_contains("runAsNonRoot"); b && b->is_bool()) {
+    d.run_as_non_root = b->as_bool();
+  }
+  if (const json::value* b = po.if_contains("readOnlyRootFilesystem"); b && b->is_bool()) {
+    d.read_only_root = b->as_bool();
+  }
+  d.registry_auth = Str(po, "registryAuth");
+  d.start_error = Str(po, "startError");
   return d;
 }
 
@@ -249,6 +306,47 @@ json::object EncodeDesiredPod(const DesiredPod& d) {
   o["simulatedRuntimeMs"] = d.simulated_runtime_ms;
   if (d.cpu_milli > 0) o["cpuMilli"] = d.cpu_milli;
   if (d.memory_bytes > 0) o["memoryBytes"] = d.memory_bytes;
+  if (!d.files.empty()) {
+    json::array files;
+    for (const PodFile& f : d.files) {
+      files.push_back(
+          json::object{{"volume", f.volume},
+                       {"path", f.path},
+                       {"contentBase64", core::Base64Encode(f.content)}});
+    }
+    o["files"] = std::move(files);
+  }
+  if (!d.volumes.empty()) {
+    json::array vols;
+    for (const core::Volume& v : d.volumes) {
+      static constexpr const char* kTypes[] = {"emptyDir", "hostPath", "secret", "claim"};
+      json::object vo{{"name", v.name}, {"type", kTypes[int(v.type)]}};
+      if (!v.medium.empty()) vo["medium"] = v.medium;
+      if (v.size_limit_bytes > 0) vo["sizeLimitBytes"] = v.size_limit_bytes;
+      if (!v.path.empty()) vo["path"] = v.path;
+      if (!v.secret.empty()) vo["secret"] = v.secret;
+      if (!v.claim.empty()) vo["claim"] = v.claim;
+      if (v.read_only) vo["readOnly"] = true;
+      vols.push_back(std::move(vo));
+    }
+    o["volumes"] = std::move(vols);
+  }
+  if (!d.mounts.empty()) {
+    json::array ms;
+    for (const core::VolumeMount& m : d.mounts) {
+      json::object mo{{"name", m.name}, {"mountPath", m.mount_path}};
+      if (!m.sub_path.empty()) mo["subPath"] = m.sub_path;
+      if (m.read_only) mo["readOnly"] = true;
+      ms.push_back(std::move(mo));
+    }
+    o["mounts"] = std::move(ms);
+  }
+  if (d.run_as_user) o["runAsUser"] = *d.run_as_user;
+  if (d.run_as_group) o["runAsGroup"] = *d.run_as_group;
+  if (d.run_as_non_root) o["runAsNonRoot"] = true;
+  if (!d.read_only_root) o["readOnlyRootFilesystem"] = false;
+  if (!d.registry_auth.empty()) o["registryAuth"] = d.registry_auth;
+  if (!d.start_error.empty()) o["startError"] = d.start_error;
   return o;
 }
 

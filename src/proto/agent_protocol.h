@@ -22,6 +22,17 @@
 
 namespace allot::proto {
 
+// A file a pod gets in one of its volumes (a secret volume's key): the
+// agent writes it, readable by the pod only, and mounts the volume
+// read-only where the pod set's volumeMounts say.
+struct PodFile {
+  std::string volume;  // The pod set's volume name.
+  std::string path;    // Relative to the volume: the Secret's key.
+  std::string content;
+
+  bool operator==(const PodFile&) const = default;
+};
+
 // A pod the server wants on a node.
 struct DesiredPod {
   std::string id;        // ns/name/aATTEMPT/podset/index
@@ -40,6 +51,23 @@ struct DesiredPod {
   // The pod's requests; the agent makes them its cgroup's limits. 0: none.
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
+  // The pod set's volumes and the first container's mounts of them, and
+  // its security context (core::PodSet): container runtime only.
+  std::vector<core::Volume> volumes;
+  std::vector<core::VolumeMount> mounts;
+  std::optional<int64_t> run_as_user;
+  std::optional<int64_t> run_as_group;
+  bool run_as_non_root = false;
+  bool read_only_root = true;
+  // Resolved from the tenant's Secrets when the pod is sent (never
+  // stored): secret volumes' files, and the registry credentials to pull
+  // `image` with, as a container auth file ({"auths": {REGISTRY:
+  // {"auth": base64(user:password)}}}; empty: anonymous).
+  std::vector<PodFile> files;
+  std::string registry_auth;
+  // Set: the pod cannot start (a Secret it needs is gone); the agent fails
+  // it at once with this reason and exit code 126, as a setup failure.
+  std::string start_error;
 
   bool operator==(const DesiredPod&) const = default;
 };

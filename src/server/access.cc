@@ -49,9 +49,11 @@ constexpr RouteRule kRouteRules[] = {
     {Route::kAgentLogs, kAdmin | Bit(Role::kNode), Refusal::kAgentOnly},
     {Route::kMetrics, kAdmin | Bit(Role::kMetrics), Refusal::kScrapeOnly},
     {Route::kReports, kPeople, Refusal::kPeopleOnly},
+    // People reach it; then MayUseSecrets by tenant and role.
+    {Route::kSecrets, kPeople, Refusal::kPeopleOnly},
 };
 static_assert(std::size(kRouteRules) ==
-              static_cast<size_t>(Route::kReports) + 1);
+              static_cast<size_t>(Route::kSecrets) + 1);
 
 template <typename T>
 std::string KeyOf(const T& obj) {
@@ -219,6 +221,25 @@ Status MayActOnNode(const Principal& p, const std::string& node,
   if (p.role != Role::kClusterAdmin) {
     return Status::PermissionDenied("only a cluster-admin may " + action +
                                     " nodes");
+  }
+  return Status::Ok();
+}
+
+Status MayUseSecrets(const Principal& p, const std::string& ns, SecretAccess a,
+                     const State& st) {
+  const bool admin = p.role == Role::kClusterAdmin;
+  if ((!admin && p.tenant != ns) || !st.objects().tenants.count(ns)) {
+    return Status::NotFound("tenant " + ns + " does not exist");
+  }
+  if (admin || p.role == Role::kTenantAdmin) return Status::Ok();
+  if (a == SecretAccess::kReveal) {
+    return Status::PermissionDenied(
+        "a Secret's values are shown to its tenant's admins only; `allot secret "
+        "get` lists its keys and their sizes");
+  }
+  if (a == SecretAccess::kWrite && p.role != Role::kMember) {
+    return Status::PermissionDenied(std::string("role ") + ToString(p.role) +
+                                    " may not change the Secrets of tenant " + ns);
   }
   return Status::Ok();
 }

@@ -45,6 +45,7 @@ enum class Route : uint8_t {
   kAgentLogs,         // POST /api/v1/agents/logs
   kMetrics,           // GET /metrics
   kReports,           // GET /api/v1/{telemetry,overview,usage[/idle]}
+  kSecrets,           // /api/v1/secrets[/TENANT[/NAME]]
 };
 
 // OK, or PermissionDenied with the table's message for `p`'s role; `what`
@@ -77,6 +78,13 @@ Status MayRevokeToken(const Principal& p, const std::string& id,
 // exist, PermissionDenied for anyone but a cluster-admin.
 Status MayActOnNode(const Principal& p, const std::string& node,
                     const std::string& action, const State& st);
+// Secrets of tenant `ns` (server/secrets.h): listing them and their keys
+// (every role of the tenant), writing them (its admins and members), or
+// reading their values (its admins only). NotFound for a tenant `p` cannot
+// see or that does not exist.
+enum class SecretAccess { kList, kWrite, kReveal };
+Status MayUseSecrets(const Principal& p, const std::string& ns, SecretAccess a,
+                     const State& st);
 // Acting as node `name` (agent sync, log answers): PermissionDenied when
 // `p`'s node token is bound to another name; `verb` as "act as".
 Status MayActAs(const Principal& p, const std::string& name, const char* verb);

@@ -328,6 +328,12 @@ std::vector<DesiredPod> Agents::DesiredPods(const std::string& node,
           d.working_dir = ps->working_dir;
           d.image = ps->image;
           d.image_pull_policy = ps->image_pull_policy;
+          d.volumes = ps->volumes;
+          d.mounts = ps->volume_mounts;
+          d.run_as_user = ps->run_as_user;
+          d.run_as_group = ps->run_as_group;
+          d.run_as_non_root = ps->run_as_non_root;
+          d.read_only_root = ps->read_only_root;
           if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) {
             d.cpu_milli = std::max<int64_t>(0, c->second.milli());
           }

@@ -172,7 +172,8 @@ std::string RouteOf(const std::string& path) {
   if (path.compare(0, prefix.size(), prefix) != 0) return "other";
   std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
   static const std::set<std::string> kTop = {"whoami", "tokens", "audit", "apply",
-                                             "agents", "usage", "telemetry", "overview"};
+                                             "agents", "usage", "telemetry", "overview",
+                                             "secrets"};
   static const std::set<std::string> kVerbs = {"sync", "logs",   "log",     "verify",
                                                "cordon", "uncordon", "drain"};
   if (seg.empty() || (!kTop.count(seg[0]) && !KindFromPlural(seg[0]).ok()) ||
@@ -436,6 +437,11 @@ void Api::Route(const ApiCall& c) {
   }
   if (!seg.empty() && seg[0] == "tokens" && seg.size() <= 2) {
     HandleTokens(c);
+    return;
+  }
+  // ---- tenants' Secrets: /api/v1/secrets[/TENANT[/NAME]] -------------------
+  if (!seg.empty() && seg[0] == "secrets") {
+    HandleSecrets(c);
     return;
   }
   // ---- GPU telemetry: GET /api/v1/telemetry --------------------------------------

@@ -84,6 +84,8 @@ void HandleAuditRead(const ApiCall& c);  // GET /audit and /audit/verify.
 // api_usage.cc
 void HandleMetrics(const ApiCall& c);
 void HandleTelemetry(const ApiCall& c);
+// api_secrets.cc
+void HandleSecrets(const ApiCall& c);
 void HandleOverview(const ApiCall& c);
 void HandleUsage(const ApiCall& c);
 // api_objects.cc

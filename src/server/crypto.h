@@ -1,7 +1,10 @@
-// Small cryptographic helpers on OpenSSL: hashing and random secrets.
+// Small cryptographic helpers on OpenSSL: hashing, random secrets,
+// authenticated encryption.
 #pragma once
 
 #include <string>
+
+#include "core/status.h"
 
 namespace allot::server {
 
@@ -12,5 +15,21 @@ std::string Sha256Hex(const std::string& data);
 std::string RandomHex(int bytes);
 // Compares in time independent of where the strings differ.
 bool ConstantTimeEquals(const std::string& a, const std::string& b);
+
+// The bytes of lower- or upper-case hex `hex`; InvalidArgument for an odd
+// length or a non-hex digit.
+Result<std::string> HexDecode(const std::string& hex);
+
+// The length of a key for Seal and Open (AES-256).
+inline constexpr size_t kSealKeyBytes = 32;
+// AES-256-GCM of `plaintext` under `key` (kSealKeyBytes), bound to `aad`
+// (authenticated, not encrypted): a fresh random 12-byte nonce, then the
+// ciphertext, then the 16-byte tag.
+std::string Seal(const std::string& key, const std::string& aad,
+                 const std::string& plaintext);
+// The plaintext Seal sealed; FailedPrecondition when the key, the aad or a byte of
+// `sealed` differ from those it was sealed with.
+Result<std::string> Open(const std::string& key, const std::string& aad,
+                         const std::string& sealed);
 
 }  // namespace allot::server

@@ -12,6 +12,7 @@
 #include "server/audit_anchor.h"
 #include "server/crypto.h"
 #include "server/owner.h"
+#include "server/secrets.h"
 #include "server/state.h"
 #include "server/work_pool.h"
 #include "store/store.h"
@@ -78,6 +79,12 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   if (!snap.ok()) return snap.status();
   auto state = State::Load(*snap);
   if (!state.ok()) return state.status();
+  {
+    Result<std::string> key = LoadSecretKey(opts.secret_key_file, url);
+    if (!key.ok()) return key.status();
+    (*state)->SetSecretKey(std::move(*key));
+    ALLOT_RETURN_IF_ERROR((*state)->CheckSecretKey());
+  }
   const std::string head_file = AuditHeadFileFor(url);
   if (std::string broken = CheckAuditAtStart(**st, *snap, head_file); !broken.empty()) {
     std::fprintf(stderr,

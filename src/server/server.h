@@ -19,6 +19,12 @@ struct ServeOptions {
   // registered (idempotent). Not given and the store has no token: one is
   // generated and printed once.
   std::string admin_token_file;
+  // The key that seals tenants' Secrets at rest (64 hex digits). Empty:
+  // the file beside a sqlite store (PATH.secret-key), created with a fresh
+  // random key on first start (mode 0600); another store needs the flag.
+  // Kept apart from the store, so a copy of the database alone does not
+  // reveal a Secret.
+  std::string secret_key_file;
   int threads = 2;
   // An agent-run node silent for this long becomes NotReady and its
   // workloads go back to their queues.

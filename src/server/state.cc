@@ -127,6 +127,11 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
     st->tokens_.Load(t);
   }
   for (const store::ObjectRow& row : snap.objects) {
+    if (row.kind == kSecretKind) {
+      st->rv_ = std::max(st->rv_, row.resource_version);
+      ALLOT_RETURN_IF_ERROR(st->secrets_.Load(row));
+      continue;
+    }
     Result<Kind> kind = KindFromName(row.kind);
     std::string where = "store: " + row.kind + " " + row.key;
     if (!kind.ok()) return Status::Internal(where + ": unknown kind");
@@ -499,7 +504,10 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
     if (!exists) deleted.insert({kind, key});
   }
   for (const auto& [kind, key] : deleted) {
-    if (kind == Kind::kTenant) tokens_.RevokeTenant(key, &txn->batch);
+    if (kind == Kind::kTenant) {
+      tokens_.RevokeTenant(key, &txn->batch);
+      secrets_.DeleteTenant(key, &txn->batch);
+    }
     json::object last = ConfigJson(kind, key, false);
     txn->batch.deletes.push_back({KindName(kind), key});
     ++rv_;

@@ -70,6 +70,7 @@
 #include "server/audit_trail.h"
 #include "server/authz.h"
 #include "server/records.h"
+#include "server/secrets.h"
 #include "server/tokens.h"
 #include "store/store.h"
 
@@ -191,10 +192,9 @@ class State {
   // may act as that node was decided at the API edge.
   // *registered: the Node object was created or changed.
   Status AgentSync(AgentReport report, Txn* txn, bool* registered = nullptr);
-  // The pods `node` should run now.
-  std::vector<DesiredPod> DesiredPods(const std::string& node) const {
-    return agents_.DesiredPods(node, workloads_);
-  }
+  // The pods `node` should run now, with their secrets (a pod whose
+  // Secret is gone gets its start_error).
+  std::vector<DesiredPod> DesiredPods(const std::string& node) const;
   // Nodes whose desired pods changed since the last call.
   std::set<std::string> TakeChangedNodes() { return agents_.TakeChangedNodes(); }
   bool NodeReady(const std::string& node) const { return agents_.Ready(node); }
@@ -250,6 +250,20 @@ class State {
   void SetIdleThreshold(int pct) { accounting_.SetIdleThreshold(pct); }
   // How long GPU telemetry rollups are kept (server/telemetry.h).
   void SetTelemetryRetention(int64_t ms) { accounting_.SetTelemetryRetention(ms); }
+
+  // ---- Secrets (server/secrets.h) -----------------------------------------
+  // The key that seals Secrets (kSealKeyBytes); then CheckSecretKey says
+  // whether the stored ones open with it.
+  void SetSecretKey(std::string key) { secrets_.SetKey(std::move(key)); }
+  Status CheckSecretKey() const { return secrets_.CheckKey(); }
+  const Secrets& secrets() const { return secrets_; }
+  // Creates or (`replace`) replaces a Secret of an existing tenant; returns
+  // "created", "configured" or "unchanged". NotFound for no such tenant.
+  Result<std::string> PutSecret(const core::Secret& s, bool replace,
+                                const Actor& a, Txn* txn);
+  Status DeleteSecret(const std::string& ns, const std::string& name, Txn* txn) {
+    return secrets_.Delete(ns, name, &txn->batch);
+  }
 
   // ---- Tokens and audit (server/tokens.h, server/audit_trail.h) ---------
   const Tokens& tokens() const { return tokens_; }
@@ -380,6 +394,7 @@ class State {
   std::map<std::string, WorkloadRecord> workloads_;
   std::unique_ptr<sched::Scheduler> sched_;
   Tokens tokens_;
+  Secrets secrets_;
   AuditTrail audit_;
   std::set<std::string> dirty_;    // Workloads changed this turn.
   std::set<std::string> created_;  // Workloads created this turn.

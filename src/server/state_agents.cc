@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_paths.h"
 #include "core/manifest.h"
 #include "server/state.h"
 #include "server/state_internal.h"
@@ -183,6 +184,43 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
     }
   }
   return Status::Ok();
+}
+
+}  // namespace allot::server
+
+namespace allot::server {
+
+std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
+  std::vector<DesiredPod> pods = agents_.DesiredPods(node, workloads_);
+  for (DesiredPod& d : pods) {
+    // d.id is "ns/name/aN/podset/index".
+    const size_t set_at = d.id.find('/', d.workload.size() + 1) + 1;
+    const size_t set_end = d.id.rfind('/');
+    auto w = workloads_.find(d.workload);
+    if (set_at == 0 || set_end <= set_at || w == workloads_.end()) continue;
+    const std::string pod_set = d.id.substr(set_at, set_end - set_at);
+    for (const core::PodSet& ps : w->second.spec.pod_sets) {
+      if (ps.name != pod_set) continue;
+      Status s = secrets_.Resolve(w->second.spec.ns, ps, &d);
+      // Host paths as the tenant's annotation allows them now: read-only
+      // unless listed with :rw.
+      auto tenant = objs_.tenants.find(w->second.spec.ns);
+      for (core::Volume& v : d.volumes) {
+        if (v.type != core::Volume::Type::kHostPath || !s.ok()) continue;
+        Result<bool> rw = core::HostPathAccess(
+            tenant == objs_.tenants.end() ? core::Labels{} : tenant->second.obj.annotations,
+            v.path);
+        if (rw.ok()) v.read_only = !*rw;
+        else s = rw.status();
+      }
+      if (!s.ok()) {
+        d.start_error = "CreateContainerConfigError: " + s.message();
+        d.files.clear();
+        d.registry_auth.clear();
+      }
+    }
+  }
+  return pods;
 }
 
 }  // namespace allot::server

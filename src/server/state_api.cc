@@ -420,6 +420,17 @@ Result<std::pair<std::string, std::string>> State::CreateToken(const std::string
                         txn->now_unix_ms, &txn->batch);
 }
 
+Result<std::string> State::PutSecret(const core::Secret& s, bool replace,
+                                     const Actor& a, Txn* txn) {
+  if (!objs_.tenants.count(s.ns)) {
+    return Status::NotFound("tenant " + s.ns + " does not exist", "metadata.namespace");
+  }
+  Result<std::string> r = secrets_.Put(s, replace, a.name, txn->now_unix_ms, rv_ + 1,
+                                       &txn->batch);
+  if (r.ok() && *r != "unchanged") txn->batch.meta["rv"] = std::to_string(++rv_);
+  return r;
+}
+
 json::array State::ListTokens(const Principal& p) const {
   json::array out;
   for (const auto& [id, t] : tokens_.all()) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <utility>
 
+#include "core/host_paths.h"
 #include "core/manifest.h"
 #include "core/priority_policy.h"
 #include "server/state.h"
@@ -35,6 +36,16 @@ Status State::CheckWorkload(const Actor& a, const core::Workload& w,
     return Status::InvalidArgument(
         "status.admission is set by the scheduler, not by clients",
         "status.admission");
+  }
+  ALLOT_RETURN_IF_ERROR(secrets_.CheckRefs(w));
+  for (const core::PodSet& ps : w.pod_sets) {
+    for (const core::Volume& v : ps.volumes) {
+      if (v.type != core::Volume::Type::kHostPath) continue;
+      Result<bool> rw = core::HostPathAccess(o.tenants.at(w.ns).obj.annotations, v.path);
+      if (!rw.ok()) {
+        return rw.status().WithFieldPrefix("podSets[" + ps.name + "].volumes[" + v.name + "]");
+      }
+    }
   }
   if (!o.local_queues.count(w.ns + "/" + w.queue_name)) {
     return Status::InvalidArgument("LocalQueue " + w.ns + "/" + w.queue_name +
