@@ -178,6 +178,14 @@ int main(int argc, char** argv) {
   agent->add_option("--volume-root", af.volume_root,
                     "containers: where tenants' persistent volumes live, ROOT/TENANT/CLAIM "
                     "(default: CONTAINER_STATE/volumes)");
+  agent->add_option("--image-gc-age", af.image_gc_age,
+                    "containers: remove an image no pod has used for this long (0s: never)")
+      ->capture_default_str();
+  agent->add_option("--image-gc-high-percent", af.image_gc_high_percent,
+                    "containers: over this disk use, remove unused images, least recently used "
+                    "first, down to --image-gc-low-percent (100: never)")
+      ->capture_default_str();
+  agent->add_option("--image-gc-low-percent", af.image_gc_low_percent)->capture_default_str();
   agent->add_option("--insecure-registries", af.insecure_registries,
                     "registries pulled from without TLS verification, host:port[,...] "
                     "(127.0.0.1 and localhost always are)");

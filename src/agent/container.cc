@@ -2,6 +2,7 @@
 // `allot container-run`, the pod's process until it execs runc.
 #include "agent/container.h"
 #include "agent/container_volumes.h"
+#include "agent/image_gc.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -14,6 +15,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <thread>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -220,6 +224,7 @@ class ContainerExecutor : public Executor {
     processes_->Stop(id, grace);
   }
   std::vector<PodExit> Poll() override {
+    MaybeCollectImages();
     std::vector<PodExit> out;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -245,7 +250,35 @@ class ContainerExecutor : public Executor {
     pending_.insert(pending_.end(), ended.begin(), ended.end());
   }
 
+  ~ContainerExecutor() override {
+    if (gc_.joinable()) gc_.join();
+  }
+
  private:
+  // The image cache's collection (image_gc.h), at most once a minute, on a
+  // thread of its own so that removing a large image does not hold up the
+  // agent's loop.
+  void MaybeCollectImages() {
+    const auto now = std::chrono::steady_clock::now();
+    if (gc_busy_ || now < next_gc_) return;
+    next_gc_ = now + std::chrono::minutes(1);
+    if (gc_.joinable()) gc_.join();
+    gc_busy_ = true;
+    gc_ = std::thread([this] {
+      const std::string images = o_.state_dir + "/images";
+      ImageGcResult r = CollectImages(
+          o_.state_dir, o_.image_gc,
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count(),
+          [&] { return DiskUsedPercent(images); });
+      for (const std::string& what : r.removed) {
+        std::fprintf(stderr, "allot agent: image gc removed %s\n", what.c_str());
+      }
+      gc_busy_ = false;
+    });
+  }
+
   // After the pod's process ended: runc's record of the container (when
   // runc itself was killed) and the pod's directory.
   void CleanUp(const std::string& id) {
@@ -281,6 +314,9 @@ class ContainerExecutor : public Executor {
   std::mutex mu_;
   std::vector<std::string> tenants_;  // Guarded by mu_.
   std::vector<PodExit> pending_;      // Ended in StopAll. Guarded by mu_.
+  std::thread gc_;
+  std::atomic<bool> gc_busy_{false};
+  std::chrono::steady_clock::time_point next_gc_{};
 };
 
 // ---- container-run ---------------------------------------------------------
@@ -336,13 +372,6 @@ Result<ImageConfig> ReadImageConfig(const std::string& layout, std::string* dige
 }
 
 // A directory name for an image reference.
-std::string ImageKey(const std::string& image) {
-  std::string key = Flat(image);
-  if (key.size() > 80) key.resize(80);
-  char hash[17];
-  snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(image));
-  return key + "-" + hash;
-}
 
 // The root is shared read-only and owned by host root, so the mount points
 // runc needs are made here, once: directories for /proc, /dev, /sys and
@@ -480,6 +509,11 @@ Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
         << static_cast<int64_t>(secs * 1000) / 1000.0 << " s" << std::endl;
   }
   if (have.empty()) return Status::FailedPrecondition("image " + image + " vanished after its pull");
+  // When it was last used, for the image GC (image_gc.h).
+  if (int fd = open((dir + "/last-used").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
+    futimens(fd, nullptr);
+    close(fd);
+  }
   Result<json::value> cfg = ReadJson(have + "/image.json");
   if (!cfg.ok()) return cfg.status();
   ImageConfig ic = ImageConfigOf(&*cfg);
@@ -760,6 +794,14 @@ std::string EffectivePullPolicy(const std::string& image, const std::string& pol
   const size_t colon = last.find(':');
   if (colon == std::string::npos || last.substr(colon + 1) == "latest") return "Always";
   return "IfNotPresent";
+}
+
+std::string ImageKey(const std::string& image) {
+  std::string key = Flat(image);
+  if (key.size() > 80) key.resize(80);
+  char hash[17];
+  snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(image));
+  return key + "-" + hash;
 }
 
 std::unique_ptr<Executor> NewContainerExecutor(ContainerOptions options,

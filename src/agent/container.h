@@ -40,6 +40,7 @@
 #include <string>
 
 #include "agent/exec.h"
+#include "agent/image_gc.h"
 #include "core/status.h"
 
 namespace allot::agent {
@@ -62,6 +63,8 @@ struct ContainerOptions {
   // Where tenants' persistent volumes (persistentVolumeClaim) live:
   // VOLUME_ROOT/TENANT/CLAIM. Empty: STATE/volumes.
   std::string volume_root;
+  // When unused images are removed (image_gc.h).
+  ImageGcPolicy image_gc;
   // Registries reached without TLS verification (host:port, comma
   // separated); 127.0.0.1 and localhost always are.
   std::string insecure_registries;

@@ -3,6 +3,8 @@
 // (src/agent/node.h), talking to the server through a cli::Client.
 #include "cli/agent.h"
 
+#include "core/duration.h"
+
 #include <pwd.h>
 #include <unistd.h>
 
@@ -157,6 +159,20 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   config.container.userns_base = f.userns_base;
   config.container.insecure_registries = f.insecure_registries;
   config.container.volume_root = f.volume_root;
+  {
+    Result<int64_t> age = core::ParseDurationSeconds(f.image_gc_age);
+    if (!age.ok()) {
+      out << "allot agent: --image-gc-age: " << age.status().message() << "\n";
+      return 2;
+    }
+    if (f.image_gc_low_percent < 1 || f.image_gc_low_percent > f.image_gc_high_percent ||
+        f.image_gc_high_percent > 100) {
+      out << "allot agent: --image-gc-low-percent must be from 1 to --image-gc-high-percent, "
+             "and that at most 100 (100: no removal by disk use)\n";
+      return 2;
+    }
+    config.container.image_gc = {*age * 1000, f.image_gc_high_percent, f.image_gc_low_percent};
+  }
   if (f.runtime == "container" && geteuid() != 0) {
     out << "allot agent: --runtime container needs the agent to run as root (runc, user "
            "namespaces)\n";

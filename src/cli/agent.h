@@ -49,6 +49,10 @@ struct AgentFlags {
   std::string container_state;     // Default: LOG_DIR/../containers.
   bool private_network = false;    // Containers: loopback only.
   std::string volume_root;  // Containers: tenants' persistent volumes.
+  // Containers: the image cache's GC (agent/image_gc.h).
+  std::string image_gc_age = "168h";
+  int image_gc_high_percent = 85;
+  int image_gc_low_percent = 80;
   uint32_t userns_base = 1u << 20;  // Containers: 0 = no user namespaces.
   std::string insecure_registries;  // host:port,...
 };
