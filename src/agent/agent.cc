@@ -103,7 +103,14 @@ bool Agent::ReportStep() {
       running_.erase(e.id);
       exited_[e.id] = std::move(e);
     }
-    report_pending_ = report_pending_ || !exits.empty() || report_now_;
+    // A pull that ended is news: the pod now counts as started.
+    std::set<std::string> pulling;
+    for (const auto& [id, p] : running_) {
+      if (exec_->Pulling(id)) pulling.insert(id);
+    }
+    const bool pulls_changed = pulling != pulling_;
+    pulling_ = std::move(pulling);
+    report_pending_ = report_pending_ || !exits.empty() || report_now_ || pulls_changed;
     report_now_ = false;
     if (!exits.empty()) UpdateBusy();
     report_asks_.insert(report_asks_.end(), log_asks_.begin(), log_asks_.end());
@@ -190,8 +197,9 @@ std::string Agent::ReportJson() {
   r.node = node_;
   r.address = f_.address.empty() ? node_.name : f_.address;
   r.simulated = gpus_->simulated();
-  for (const auto& [id, p] : running_)
-    r.pods.push_back({id, false, 0, 0, false, "", ""});
+  for (const auto& [id, p] : running_) {
+    r.pods.push_back({id, false, 0, 0, false, "", "", exec_->Pulling(id)});
+  }
   for (const auto& [id, e] : exited_) {
     r.pods.push_back(
         {id, true, e.exit_code, e.signal, e.stopped, e.last_lines, e.reason});

@@ -125,6 +125,7 @@ class Agent {
  private:
   using LogAsk = proto::LogRequest;
 
+  std::set<std::string> pulling_;  // Running pods still pulling, as last reported.
   struct LocalPod {
     std::vector<std::string> gpus;
     int64_t grace_ms = 30000;

@@ -242,6 +242,12 @@ class ContainerExecutor : public Executor {
     return out;
   }
   std::vector<std::string> Running() const override { return processes_->Running(); }
+  // Until container-run has its image (it then writes image-ready).
+  bool Pulling(const std::string& id) const override {
+    std::error_code ec;
+    const std::string dir = o_.state_dir + "/pods/" + Flat(id);
+    return fs::exists(dir + "/pod.json", ec) && !fs::exists(dir + "/image-ready", ec);
+  }
   void StopAll(std::chrono::milliseconds grace) override {
     processes_->StopAll(grace);
     std::vector<PodExit> ended = processes_->Poll();
@@ -821,6 +827,9 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
     err << "allot: " << image.status().message() << std::endl;
     return kExitNoImage;
   }
+  // The pod has its image: from here on it runs (the agent reports it
+  // started, and its run time counts).
+  (void)WriteFileAtomic(fs::path(pod_json).parent_path().string() + "/image-ready", "");
   // readOnlyRootFilesystem: false: the pod writes to an overlay of its
   // own over the shared image root, mounted in a mount namespace that
   // runc inherits and that ends with it (nothing to unmount after).

@@ -94,6 +94,12 @@ class Executor {
   // Whether pods run in their images (container.h); else an image is
   // refused.
   virtual bool RunsImages() const { return false; }
+  // Whether running pod `id` is still getting its image (the container
+  // runtime's pull): not started yet, as the server counts it.
+  virtual bool Pulling(const std::string& id) const {
+    (void)id;
+    return false;
+  }
 };
 
 // `cgroups`: null or mode none runs pods without cgroups.

@@ -42,6 +42,8 @@ struct AdmittedView {
   std::string_view cluster_queue;  // Of its admission.
   int64_t reserved_ms = 0;         // When its quota reservation began.
   int64_t max_execution_seconds = 0;  // Its own limit; 0: none.
+  // Time its pods spent getting their images so far (not run time).
+  int64_t pull_ms = 0;
 };
 
 // A workload whose current attempt has a failed pod.

@@ -23,7 +23,9 @@ Plan Deadlines::Run(const View& view, int64_t now_ms) const {
       if (cq == nullptr || cq->max_run_seconds <= 0) return;
       limit_s = cq->max_run_seconds;
     }
-    const int64_t end_ms = w.reserved_ms + limit_s * 1000;
+    // Image pulls are not run time (a pull still going moves the end on:
+    // the next wake looks again).
+    const int64_t end_ms = w.reserved_ms + w.pull_ms + limit_s * 1000;
     if (now_ms < end_ms) {
       p.next_wake_ms = std::min(p.next_wake_ms, end_ms);
       return;

@@ -29,7 +29,7 @@ class LimitedView : public TestView {
       const core::ClusterQueue* cq = FindClusterQueue(a.cluster_queue);
       if (a.max_execution_seconds > 0 ||
           (cq != nullptr && cq->max_run_seconds > 0)) {
-        fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds});
+        fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds, a.pull_ms});
       }
     }
   }
@@ -52,6 +52,10 @@ TEST(Deadlines, Scenarios) {
        {{"t/a", "free", 1000, 10}}, 5000, {}, 11000},
       {"its own limit reached to the millisecond: fails (Kueue counts >=)",
        {{"t/a", "free", 1000, 10}}, 11000, {"t/a"}, kNever},
+      {"image pulls are not run time: the end moves by the pull time",
+       {{"t/a", "free", 1000, 10, 4000}}, 11000, {}, 15000},
+      {"and comes when the run time after the pull is used up",
+       {{"t/a", "free", 1000, 10, 4000}}, 15000, {"t/a"}, kNever},
       {"no limit of its own: the ClusterQueue's default applies",
        {{"t/a", "short", 0, 0}}, 60000, {"t/a"}, kNever},
       {"its own limit wins over the ClusterQueue's, longer or shorter",

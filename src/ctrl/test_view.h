@@ -13,6 +13,7 @@ struct Admitted {
   std::string cluster_queue = "cq";
   int64_t reserved_ms = 0;
   int64_t max_execution_seconds = 0;
+  int64_t pull_ms = 0;
 };
 struct PodFailure {
   std::string key;
@@ -46,7 +47,7 @@ class TestView : public View {
   int64_t StartedMs() const override { return started_ms; }
   void ForEachAdmitted(const std::function<void(const AdmittedView&)>& fn) const override {
     for (const Admitted& a : admitted) {
-      fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds});
+      fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds, a.pull_ms});
     }
   }
   void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const override {

@@ -54,6 +54,7 @@ Result<PodReport> DecodePod(const json::value& pv) {
   };
   boolean("exited", &pr.exited);
   boolean("stopped", &pr.stopped);
+  boolean("pulling", &pr.pulling);
   integer("exitCode", &pr.exit_code);
   integer("signal", &pr.signal);
   pr.last_lines = Str(*po, "lastLines").substr(0, kMaxLastLines);
@@ -214,7 +215,9 @@ json::object EncodeAgentReport(const AgentReport& r) {
   for (const PodReport& p : r.pods) {
     // A running pod is its id; what ended says how.
     if (!p.exited) {
-      pods.push_back(json::object{{"id", p.id}, {"exited", false}});
+      json::object po{{"id", p.id}, {"exited", false}};
+      if (p.pulling) po["pulling"] = true;
+      pods.push_back(std::move(po));
       continue;
     }
     json::object po{{"id", p.id},         {"exited", true},

@@ -81,6 +81,9 @@ struct PodReport {
   bool stopped = false;  // Ended because the server asked.
   std::string last_lines;  // At most kMaxLastLines bytes are kept.
   std::string reason;      // "OOMKilled: ..." when the agent knows more.
+  // Running, but still getting its image (the container runtime's pull):
+  // it does not count as started, and the time is not run time.
+  bool pulling = false;
 
   bool operator==(const PodReport&) const = default;
 };

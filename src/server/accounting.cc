@@ -21,6 +21,8 @@ void Accounting::Open(WorkloadRecord* rec, int64_t now) {
   rec->admitted_unix_ms = now;
   rec->util_milli_ms = 0;
   rec->idle_since_ms = 0;
+  rec->pull_ms = 0;  // A new admission's pods pull afresh.
+  rec->pulling_since_ms = 0;
 }
 
 std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t now,

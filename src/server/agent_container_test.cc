@@ -3,11 +3,15 @@
 // unprivileged host id; the same Job on a process agent fails saying why.
 // Skipped, saying why, where the host cannot run containers.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "server/agent_test_util.h"
 #include "testing/oci_image.h"
@@ -75,6 +79,55 @@ TEST_F(AgentTest, AJobWithAnImageRunsInItOnAContainerNode) {
       << log;
   // Root inside is the tenant's range outside (the default base, 2^20).
   EXPECT_TRUE(std::regex_search(log, std::regex("\\n\\s*0\\s+1048576\\s+65536\\n"))) << log;
+}
+
+// A pull that takes long (here: another pull of the image holds its lock)
+// is shown as one: the workload is Admitted with PodsReady False, reason
+// Pulling, not Running; then it runs, and the pull time is not run time:
+// a limit shorter than the pull does not end it.
+TEST_F(AgentTest, PullTimeIsShownAndIsNotRunTime) {
+  const std::string why = allot::testing::ContainersUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  const std::string state = dir_ + "-containers";
+  std::filesystem::create_directories(state + "/image");
+  struct Remove {
+    std::string dir;
+    ~Remove() { std::filesystem::remove_all(dir); }
+  } remove{state};
+  ASSERT_EQ(chmod(state.c_str(), 0711), 0);
+  ASSERT_TRUE(allot::testing::BuildTinyImage(state + "/image"));
+  const std::string image = "oci:" + state + "/image/oci:tiny";
+  auto c1 = StartReadyAgent("c1", "1xH100-80GB",
+                            {"--runtime", "container", "--container-state", state + "/state"});
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunToEnd("first", Job("first", image, "true"), &w));
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+
+  // Hold the image's pull lock, as a pull of it would.
+  std::string lock_path;
+  for (const auto& e : std::filesystem::directory_iterator(state + "/state/images")) {
+    lock_path = e.path().string() + "/lock";
+  }
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(lock, 0) << lock_path;
+  ASSERT_EQ(flock(lock, LOCK_EX), 0);
+  json::value job = json::parse(Job("slow", image, "echo ran"));
+  job.at("spec").as_object()["activeDeadlineSeconds"] = 2;
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", json::serialize(job), &code);
+  ASSERT_EQ(code, 201);
+  w = WaitFor("slow", [](const json::value& v) {
+    return json::serialize(v).find("\"reason\":\"Pulling\"") != std::string::npos;
+  });
+  EXPECT_EQ(State(w), "Admitted") << json::serialize(w);
+  EXPECT_TRUE(w.at("status").as_object().contains("pullingSinceMs")) << json::serialize(w);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // Longer than the limit.
+  close(lock);
+  w = WaitFor("slow", [](const json::value& v) {
+    return State(v) == "Succeeded" || State(v) == "Failed";
+  });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+  EXPECT_GE(w.at("status").at("pullMs").as_int64(), 2500) << json::serialize(w);
 }
 
 }  // namespace

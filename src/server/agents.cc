@@ -206,8 +206,9 @@ std::set<std::string> Agents::ApplyPodReports(const std::string& node,
       ps.last_lines = pr.last_lines;
       ps.reason = pr.reason;
       touched.insert(key);
-    } else if (!pr.exited && !ps.running) {
+    } else if (!pr.exited && (!ps.running || ps.pulling != pr.pulling)) {
       ps.running = true;
+      ps.pulling = pr.pulling;
       touched.insert(key);
     }
   }

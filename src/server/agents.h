@@ -46,6 +46,7 @@ struct PodStatus {
   int signal = 0;
   std::string last_lines;
   std::string reason;  // PodReport::reason.
+  bool pulling = false;  // Running, still getting its image.
 };
 
 // One agent: who was heard from when (nodes with the allot.dev/agent

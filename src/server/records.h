@@ -57,6 +57,16 @@ struct WorkloadRecord {
   int64_t admitted_unix_ms = 0;
   int64_t util_milli_ms = 0;
   int64_t idle_since_ms = 0;
+  // Image pulls of the current admission: how long its pods have waited
+  // for their images so far (pull_ms, closed stretches), and since when
+  // one is pulling now (0: none). Not run time: the run-time limits
+  // (ctrl/deadlines.h) start after them.
+  int64_t pull_ms = 0;
+  int64_t pulling_since_ms = 0;
+  // The pull time so far at `now`.
+  int64_t PullMsAt(int64_t now) const {
+    return pull_ms + (pulling_since_ms > 0 ? now - pulling_since_ms : 0);
+  }
   // Pods of the current attempt are in Agents (server/agents.h; admitted
   // workloads only, so that a queue of pending ones does not pay for them).
 

@@ -177,6 +177,12 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       if (json::value* v = status.if_contains("utilMilliMs"); v && v->is_int64()) {
         rec.util_milli_ms = v->as_int64();
       }
+      if (json::value* v = status.if_contains("pullMs"); v && v->is_int64()) {
+        rec.pull_ms = v->as_int64();
+      }
+      if (json::value* v = status.if_contains("pullingSinceMs"); v && v->is_int64()) {
+        rec.pulling_since_ms = v->as_int64();
+      }
       if (json::value* v = status.if_contains("submittedBy"); v && v->is_string()) {
         rec.submitted_by = std::string(v->as_string());
       }

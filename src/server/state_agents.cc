@@ -152,15 +152,26 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
     for (const auto& psa : rec.spec.admission->pod_set_assignments) {
       total += int64_t(psa.placements.size());
     }
-    int64_t running = 0, ok = 0;
+    int64_t running = 0, ok = 0, pulling = 0;
     const std::pair<const std::string, PodStatus>* failed = nullptr;
     for (const auto& entry : agents_.RunOf(key)->pods) {
       const PodStatus& ps = entry.second;
       if (ps.exited && ps.exit_code != 0 && failed == nullptr) failed = &entry;
       if (ps.exited && ps.exit_code == 0) ++ok;
-      if (ps.running && !ps.exited) ++running;
+      if (ps.running && !ps.exited && !ps.pulling) ++running;
+      if (ps.running && !ps.exited && ps.pulling) ++pulling;
     }
     MarkDirty(key);
+    // Pull time: from the first pod pulling to the last one done.
+    if (pulling > 0 && rec.pulling_since_ms == 0) {
+      rec.pulling_since_ms = now;
+      SetCondition(&rec.conditions,
+                   {"PodsReady", false, "Pulling",
+                    std::to_string(pulling) + " pod(s) pulling their image", now, ""});
+    } else if (pulling == 0 && rec.pulling_since_ms > 0) {
+      rec.pull_ms += now - rec.pulling_since_ms;
+      rec.pulling_since_ms = 0;
+    }
     if (failed != nullptr) {
       const PodStatus& ps = failed->second;
       std::string why = "pod " + failed->first + " exited with code " +

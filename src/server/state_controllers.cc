@@ -15,7 +15,7 @@ using internal::SetCondition;
 
 class State::ControllerView : public ctrl::View {
  public:
-  explicit ControllerView(const State& s) : s_(s) {}
+  ControllerView(const State& s, int64_t now) : s_(s), now_(now) {}
 
   int64_t StartedMs() const override { return s_.controllers_started_ms_; }
 
@@ -26,7 +26,7 @@ class State::ControllerView : public ctrl::View {
       for (const Condition& c : rec.conditions) {
         if (c.type != "QuotaReserved" || !c.status) continue;
         fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms,
-            rec.spec.max_execution_seconds});
+            rec.spec.max_execution_seconds, rec.PullMsAt(now_)});
       }
     }
   }
@@ -51,13 +51,14 @@ class State::ControllerView : public ctrl::View {
 
  private:
   const State& s_;
+  int64_t now_;  // For the pull time of a pull still going.
 };
 
 void State::RunControllers(ctrl::Runner* runner, Txn* txn) {
   if (controllers_started_ms_ == 0) controllers_started_ms_ = txn->now_unix_ms;
   runner->Note(std::exchange(ctrl_changes_, 0));
   std::vector<ctrl::TakenAction> actions =
-      runner->Run(ControllerView(*this), txn->now_unix_ms);
+      runner->Run(ControllerView(*this, txn->now_unix_ms), txn->now_unix_ms);
   if (!actions.empty()) ApplyControllerActions(actions, txn);
   // The gang-restart controller runs in the turn of a failure (it
   // triggers on kPodFailures, with no interval), so a failure it did not

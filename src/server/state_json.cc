@@ -74,6 +74,8 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
     status["admittedAtMs"] = rec.admitted_unix_ms;  // Accounting: since when it holds.
     status["utilMilliMs"] = rec.util_milli_ms;
   }
+  if (rec.pull_ms > 0) status["pullMs"] = rec.pull_ms;
+  if (rec.pulling_since_ms > 0) status["pullingSinceMs"] = rec.pulling_since_ms;
   if (const Run* run = agents_.RunOf(rec.spec.Key()); run && !run->pods.empty()) {
     int64_t running = 0, exited = 0;
     for (const auto& [id, ps] : run->pods) {
