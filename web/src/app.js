@@ -257,7 +257,23 @@ function plainReason(w) {
   if (st.pendingReason) return st.pendingReason + (st.position ? ` · ClusterQueue ${st.clusterQueue}` : "");
   const c = (st.conditions || []).find((c) => c.type === "Finished" || c.type === "Evicted" && c.status === "True");
   // detail: the message naming another tenant's workload (cluster-admins only).
-  return c ? c.detail || c.message || c.reason : "";
+  if (c) return c.detail || c.message || c.reason;
+  // Admitted, its pods still getting their images.
+  const pull = (st.conditions || []).find((c) => c.type === "PodsReady" && c.status === "False");
+  return pull ? pull.message || pull.reason : "";
+}
+
+// Each pod set's image (its compact template's, or its first container's)
+// and how its pods' image pulls went.
+function images(w) {
+  const st = w.status || {};
+  const list = (w.spec?.podSets || []).map((ps) => {
+    const image = ps.template?.image || ps.template?.spec?.containers?.[0]?.image;
+    return `${esc(ps.name || "main")}: ${image ? esc(image) : "(a process on the host)"}`;
+  }).join(", ");
+  const pull = st.pullingSinceMs ? `pulling for ${Math.round((Date.now() - st.pullingSinceMs) / 1000)} s`
+    : st.pullMs ? `pulled in ${(st.pullMs / 1000).toFixed(1)} s` : "";
+  return `<tr><th>image</th><td id="images">${list}${pull ? ` <span class="muted">· ${pull}</span>` : ""}</td></tr>`;
 }
 
 async function workloadsPage(main, params) {
@@ -323,7 +339,7 @@ async function readTail(key) {
         <tr><th>state</th><td>${esc(st.state)}</td></tr>
         <tr><th>why</th><td>${esc(st.pendingReason || "")}</td></tr>
         <tr><th>position</th><td>${st.position ? `#${st.position} in ClusterQueue ${esc(st.clusterQueue)}` : "in no queue"}</td></tr>
-        <tr><th>asks for</th><td>${esc(asks(w))}</td></tr>
+        <tr><th>asks for</th><td>${esc(asks(w))}</td></tr>${images(w)}
         <tr><th>priority</th><td>${esc(String(st.priority ?? 0))}</td></tr></table>`;
       return;
     }
@@ -331,7 +347,9 @@ async function readTail(key) {
     const text = r.ok ? await r.text() : (await r.json().catch(() => ({})))?.error?.message || r.status;
     let log = text;
     try { const j = JSON.parse(text); log = j.data ?? text; } catch (e) { /* plain text */ }
-    d.innerHTML = `<h2>${esc(key)}</h2><pre class="log" id="log">${esc(log)}</pre>`;
+    d.innerHTML = `<h2>${esc(key)}</h2><table id="pods">${images(w)}
+      <tr><th>state</th><td>${esc(st.state)} ${esc(plainReason(w))}</td></tr></table>
+      <pre class="log" id="log">${esc(log)}</pre>`;
     $("#log").scrollTop = $("#log").scrollHeight;
   } catch (e) { d.innerHTML = `<p class="err">${esc(e.message)}</p>`; }
 }

@@ -103,7 +103,8 @@ spec: {clusterQueue: shared}
   await page.goto(url + "/#/workloads");
   await page.waitForSelector("#workloads");
   execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-a", "-q", "q",
-                       "--name", "train", "--gpus", "2", "--", "sh", "-c",
+                       "--name", "train", "--gpus", "2", "--image", "registry.example/train:1",
+                       "--", "sh", "-c",
                        "echo hello-from-train; sleep 300"]);
   await page.waitForSelector('tr[data-workload="team-a/train"] td[data-state="Running"]',
                              { timeout: 60000 });
@@ -111,6 +112,9 @@ spec: {clusterQueue: shared}
   await page.click('tr[data-workload="team-a/train"]');
   await page.waitForFunction(() => document.querySelector("#log")?.textContent.includes("hello-from-train"),
                              null, { timeout: 60000 });
+  // Its image (allot up runs it on the host: --ignore-images).
+  const imgs = await page.textContent("#images");
+  if (!imgs.includes("main: registry.example/train:1")) fail("the workload's detail shows image " + imgs);
   await page.screenshot({ path: join(outdir, "workloads.png") });
   execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-b", "-q", "q",
                        "--name", "eval", "--gpus", "1", "--", "sleep", "300"]);
