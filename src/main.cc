@@ -170,7 +170,14 @@ int main(int argc, char** argv) {
                   "with --runtime process: run the command of a pod that names an image on the "
                   "host (its log says so) instead of failing it");
   agent->add_flag("--private-network", af.private_network,
-                  "containers get only a loopback interface (default: the host's network)");
+                  "containers get only a loopback interface (--network private)");
+  agent->add_option("--network", af.network,
+                    "containers: host (default: the host's network), private (loopback only) or "
+                    "tenant (a bridge per tenant, a workload's pods share one namespace, tenants "
+                    "kept apart and off the host)");
+  agent->add_option("--pod-cidr", af.pod_cidr,
+                    "containers, --network tenant: the /16 the tenants' subnets are cut from")
+      ->capture_default_str();
   agent->add_option("--userns-base", af.userns_base,
                     "containers: first host uid/gid of the tenants' user namespaces (65536 ids "
                     "each); 0: none, containers run as host root")

@@ -1,6 +1,7 @@
 // The container runtime (see container.h): ContainerExecutor, and
 // `allot container-run`, the pod's process until it execs runc.
 #include "agent/container.h"
+#include "agent/container_net.h"
 #include "agent/container_volumes.h"
 #include "agent/image_gc.h"
 
@@ -93,29 +94,6 @@ Status WriteFileAtomic(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-// Runs argv (PATH searched) with stdout and stderr as given (-1: ours) and
-// waits: its exit status (128 + signal), or -1 when it could not start.
-int RunTool(const std::vector<std::string>& argv, int out_fd = -1) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (out_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-  }
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
 json::array StringArray(const std::vector<std::string>& v) {
   json::array a;
   for (const std::string& s : v) a.emplace_back(s);
@@ -146,6 +124,12 @@ class ContainerExecutor : public Executor {
       chmod((o_.state_dir + d).c_str(), 0711);
     }
     LoadTenants();
+    if (o_.tenant_network) {
+      nets_ = std::make_unique<PodNetworks>(o_.pod_cidr);
+      if (Status s = nets_->Init(); !s.ok()) {
+        unreachable_ = "per-tenant networks cannot be set up on this node: " + s.message();
+      }
+    }
     // With user namespaces, container root must be able to reach the image
     // roots: every directory above the state directory needs o+x.
     if (o_.userns_base > 0) {
@@ -193,7 +177,23 @@ class ContainerExecutor : public Executor {
     pod["gpus"] = StringArray(spec.gpus);
     pod["stateDir"] = o_.state_dir;
     pod["runtime"] = o_.runtime;
-    pod["privateNetwork"] = o_.private_network;
+    pod["privateNetwork"] = o_.private_network && !o_.tenant_network;
+    if (nets_) {
+      // The workload's attempt: "ns/name/aN" of "ns/name/aN/podset/index".
+      const std::string group = spec.id.substr(0, spec.id.find('/', spec.id.find("/a") + 1));
+      Result<std::string> netns = nets_->Join(TenantIndex(spec.tenant), group, spec.id);
+      if (!netns.ok()) {
+        fs::remove_all(dir, ec);
+        return netns.status();
+      }
+      pod["netns"] = *netns;
+      // Its pods on this node share the namespace: rank 0 is on loopback.
+      auto nnodes = spec.env.find("NNODES");
+      if (nnodes != spec.env.end() && nnodes->second == "1") {
+        pod["env"].as_object()["MASTER_ADDR"] = "127.0.0.1";
+      }
+      pod["env"].as_object()["ALLOT_POD_IP"] = nets_->AddressOf(group);
+    }
     pod["insecureRegistries"] = o_.insecure_registries;
     if (o_.userns_base > 0) {
       pod["hostIdBase"] = static_cast<int64_t>(o_.userns_base) +
@@ -203,6 +203,7 @@ class ContainerExecutor : public Executor {
         o_.volume_root.empty() ? o_.state_dir + "/volumes" : o_.volume_root;
     if (Status s = WritePodVolumes(spec, dir, volume_root, &pod); !s.ok()) {
       fs::remove_all(dir, ec);
+      if (nets_) nets_->Leave(spec.id);
       return s;
     }
     const std::string pod_json = dir + "/pod.json";
@@ -217,7 +218,10 @@ class ContainerExecutor : public Executor {
     }
     run.working_dir = dir;
     Result<int> pid = processes_->Start(run);
-    if (!pid.ok()) fs::remove_all(dir, ec);
+    if (!pid.ok()) {
+      fs::remove_all(dir, ec);
+      if (nets_) nets_->Leave(spec.id);
+    }
     return pid;
   }
   void Stop(const std::string& id, std::chrono::milliseconds grace) override {
@@ -294,6 +298,7 @@ class ContainerExecutor : public Executor {
     if (devnull >= 0) close(devnull);
     std::error_code ec;
     fs::remove_all(o_.state_dir + "/pods/" + Flat(id), ec);
+    if (nets_) nets_->Leave(id);
   }
   void LoadTenants() {
     std::ifstream in(o_.state_dir + "/tenants");
@@ -320,6 +325,7 @@ class ContainerExecutor : public Executor {
   std::mutex mu_;
   std::vector<std::string> tenants_;  // Guarded by mu_.
   std::vector<PodExit> pending_;      // Ended in StopAll. Guarded by mu_.
+  std::unique_ptr<PodNetworks> nets_;  // --network tenant.
   std::thread gc_;
   std::atomic<bool> gc_busy_{false};
   std::chrono::steady_clock::time_point next_gc_{};
@@ -685,6 +691,9 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
   json::array namespaces;
   for (const char* ns : {"pid", "ipc", "uts", "mount"}) namespaces.push_back(json::object{{"type", ns}});
   if (private_net) namespaces.push_back(json::object{{"type", "network"}});
+  if (const json::value* netns = pod.if_contains("netns"); netns && netns->is_string()) {
+    namespaces.push_back(json::object{{"type", "network"}, {"path", netns->as_string()}});
+  }
   json::object linux_cfg;
   if (const json::value* base = pod.if_contains("hostIdBase"); base && base->is_int64()) {
     namespaces.push_back(json::object{{"type", "user"}});
@@ -808,6 +817,29 @@ std::string ImageKey(const std::string& image) {
   char hash[17];
   snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(image));
   return key + "-" + hash;
+}
+
+// Runs argv (PATH searched) with stdout and stderr as given (-1: ours) and
+// waits: its exit status (128 + signal), or -1 when it could not start.
+int RunTool(const std::vector<std::string>& argv, int out_fd) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (out_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+  }
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
 }
 
 std::unique_ptr<Executor> NewContainerExecutor(ContainerOptions options,

@@ -55,6 +55,12 @@ struct ContainerOptions {
   // false: the host's network; true: a network namespace of the pod's own
   // with only loopback (nothing outside the pod is reachable).
   bool private_network = false;
+  // true: per-tenant networks (container_net.h): a bridge per tenant in
+  // `pod_cidr` (a /16), the pods of one workload sharing a namespace on
+  // it, tenants kept apart and off the host by iptables rules. Wins over
+  // private_network.
+  bool tenant_network = false;
+  std::string pod_cidr = "10.88.0.0/16";
   // User namespaces: tenant number k (in the order this agent first sees
   // them, kept in STATE/tenants) maps container ids 0..65535 to host ids
   // userns_base + k * 65536 ...; 0: no user namespace (containers run as

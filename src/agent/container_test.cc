@@ -418,6 +418,74 @@ TEST_F(ContainerTest, PullsWithRegistryCredentials) {
   registry.Kill9();
 }
 
+// --network tenant: the pods of one workload share a namespace (rank 0 on
+// 127.0.0.1), a tenant's pods reach each other's addresses, another
+// tenant's pods reach neither them nor anything on the host.
+TEST_F(ContainerTest, TenantNetworksKeepTenantsApart) {
+  ContainerOptions o;
+  o.state_dir = dir_ + "/state";
+  o.self_exe = std::getenv("ALLOT_BIN");
+  o.userns_base = kUsernsBase;
+  o.tenant_network = true;
+  o.pod_cidr = "10.213.0.0/16";  // Out of the way of this host's networks.
+  exec_.reset();
+  exec_ = NewContainerExecutor(o, NewProcessExecutor());
+  // A host service the pods must not reach (the server's port, say).
+  const int host_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  ASSERT_EQ(bind(host_fd, reinterpret_cast<sockaddr*>(&any), sizeof(any)), 0);
+  ASSERT_EQ(listen(host_fd, 8), 0);
+  socklen_t len = sizeof(any);
+  getsockname(host_fd, reinterpret_cast<sockaddr*>(&any), &len);
+  const std::string host_port = std::to_string(ntohs(any.sin_port));
+
+  PodSpec server = Pod("team-a/train/a1/main/0",
+                       "echo ip=$ALLOT_POD_IP master=$MASTER_ADDR;"
+                       " while true; do echo from-rank0 | nc -l -p 7000; done");
+  server.env = {{"NNODES", "1"}, {"MASTER_ADDR", "node-1"}};
+  ASSERT_TRUE(exec_->Start(server).ok());
+  std::smatch m;
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string log = ReadAll(server.log_path);
+    return std::regex_search(log, m, std::regex("ip=(10\\.213\\.\\d+\\.\\d+) master=127.0.0.1"));
+  })) << ReadAll(server.log_path);
+  const std::string ip = m[1];
+  auto run = [&](const std::string& id, const std::string& script) {
+    PodSpec p = Pod(id, script);
+    EXPECT_TRUE(exec_->Start(p).ok());
+    EXPECT_EQ(WaitExit(id).exit_code, 0) << ReadAll(p.log_path);
+    return ReadAll(p.log_path);
+  };
+  // Rank 1 of the same workload: loopback.
+  EXPECT_NE(run("team-a/train/a1/main/1", "nc 127.0.0.1 7000").find("from-rank0"),
+            std::string::npos);
+  // Another workload of team-a: the address.
+  EXPECT_NE(run("team-a/eval/a1/main/0", "nc -w 2 " + ip + " 7000").find("from-rank0"),
+            std::string::npos);
+  // team-b: neither team-a's pod nor the host, by any of its addresses.
+  const std::string b = run(
+      "team-b/probe/a1/main/0",
+      "nc -w 2 " + ip + " 7000 </dev/null 2>/dev/null && echo reached-a || echo a-blocked;"
+      " gw=$(ip route 2>/dev/null | awk '/default/ {print $3}'); [ -n \"$gw\" ] || gw=${ALLOT_POD_IP%.*}.1;"
+      " nc -w 2 $gw " + host_port + " </dev/null 2>/dev/null && echo reached-host || echo host-blocked;"
+      " nc -w 2 " + ip.substr(0, ip.rfind('.')) + ".1 " + host_port +
+      " </dev/null 2>/dev/null && echo reached-host-a || echo host-a-blocked");
+  EXPECT_NE(b.find("a-blocked\nhost-blocked\nhost-a-blocked\n"), std::string::npos) << b;
+  exec_->Stop("team-a/train/a1/main/0", milliseconds(500));
+  WaitExit("team-a/train/a1/main/0");
+  close(host_fd);
+  // The workload's namespace went with its last pod.
+  EXPECT_TRUE(WaitFor([] {
+    std::error_code ec;
+    int left = 0;
+    for (const auto& e : fs::directory_iterator("/var/run/netns", ec)) {
+      left += e.path().filename().string().rfind("allot-", 0) == 0;
+    }
+    return left == 0;
+  }));
+}
+
 TEST(ImageSourceTest, ReferencesAndPullPolicies) {
   EXPECT_EQ(*ImageSource("busybox"), "docker://docker.io/library/busybox");
   EXPECT_EQ(*ImageSource("pytorch/pytorch:2.3"), "docker://docker.io/pytorch/pytorch:2.3");

@@ -270,7 +270,11 @@ int RunNode(const NodeConfig& config, const Connect& connect,
           << o.state_dir << "; "
           << (o.userns_base > 0 ? "user namespaces from host id " + std::to_string(o.userns_base)
                                 : std::string("no user namespaces: containers run as host root"))
-          << "; " << (o.private_network ? "private network" : "host network") << ")\n";
+          << "; "
+          << (o.tenant_network  ? "a network per tenant in " + o.pod_cidr
+              : o.private_network ? std::string("private network")
+                                  : std::string("host network"))
+          << ")\n";
       exec = NewContainerExecutor(std::move(o), std::move(exec));
     } else {
       out << "allot agent: pods run as processes on this host; "

@@ -155,7 +155,14 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   config.runtime = f.runtime;
   config.agent.ignore_images = f.ignore_images && f.runtime == "process";
   config.container.state_dir = f.container_state;
-  config.container.private_network = f.private_network;
+  config.container.private_network = f.private_network || f.network == "private";
+  config.container.tenant_network = f.network == "tenant";
+  config.container.pod_cidr = f.pod_cidr;
+  if (!f.network.empty() && f.network != "host" && f.network != "private" &&
+      f.network != "tenant") {
+    out << "allot agent: --network must be host, private or tenant, not " << f.network << "\n";
+    return 2;
+  }
   config.container.userns_base = f.userns_base;
   config.container.insecure_registries = f.insecure_registries;
   config.container.volume_root = f.volume_root;

@@ -48,6 +48,8 @@ struct AgentFlags {
   bool ignore_images = false;       // Process nodes: run image pods' commands.
   std::string container_state;     // Default: LOG_DIR/../containers.
   bool private_network = false;    // Containers: loopback only.
+  std::string network;  // Containers: host, private or tenant (wins over private_network).
+  std::string pod_cidr = "10.88.0.0/16";
   std::string volume_root;  // Containers: tenants' persistent volumes.
   // Containers: the image cache's GC (agent/image_gc.h).
   std::string image_gc_age = "168h";
