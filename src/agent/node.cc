@@ -227,6 +227,9 @@ int RunNode(const NodeConfig& config, const Connect& connect,
   AddGpus(*gpus, &node);
   // What runs pods here, for `allot get nodes` and nodeSelectors.
   node.labels[kRuntimeLabel] = config.agent.simulate_exec ? "simulated" : config.runtime;
+  if (config.agent.ignore_images && !config.agent.simulate_exec) {
+    node.labels[core::kIgnoreImagesLabel] = "true";
+  }
   const std::string log_dir =
       config.log_dir.empty() ? DefaultLogDir() : config.log_dir;
   std::error_code ec;

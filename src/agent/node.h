@@ -25,7 +25,7 @@
 namespace allot::agent {
 
 // The node label saying how its pods run: process, container or simulated.
-inline constexpr char kRuntimeLabel[] = "allot.dev/runtime";
+using core::kRuntimeLabel;
 
 // A node agent's configuration, its flags read and checked.
 struct NodeConfig {

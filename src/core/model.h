@@ -32,6 +32,13 @@ inline constexpr char kMemoryResource[] = "memory";
 // Kueue's "pods": a ClusterQueue that covers it counts every pod as one,
 // whatever the pod set requests (sched: Impl::CountPods).
 inline constexpr char kPodsResource[] = "pods";
+// Labels an agent puts on its node: how it runs pods ("process",
+// "container" or "simulated"), and "true" when a process node runs the
+// command of a pod with an image on the host (allot agent --ignore-images).
+// The scheduler places no pod set with an image on a process node without
+// the latter (sched: NodeState::refuses_images).
+inline constexpr char kRuntimeLabel[] = "allot.dev/runtime";
+inline constexpr char kIgnoreImagesLabel[] = "allot.dev/ignore-images";
 inline constexpr char kTopologyBlockLabel[] = "topology.allot.dev/block";
 inline constexpr char kTopologyRackLabel[] = "topology.allot.dev/rack";
 // A node's own topology domain: its name unless it has the label (as the

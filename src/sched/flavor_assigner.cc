@@ -181,6 +181,7 @@ void Scheduler::Impl::RequestsInto(
     }
     r.node_selector = &ps.node_selector;
     r.tolerations = &ps.tolerations;
+    r.has_image = !ps.image.empty();
   }
 }
 

@@ -78,6 +78,10 @@ NodeState NodePool::Impl::MakeNode(const core::Node& node, NodeIdx n) {
   NodeState s;
   s.name = node.name;
   s.labels = node.labels;
+  auto runtime = node.labels.find(core::kRuntimeLabel);
+  auto ignore = node.labels.find(core::kIgnoreImagesLabel);
+  s.refuses_images = runtime != node.labels.end() && runtime->second == "process" &&
+                     (ignore == node.labels.end() || ignore->second != "true");
   s.taints = node.taints;
   s.unschedulable = node.unschedulable;
   s.spec = node;

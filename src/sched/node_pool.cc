@@ -171,6 +171,7 @@ bool NodePool::Impl::Eligible(const NodeState& node,
       !core::LabelsMatch(*ctx.req->node_selector, node.labels)) {
     return false;
   }
+  if (ctx.req->has_image && node.refuses_images) return false;
   return !node.UntoleratedTaint(*ctx.req, flavors);
 }
 
@@ -371,7 +372,7 @@ std::string NodePool::Impl::Explain(const PodSetCtx& ctx, const Scratch& s,
     devices += (devices.empty() ? "" : " and ") + std::to_string(count) +
                (more ? " more free " : " free ") + name;
   }
-  int64_t matching = 0, cordoned = 0, eligible = 0, with_devices = 0;
+  int64_t matching = 0, cordoned = 0, eligible = 0, with_devices = 0, process_only = 0;
   int64_t with_cpu = 0, with_memory = 0;
   const NodeState* tainted = nullptr;
   int32_t largest = -1;
@@ -390,6 +391,10 @@ std::string NodePool::Impl::Explain(const PodSetCtx& ctx, const Scratch& s,
     ++matching;
     if (node.unschedulable) {
       ++cordoned;
+      continue;
+    }
+    if (req.has_image && node.refuses_images) {
+      ++process_only;
       continue;
     }
     if (node.UntoleratedTaint(req, flavors)) {
@@ -425,6 +430,11 @@ std::string NodePool::Impl::Explain(const PodSetCtx& ctx, const Scratch& s,
   if (cordoned == matching) {
     return "all " + std::to_string(matching) + " nodes" + matching_scope +
            " are cordoned";
+  }
+  if (process_only > 0 && process_only + cordoned == matching) {
+    return "the pod set runs an image, and the " + std::to_string(process_only) +
+           " schedulable node(s)" + matching_scope +
+           " run processes (their agents need --runtime container, or --ignore-images)";
   }
   if (eligible == 0) {
     return "no schedulable node" + matching_scope +

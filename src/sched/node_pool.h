@@ -60,6 +60,8 @@ struct PodSetRequest {
   // Topology-aware scheduling (may be null): the levels come from the
   // Topology of the first of `flavors` that names one.
   const core::TopologyRequest* topology = nullptr;
+  // Its pods run an image: not on a node that runs only processes.
+  bool has_image = false;
 };
 
 // One pod: its node and the device slots (see DeviceUuid) it holds.

@@ -179,6 +179,9 @@ struct NodeState {
   std::vector<core::Taint> taints;
   bool unschedulable = false;
   bool removed = false;  // RemoveNode left its index empty: never offered.
+  // An agent's process node that does not run images (core::kRuntimeLabel):
+  // no pod set with an image goes there.
+  bool refuses_images = false;
   core::Node spec;       // As last added or replaced (for a rollback).
   Quantity cpu_capacity, memory_capacity, cpu_free, memory_free;
   std::vector<Device> devices;

@@ -442,5 +442,34 @@ TEST(NodePoolResources, CpuExhaustionNamesTheShortResource) {
             "(most: 7Gi on node n0)");
 }
 
+// A pod set with an image goes to a node that runs images: a container
+// node, a process node that ignores images (--ignore-images), or a node
+// no agent labelled; never to a plain process node, and the reason says so.
+TEST(NodePoolImages, PodSetsWithAnImageSkipProcessNodes) {
+  auto process = [](const std::string& name) {
+    return NodeBuilder(name).Gpus(8).Label(core::kRuntimeLabel, "process");
+  };
+  auto pool = MakePool({process("p0").Build(),
+                        NodeBuilder("c0").Gpus(8).Label(core::kRuntimeLabel, "container").Build(),
+                        process("i0").Label(core::kIgnoreImagesLabel, "true").Build()});
+  Occupy(*pool, 1, 4);  // Best fit would pick c0 for 4 GPUs.
+  Placement p;
+  std::string why;
+  ASSERT_TRUE(pool->Find(Req(1).Gpus(4).Image(), &p, &why)) << why;
+  EXPECT_EQ(NodesOf(*pool, p), std::vector<std::string>{"c0"});
+  ASSERT_TRUE(pool->Find(Req(1).Gpus(8).Image(), &p, &why)) << why;
+  EXPECT_EQ(NodesOf(*pool, p), std::vector<std::string>{"i0"});
+  ASSERT_TRUE(pool->Find(Req(2).Gpus(8), &p, &why)) << why;  // No image: anywhere.
+
+  auto only_process = MakePool({process("p0").Build(), process("p1").Build()});
+  EXPECT_FALSE(only_process->Find(Req(1).Gpus(1).Image(), &p, &why));
+  EXPECT_NE(why.find("the pod set runs an image, and the 2 schedulable node(s)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("--runtime container"), std::string::npos) << why;
+  auto unlabelled = MakePool({NodeBuilder("n0").Gpus(8).Build()});
+  EXPECT_TRUE(unlabelled->Find(Req(1).Gpus(1).Image(), &p, &why)) << why;
+}
+
 }  // namespace
 }  // namespace allot::sched

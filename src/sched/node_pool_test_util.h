@@ -121,6 +121,10 @@ class Req {
     r_.tolerations = t;
     return *this;
   }
+  Req& Image() {
+    r_.has_image = true;
+    return *this;
+  }
   operator PodSetRequest() const { return r_; }  // NOLINT: test sugar.
   operator std::vector<PodSetRequest>() const { return {r_}; }  // NOLINT
 
