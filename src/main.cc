@@ -275,7 +275,8 @@ int main(int argc, char** argv) {
   submit->add_option("--type", sub.type, "batch|training|inference|notebook")->capture_default_str();
   submit->add_option("-e,--env", sub.env, "K=V (repeatable)");
   submit->add_option("--image", sub.image,
-                     "OCI image the pods run in (nodes with allot agent --runtime container)");
+                     "OCI image the pods run in, or the name of a catalogue Image (allot get "
+                     "images) (nodes with allot agent --runtime container)");
   submit->add_option("--pull-policy", sub.image_pull_policy, "Always, IfNotPresent or Never")
       ->check(CLI::IsMember({"Always", "IfNotPresent", "Never"}));
   submit->add_option("command", sub.command, "command and arguments (after --)");
@@ -285,7 +286,7 @@ int main(int argc, char** argv) {
   // get
   GetFlags gf;
   auto* get = app.add_subcommand("get", "list or show objects");
-  get->add_option("kind", gf.kind, "workloads|clusterqueues|localqueues|flavors|cohorts|nodes|tenants|priorityclasses")->required();
+  get->add_option("kind", gf.kind, "workloads|clusterqueues|localqueues|flavors|cohorts|nodes|tenants|priorityclasses|topologies|images")->required();
   get->add_option("name", gf.name, "one object");
   get->add_option("-t,--tenant", gf.tenant, "tenant (default: the token's, else default)");
   get->add_option("-o,--output", gf.output, "table|json|yaml")->capture_default_str();

@@ -76,13 +76,15 @@ Result<std::string> Plural(const std::string& k) {
       {"workloadpriorityclass", "workloadpriorityclasses"},
       {"workloadpriorityclasses", "workloadpriorityclasses"},
       {"wpc", "workloadpriorityclasses"},
-      {"topology", "topologies"},      {"topologies", "topologies"}};
+      {"topology", "topologies"},      {"topologies", "topologies"},
+      {"image", "images"},             {"images", "images"},
+      {"img", "images"}};
   auto it = kAliases.find(k);
   if (it == kAliases.end()) {
     return Status::InvalidArgument(
         "unknown kind '" + k +
         "': use workloads, clusterqueues, localqueues, flavors, cohorts, "
-        "nodes, tenants, priorityclasses or topologies");
+        "nodes, tenants, priorityclasses, topologies or images");
   }
   return it->second;
 }
@@ -143,6 +145,7 @@ std::vector<std::string> Header(const std::string& plural) {
   if (plural == "workloadpriorityclasses") return {"NAME", "VALUE"};
   if (plural == "cohorts") return {"NAME", "PARENT"};
   if (plural == "topologies") return {"NAME", "LEVELS"};
+  if (plural == "images") return {"NAME", "IMAGE", "DESCRIPTION"};
   return {"NAME"};
 }
 
@@ -213,6 +216,9 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
         levels += (levels.empty() ? "" : ", ") + JsonStr(l, {"nodeLabel"});
     }
     return {name, levels};
+  }
+  if (plural == "images") {
+    return {name, JsonStr(o, {"spec", "image"}), JsonStr(o, {"spec", "description"})};
   }
   return {name};
 }

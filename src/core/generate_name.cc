@@ -82,6 +82,7 @@ Status GenerateNames(Config* c, const NameTaken& taken,
   ALLOT_RETURN_IF_ERROR(
       NameAll("WorkloadPriorityClass", &c->priority_classes, taken, random));
   ALLOT_RETURN_IF_ERROR(NameAll("Topology", &c->topologies, taken, random));
+  ALLOT_RETURN_IF_ERROR(NameAll("Image", &c->images, taken, random));
   ALLOT_RETURN_IF_ERROR(NameAll("Namespace", &c->namespaces, taken, random));
   ALLOT_RETURN_IF_ERROR(NameAll("Node", &c->nodes, taken, random));
   return NameAll("Workload", &c->workloads, taken, random);

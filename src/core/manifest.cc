@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/duration.h"
+#include "core/image_policy.h"
 #include "core/manifest_internal.h"
 #include "core/names.h"
 #include "core/priority_policy.h"
@@ -167,6 +168,7 @@ Status ParseNamespace(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields({"apiVersion", "kind", "metadata"},
                                            {"spec", "status"}));
   ALLOT_RETURN_IF_ERROR(ParsePriorityPolicy(d.annotations, "Tenant " + d.name).status());
+  ALLOT_RETURN_IF_ERROR(ParseImagePolicy(d.annotations).status());
   Namespace ns{d.name, d.labels, d.source, d.annotations, d.generate_name};
   auto it = ns.labels.find(kNamespaceNameLabel);
   if (it != ns.labels.end() && it->second != d.name) {
@@ -289,6 +291,7 @@ constexpr KindParser kKinds[] = {
     {kAllot, "SchedulerConfig", false, ParseSchedulerConfig},
     {kAllot, "Node", false, ParseNode},
     {kAllot, "NodePool", false, ParseNodePool},
+    {kAllot, "Image", false, ParseImage},
     {kAllot, "Workload", true, ParseAllotWorkload},
 };
 
@@ -485,6 +488,7 @@ Status ParseManifests(const std::string& text, const std::string& file,
     AppendAll(&parsed.local_queues, &config->local_queues);
     AppendAll(&parsed.priority_classes, &config->priority_classes);
     AppendAll(&parsed.topologies, &config->topologies);
+    AppendAll(&parsed.images, &config->images);
     AppendAll(&parsed.namespaces, &config->namespaces);
     AppendAll(&parsed.nodes, &config->nodes);
     AppendAll(&parsed.workloads, &config->workloads);

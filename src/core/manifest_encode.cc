@@ -479,6 +479,15 @@ json::object EncodeTopology(const Topology& t, KueueVersion v) {
   return o;
 }
 
+json::object EncodeImage(const Image& img) {
+  json::object o = Header(kAllot, "Image");
+  o.emplace("metadata", Metadata(img, "", {}));
+  json::object spec{{"image", img.image}};
+  PutString(&spec, "description", img.description);
+  o.emplace("spec", std::move(spec));
+  return o;
+}
+
 json::object EncodeCohort(const Cohort& c, KueueVersion v) {
   json::object o = Header(KueueApiVersionOf(v), "Cohort");
   o.emplace("metadata", Metadata(c, "", {}));

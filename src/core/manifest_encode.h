@@ -65,6 +65,8 @@ boost::json::object EncodeFlavor(const ResourceFlavor& flavor,
 // Topology: spec.levels[].nodeLabel.
 boost::json::object EncodeTopology(const Topology& topology,
                                    KueueVersion v = kDefaultKueueVersion);
+// allot.dev/v1 Image: spec.image and spec.description.
+boost::json::object EncodeImage(const Image& image);
 // Cohort, with spec.parentName (as Kueue's v1beta1 and v1beta2 spell it;
 // v1alpha1's parent is read but never written).
 boost::json::object EncodeCohort(const Cohort& cohort,

@@ -396,6 +396,7 @@ Status ParseKueueWorkload(const Doc& d, Config* out);
 Status ParseJob(const Doc& d, Config* out);
 // allot.dev/v1 NodePool, expanded into Nodes (manifest_nodepool.cc).
 Status ParseNodePool(const Doc& d, Config* out);
+Status ParseImage(const Doc& d, Config* out);  // manifest_image.cc
 
 // ---- Checks on each parsed object (manifest_limits.cc) --------------------
 
@@ -403,7 +404,7 @@ Status ParseNodePool(const Doc& d, Config* out);
 // what lies past the counts taken before it was parsed.
 struct Counts {
   size_t workloads, nodes, cluster_queues, flavors, cohorts, local_queues,
-      priority_classes, namespaces, topologies;
+      priority_classes, namespaces, topologies, images;
 };
 Counts CountsOf(const Config& c);
 

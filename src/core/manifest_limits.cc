@@ -66,7 +66,7 @@ Counts CountsOf(const Config& c) {
           c.cluster_queues.size(),   c.flavors.size(),
           c.cohorts.size(),          c.local_queues.size(),
           c.priority_classes.size(), c.namespaces.size(),
-          c.topologies.size()};
+          c.topologies.size(),       c.images.size()};
 }
 
 // A pod set's total request (count x per pod) must stay far from int64's
@@ -250,6 +250,7 @@ Status CheckEncodedSize(const Counts& before, const Config& out,
     else if constexpr (requires { EncodeNamespace(x); }) return EncodeNamespace(x);
     else if constexpr (requires { EncodeNode(x); }) return EncodeNode(x);
     else if constexpr (requires { EncodeTopology(x); }) return EncodeTopology(x);
+    else if constexpr (requires { EncodeImage(x); }) return EncodeImage(x);
     else return EncodeWorkload(x);
   };
   ALLOT_RETURN_IF_ERROR(check(out.workloads, before.workloads, enc));
@@ -261,6 +262,7 @@ Status CheckEncodedSize(const Counts& before, const Config& out,
   ALLOT_RETURN_IF_ERROR(
       check(out.priority_classes, before.priority_classes, enc));
   ALLOT_RETURN_IF_ERROR(check(out.topologies, before.topologies, enc));
+  ALLOT_RETURN_IF_ERROR(check(out.images, before.images, enc));
   return check(out.namespaces, before.namespaces, enc);
 }
 

@@ -119,6 +119,7 @@ Status CheckGpuInventory(const std::vector<Node>& nodes) {
 struct Indexes {
   Index<ResourceFlavor> flavors;
   Index<Topology> topologies;
+  Index<Image> images;
   Index<Cohort> cohorts;
   Index<ClusterQueue> cluster_queues;
   Index<LocalQueue> local_queues;
@@ -272,6 +273,7 @@ Status ValidateConfig(Config* config) {
       IndexUnique(config->flavors, "ResourceFlavor", name, &idx.flavors));
   ALLOT_RETURN_IF_ERROR(
       IndexUnique(config->topologies, "Topology", name, &idx.topologies));
+  ALLOT_RETURN_IF_ERROR(IndexUnique(config->images, "Image", name, &idx.images));
   // Kueue leaves a ClusterQueue with such a flavor inactive
   // (TopologyNotFound); here it is an error that changes nothing.
   for (const ResourceFlavor& f : config->flavors) {

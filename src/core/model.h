@@ -150,6 +150,19 @@ struct Topology {
   bool operator==(const Topology&) const = default;
 };
 
+// allot.dev/v1 Image: an entry of the admin image catalogue, a named,
+// described image reference (e.g. pytorch -> nvcr.io/nvidia/pytorch:24.01-py3).
+// A pod set naming it runs the reference (core/image_policy.h).
+struct Image {
+  std::string name;
+  std::string image;        // The OCI image reference; never empty.
+  std::string description;  // Free text for people (allot get images).
+  SourceRef source;
+  std::string generate_name{};  // As ResourceFlavor::generate_name.
+
+  bool operator==(const Image&) const = default;
+};
+
 // Where a pod set's pods must or should share a topology domain (Kueue's
 // podset-required-topology / podset-preferred-topology /
 // podset-unconstrained-topology annotations, v1beta2's topologyRequest).
@@ -501,6 +514,7 @@ struct SchedulerConfig {
 struct Config {
   std::vector<ResourceFlavor> flavors;
   std::vector<Topology> topologies;
+  std::vector<Image> images;
   std::vector<Cohort> cohorts;
   std::vector<ClusterQueue> cluster_queues;
   std::vector<LocalQueue> local_queues;

@@ -130,6 +130,7 @@ Status MayCreateOrApply(const Principal& p, const core::Config& docs,
   };
   take(Kind::kResourceFlavor, docs.flavors);
   take(Kind::kTopology, docs.topologies);
+  take(Kind::kImage, docs.images);
   take(Kind::kCohort, docs.cohorts);
   take(Kind::kClusterQueue, docs.cluster_queues);
   take(Kind::kLocalQueue, docs.local_queues);

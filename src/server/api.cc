@@ -107,6 +107,7 @@ Status CheckNames(const std::vector<T>& items, bool label_only) {
 Status CheckAllNames(const core::Config& c) {
   ALLOT_RETURN_IF_ERROR(CheckNames(c.flavors, false));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.topologies, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.images, false));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.cohorts, false));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.cluster_queues, false));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.local_queues, true));

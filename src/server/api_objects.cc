@@ -183,6 +183,7 @@ std::string KeyOfBody(const core::Config& cfg) {
   };
   any(cfg.flavors);
   any(cfg.topologies);
+  any(cfg.images);
   any(cfg.cohorts);
   any(cfg.cluster_queues);
   any(cfg.priority_classes);

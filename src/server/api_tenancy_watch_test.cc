@@ -47,6 +47,7 @@ TEST_F(ApiTenancy, WatchesNeverShowAnotherTenant) {
       {"/api/v1/clusterqueues", Body("clusterqueues", "live", "", 0)},
       {"/api/v1/workloadpriorityclasses", Body("workloadpriorityclasses", "live", "", 0)},
       {"/api/v1/nodes", Body("nodes", "live", "", 0)},
+      {"/api/v1/images", Body("images", "live", "", 0)},
       {"/api/v1/localqueues", Body("localqueues", "live", "t1", 0)},
       {"/api/v1/localqueues", Body("localqueues", "live", "t2", 0)},
       {"/api/v1/workloads", Body("workloads", "live", "t1", 0)},

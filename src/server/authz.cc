@@ -42,6 +42,7 @@ constexpr KindInfo kKinds[kNumKinds] = {
     {"Tenant", "tenants", false},
     {"Node", "nodes", false},
     {"Topology", "topologies", false},
+    {"Image", "images", false},
     {"Workload", "workloads", true},
 };
 }  // namespace
@@ -82,6 +83,7 @@ bool CanSee(const Principal& p, Kind kind, const std::string& tenant) {
     case Kind::kWorkloadPriorityClass:
     case Kind::kNode:
     case Kind::kTopology:
+    case Kind::kImage:
       return true;
     case Kind::kTenant:
     case Kind::kLocalQueue:

@@ -83,9 +83,10 @@ enum class Kind {
   kTenant,
   kNode,
   kTopology,  // Before kWorkload: the config kinds index ConfigObject.
+  kImage,
   kWorkload,
 };
-inline constexpr int kNumKinds = 9;
+inline constexpr int kNumKinds = 10;
 const char* KindName(Kind k);    // "ResourceFlavor", ...
 const char* KindPlural(Kind k);  // "resourceflavors", ... (the API path)
 bool IsNamespaced(Kind k);       // LocalQueue, Workload.

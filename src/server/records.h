@@ -90,6 +90,7 @@ struct Objects {
   std::map<std::string, Entry<core::Namespace>> tenants;
   std::map<std::string, Entry<core::Node>> nodes;
   std::map<std::string, Entry<core::Topology>> topologies;
+  std::map<std::string, Entry<core::Image>> images;
   core::SchedulerConfig scheduler;
   int64_t scheduler_rv = 0;
 };

@@ -228,6 +228,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       ALLOT_LOAD(kTenant, namespaces, tenants)
       ALLOT_LOAD(kNode, nodes, nodes)
       ALLOT_LOAD(kTopology, topologies, topologies)
+      ALLOT_LOAD(kImage, images, images)
 #undef ALLOT_LOAD
       case Kind::kWorkload:
         if (c.workloads.size() != 1) return Status::Internal(where + ": no object");
@@ -274,6 +275,7 @@ core::Config State::BuildConfig(const Objects& o,
   core::Config cfg;
   for (const auto& [k, e] : o.flavors) cfg.flavors.push_back(e.obj);
   for (const auto& [k, e] : o.topologies) cfg.topologies.push_back(e.obj);
+  for (const auto& [k, e] : o.images) cfg.images.push_back(e.obj);
   for (const auto& [k, e] : o.cohorts) cfg.cohorts.push_back(e.obj);
   for (const auto& [k, e] : o.cluster_queues) cfg.cluster_queues.push_back(e.obj);
   for (const auto& [k, e] : o.local_queues) cfg.local_queues.push_back(e.obj);

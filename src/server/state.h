@@ -362,6 +362,11 @@ class State {
   // gives no literal priority, its queue's (or tenant's) default.
   static std::string EffectiveClass(const core::Workload& w, const core::PriorityPolicy& policy);
   static void ApplyDefaultPriority(const Objects& o, core::Workload* w);
+  // Rewrites `w`'s pod set images through the image catalogue of `o` and
+  // the tenant's default image, and checks them against the tenant's
+  // allowed images (core/image_policy.h). Before CheckWorkload, so that a
+  // workload is stored with the exact references it runs.
+  static Status ResolveImages(const Objects& o, core::Workload* w);
   // The checks of a submission against configuration `o`.
   Status CheckWorkload(const Actor& a, const core::Workload& w,
                        const Objects& o) const;

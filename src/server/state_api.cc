@@ -49,6 +49,7 @@ Docs Split(core::Config&& c, bool has_scheduler) {
   Take(c.namespaces, &d);
   Take(c.nodes, &d);
   Take(c.topologies, &d);
+  Take(c.images, &d);
   for (core::Workload& w : c.workloads) {
     int at = w.source.doc_index;
     d.workloads.push_back({at, std::move(w)});
@@ -228,7 +229,11 @@ Result<std::vector<ApplyResult>> State::Apply(const Actor& a,
   // Workloads are checked against the configuration as it will be.
   auto check = [&](const Objects& cand) -> Status {
     for (size_t i = 0; i < d.workloads.size(); ++i) {
-      core::Workload& w = d.workloads[i].second;
+      // As SubmitWorkload will store it: images resolved (on a copy, as
+      // SubmitWorkload resolves the document again against the same
+      // configuration).
+      core::Workload w = d.workloads[i].second;
+      ALLOT_RETURN_IF_ERROR(ResolveImages(cand, &w));
       const std::string key = w.Key();
       if (!seen.insert(key).second) {
         return Status::InvalidArgument("Workload " + key + " appears twice",
@@ -282,6 +287,7 @@ Status State::GenerateNames(core::Config* doc) {
         {"Namespace", Kind::kTenant},
         {"Node", Kind::kNode},
         {"Topology", Kind::kTopology},
+        {"Image", Kind::kImage},
         {"Workload", Kind::kWorkload}};
     for (const auto& [name, k] : kKinds) {
       if (name == kind) return Exists(k, key);

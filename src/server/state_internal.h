@@ -15,7 +15,7 @@ namespace allot::server::internal {
 using ConfigObject =
     std::variant<core::ResourceFlavor, core::Cohort, core::ClusterQueue,
                  core::LocalQueue, core::WorkloadPriorityClass,
-                 core::Namespace, core::Node, core::Topology>;
+                 core::Namespace, core::Node, core::Topology, core::Image>;
 
 inline std::string KeyOf(const core::LocalQueue& lq) {
   return lq.ns + "/" + lq.name;
@@ -63,6 +63,7 @@ decltype(auto) WithMap(Objects& o, Kind kind, F&& f) {
     case Kind::kTenant: return f(o.tenants);
     case Kind::kNode: return f(o.nodes);
     case Kind::kTopology: return f(o.topologies);
+    case Kind::kImage: return f(o.images);
     case Kind::kWorkload: break;
   }
   std::abort();
@@ -93,6 +94,9 @@ inline boost::json::object Encode(const core::Namespace& x) {
 }
 inline boost::json::object Encode(const core::Topology& x) {
   return core::EncodeTopology(x);
+}
+inline boost::json::object Encode(const core::Image& x) {
+  return core::EncodeImage(x);
 }
 inline boost::json::object Encode(const core::Node& x) {
   return core::EncodeNode(x);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/host_paths.h"
+#include "core/image_policy.h"
 #include "core/manifest.h"
 #include "core/priority_policy.h"
 #include "server/state.h"
@@ -74,6 +75,18 @@ void State::ApplyDefaultPriority(const Objects& o, core::Workload* w) {
   w->priority_class_name = EffectiveClass(*w, PriorityPolicyOf(o, w->ns, w->queue_name));
 }
 
+Status State::ResolveImages(const Objects& o, core::Workload* w) {
+  // No tenant: CheckWorkload says so. Stored tenants were checked when
+  // they were written, so their policy parses.
+  auto t = o.tenants.find(w->ns);
+  if (t == o.tenants.end()) return Status::Ok();
+  Result<core::ImagePolicy> policy = core::ParseImagePolicy(t->second.obj.annotations);
+  if (!policy.ok()) return policy.status();
+  core::ImageCatalogue catalogue;
+  for (const auto& [name, e] : o.images) catalogue[name] = e.obj.image;
+  return core::ResolveImages(*policy, catalogue, w);
+}
+
 core::PriorityPolicy State::PriorityPolicyOf(const Objects& o, const std::string& ns,
                                              const std::string& queue) {
   // Stored objects were checked when they were written: a bad annotation
@@ -118,6 +131,7 @@ Status State::CheckPriority(const Actor& a, const core::Workload& w, const std::
 Status State::SubmitWorkload(const Actor& a, core::Workload w, Txn* txn) {
   const std::string key = w.Key();
   ApplyDefaultPriority(objs_, &w);
+  ALLOT_RETURN_IF_ERROR(ResolveImages(objs_, &w));
   ALLOT_RETURN_IF_ERROR(CheckWorkload(a, w, objs_));
   if (!w.priority_class_name.empty()) {
     w.priority = objs_.priority_classes.at(w.priority_class_name).obj.value;

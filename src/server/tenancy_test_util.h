@@ -34,8 +34,8 @@ namespace json = boost::json;
 
 // Tenants t1 and t2, each with LocalQueue q into cq1 (64 GPUs; cq2 of 8
 // is its cohort co1's other member), flavor f1 on node n1 (4 GPUs), node
-// nc without GPUs, priority class pc1 and a one-GPU Workload w in each
-// tenant: each kind's fixture object of kKinds.
+// nc without GPUs, priority class pc1, catalogue Image img1 and a one-GPU
+// Workload w in each tenant: each kind's fixture object of kKinds.
 inline std::string Cluster() {
   namespace b = allot::testing;
   return b::Namespace("t1") + b::Namespace("t2") +
@@ -44,7 +44,10 @@ inline std::string Cluster() {
          b::GpuCq("cq2", "co1", "f1", "nominalQuota: 8") + b::LocalQueue("t1", "q", "cq1") +
          b::LocalQueue("t2", "q", "cq1") + b::PriorityClass("pc1", 100) +
          b::Node("n1", "{pool: main}", "32", "256Gi", b::Uuids("G-", 4)) +
-         b::Node("nc", "", "8", "32Gi", {}) + b::WorkloadJson("t1/w").Doc() +
+         b::Node("nc", "", "8", "32Gi", {}) +
+         "---\napiVersion: allot.dev/v1\nkind: Image\nmetadata: {name: img1}\n"
+         "spec: {image: \"example.com/img1:1\"}\n---\n" +
+         b::WorkloadJson("t1/w").Doc() +
          b::WorkloadJson("t2/w").Doc();
 }
 
@@ -64,6 +67,7 @@ inline const KindSpec kKinds[] = {
     {"clusterqueues", Cls::kInfra, "cq1"},
     {"workloadpriorityclasses", Cls::kInfra, "pc1"},
     {"nodes", Cls::kInfra, "n1"},
+    {"images", Cls::kInfra, "img1"},
     {"tenants", Cls::kTenant, ""},
     {"localqueues", Cls::kLocalQueue, "q"},
     {"workloads", Cls::kWorkload, "w"},
@@ -98,6 +102,10 @@ inline std::string Body(const std::string& plural, const std::string& name,
   if (plural == "nodes") {
     return R"({"apiVersion":"allot.dev/v1","kind":"Node","metadata":{"name":")" + name +
            R"(","labels":{"v":")" + v + R"("}},"status":{"capacity":{"cpu":"4","memory":"16Gi"}}})";
+  }
+  if (plural == "images") {
+    return R"({"apiVersion":"allot.dev/v1","kind":"Image",)" + md +
+           R"(,"spec":{"image":"example.com/)" + name + ":" + v + R"("}})";
   }
   if (plural == "tenants") {
     return R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name +

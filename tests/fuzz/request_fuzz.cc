@@ -252,6 +252,7 @@ std::vector<std::pair<Kind, std::string>> Keys(const core::Config& c) {
     out.push_back({Kind::kWorkloadPriorityClass, x.name});
   for (const auto& x : c.namespaces) out.push_back({Kind::kTenant, x.name});
   for (const auto& x : c.nodes) out.push_back({Kind::kNode, x.name});
+  for (const auto& x : c.images) out.push_back({Kind::kImage, x.name});
   for (const auto& x : c.workloads) out.push_back({Kind::kWorkload, x.Key()});
   return out;
 }
