@@ -157,6 +157,19 @@ class ContainerExecutor : public Executor {
     Result<std::string> source = ImageSource(spec.image);
     if (!source.ok()) return source.status();
     if (!unreachable_.empty()) return Status::FailedPrecondition(unreachable_);
+    // Refused as the process executor refuses them, but before the pod's
+    // directory is touched: an empty id would name STATE/pods itself, and
+    // an id in use the directory of the pod running under it.
+    if (spec.id.empty()) return Status::InvalidArgument("pod id is empty", "id");
+    for (const std::string& id : Running()) {
+      if (id == spec.id) return Status::InvalidArgument("pod id " + spec.id + " is in use", "id");
+    }
+    for (const auto& [k, v] : spec.env) {
+      if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
+        return Status::InvalidArgument(
+            "bad environment variable name \"" + k + "\" in pod " + spec.id, "env");
+      }
+    }
     const std::string dir = o_.state_dir + "/pods/" + Flat(spec.id);
     std::error_code ec;
     fs::remove_all(dir, ec);
@@ -245,7 +258,13 @@ class ContainerExecutor : public Executor {
     }
     return out;
   }
-  std::vector<std::string> Running() const override { return processes_->Running(); }
+  // Those that ended in StopAll too, until Poll() returned them.
+  std::vector<std::string> Running() const override {
+    std::vector<std::string> ids = processes_->Running();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const PodExit& e : pending_) ids.push_back(e.id);
+    return ids;
+  }
   // Until container-run has its image (it then writes image-ready).
   bool Pulling(const std::string& id) const override {
     std::error_code ec;
@@ -322,7 +341,7 @@ class ContainerExecutor : public Executor {
   ContainerOptions o_;
   std::string unreachable_;  // Why the image roots are out of reach, or "".
   std::unique_ptr<Executor> processes_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<std::string> tenants_;  // Guarded by mu_.
   std::vector<PodExit> pending_;      // Ended in StopAll. Guarded by mu_.
   std::unique_ptr<PodNetworks> nets_;  // --network tenant.
