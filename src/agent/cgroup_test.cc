@@ -128,17 +128,11 @@ class CgroupTest : public ::testing::Test {
       if (log.find("memory.swap.max=") != std::string::npos) {  // Swap accounted.
         EXPECT_NE(log.find("memory.swap.max=0"), std::string::npos) << log;
       }
-    } else if (runtime_ == Runtime::kContainer && V1PathsDiffer()) {
-      // A known bug, not a design choice: on v1 container-run gives runc
-      // one cgroupsPath, the pod's memory cgroup, and runc puts the
-      // container at that path in every hierarchy; where the agent's cpu
-      // cgroup is elsewhere (as on this host), the container leaves the
-      // pod's cpu cgroup for a new one without a quota (and runc leaves
-      // that path's parents behind in the other hierarchies).
-      std::printf("KNOWN BUG: cgroups v1 with the agent's cpu and memory cgroups at different "
-                  "paths: the container runs without its CPU quota\n");
-      EXPECT_NE(log.find("memory.limit_in_bytes=67108864"), std::string::npos) << log;
     } else {
+      // On v1 with the agent's cpu and memory cgroups at different paths,
+      // runc puts the container at the memory path in every hierarchy (it
+      // takes one cgroupsPath); the limits hold there too because
+      // container-run gives runc the pod's limits as well.
       EXPECT_NE(log.find("cpu.cfs_period_us=100000"), std::string::npos) << log;
       EXPECT_NE(log.find("cpu.cfs_quota_us=50000"), std::string::npos) << log;
       EXPECT_NE(log.find("memory.limit_in_bytes=67108864"), std::string::npos) << log;

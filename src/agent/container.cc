@@ -188,6 +188,11 @@ class ContainerExecutor : public Executor {
     pod["env"] = std::move(env);
     pod["workingDir"] = spec.working_dir;
     pod["gpus"] = StringArray(spec.gpus);
+    // Its limits again for runc: on cgroups v1 runc puts the container at
+    // one path in every hierarchy, which is the pod's own cgroup only in
+    // the memory hierarchy where the agent's cpu and memory cgroups differ.
+    if (spec.cpu_milli > 0) pod["cpuMilli"] = spec.cpu_milli;
+    if (spec.memory_bytes > 0) pod["memoryBytes"] = spec.memory_bytes;
     pod["stateDir"] = o_.state_dir;
     pod["runtime"] = o_.runtime;
     pod["privateNetwork"] = o_.private_network && !o_.tenant_network;
@@ -747,7 +752,19 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
     }
   }
   if (!devices.empty()) linux_cfg["devices"] = std::move(devices);
-  linux_cfg["resources"] = json::object{{"devices", std::move(allow)}};
+  json::object resources{{"devices", std::move(allow)}};
+  // The pod's limits, as the process executor sets them (cgroup.h), so
+  // that they hold in whatever cgroup runc puts the container in.
+  if (const json::value* c = pod.if_contains("cpuMilli"); c && c->is_int64() && c->as_int64() > 0) {
+    constexpr int64_t kPeriodUs = 100000, kMinQuotaUs = 1000;
+    resources["cpu"] = json::object{
+        {"period", kPeriodUs}, {"quota", std::max(kMinQuotaUs, c->as_int64() * kPeriodUs / 1000)}};
+  }
+  if (const json::value* m = pod.if_contains("memoryBytes");
+      m && m->is_int64() && m->as_int64() > 0) {
+    resources["memory"] = json::object{{"limit", m->as_int64()}};
+  }
+  linux_cfg["resources"] = std::move(resources);
   linux_cfg["seccomp"] = DefaultSeccomp();
   linux_cfg["maskedPaths"] = StringArray({"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
                                           "/proc/latency_stats", "/proc/timer_list",
