@@ -34,7 +34,9 @@ TEST(Base64Test, RefusesWhatIsNotCanonical) {
                           "Zm8=Zm8=", "Zm-v", "Zm_v"}) {
     Result<std::string> r = Base64Decode(bad);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_NE(r.status().message().find("base64"), std::string::npos);
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("base64"), std::string::npos);
+    }
   }
 }
 
