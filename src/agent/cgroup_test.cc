@@ -107,13 +107,14 @@ class CgroupTest : public ::testing::Test {
 
   PodExit WaitExit(const std::string& id) { return testing::WaitExit(*exec_, &exits_, id); }
 
-  // Runs pod `id` with 500m and 64Mi, which prints its cgroups and limits,
-  // and checks them: 500m is 50 ms of CPU per 100 ms period; 64Mi is
-  // 67108864 bytes.
+  // Runs pod `id` with 500m and 256Mi, which prints its cgroups and
+  // limits, and checks them: 500m is 50 ms of CPU per 100 ms period; 256Mi
+  // is 268435456 bytes (room for an ASan build's container-run, which runs
+  // in the pod's cgroup before it execs runc).
   void ExpectLimitsApplied(const std::string& id) {
     PodSpec spec = Sh(id, std::string(kPrintLimits) + "; echo ok; sleep 0.3");
     spec.cpu_milli = 500;
-    spec.memory_bytes = 64 << 20;
+    spec.memory_bytes = 256 << 20;
     ASSERT_TRUE(exec_->Start(spec).ok());
     // While it runs, its directories are there.
     for (const std::string& d : agent_dirs_) EXPECT_TRUE(Exists(d + "/" + id)) << d;
@@ -123,7 +124,7 @@ class CgroupTest : public ::testing::Test {
     const std::string log = ReadAll(spec.log_path);
     if (mode_ == CgroupMode::kV2) {
       EXPECT_NE(log.find("cpu.max=50000 100000"), std::string::npos) << log;
-      EXPECT_NE(log.find("memory.max=67108864"), std::string::npos) << log;
+      EXPECT_NE(log.find("memory.max=268435456"), std::string::npos) << log;
       EXPECT_NE(log.find("memory.oom.group=1"), std::string::npos) << log;
       if (log.find("memory.swap.max=") != std::string::npos) {  // Swap accounted.
         EXPECT_NE(log.find("memory.swap.max=0"), std::string::npos) << log;
@@ -135,7 +136,7 @@ class CgroupTest : public ::testing::Test {
       // container-run gives runc the pod's limits as well.
       EXPECT_NE(log.find("cpu.cfs_period_us=100000"), std::string::npos) << log;
       EXPECT_NE(log.find("cpu.cfs_quota_us=50000"), std::string::npos) << log;
-      EXPECT_NE(log.find("memory.limit_in_bytes=67108864"), std::string::npos) << log;
+      EXPECT_NE(log.find("memory.limit_in_bytes=268435456"), std::string::npos) << log;
     }
     // Its /proc/self/cgroup names the pod's cgroup (v1: cpu and memory).
     const std::string name = "allot-cgroup-test-" + std::to_string(getpid()) + "/" + id;

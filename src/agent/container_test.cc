@@ -446,8 +446,9 @@ TEST_F(ContainerTest, TenantNetworksKeepTenantsApart) {
   server.env = {{"NNODES", "1"}, {"MASTER_ADDR", "node-1"}};
   ASSERT_TRUE(exec_->Start(server).ok());
   std::smatch m;
+  std::string log;  // Outlives the match.
   ASSERT_TRUE(WaitFor([&] {
-    const std::string log = ReadAll(server.log_path);
+    log = ReadAll(server.log_path);
     return std::regex_search(log, m, std::regex("ip=(10\\.213\\.\\d+\\.\\d+) master=127.0.0.1"));
   })) << ReadAll(server.log_path);
   const std::string ip = m[1];
