@@ -198,10 +198,8 @@ class ContainerExecutor : public Executor {
     pod["privateNetwork"] = o_.private_network && !o_.tenant_network;
     if (nets_) {
       // The workload's attempt: "ns/name/aN" of "ns/name/aN/podset/index".
-      size_t cut = 0;
-      for (int slashes = 0; slashes < 3 && cut != std::string::npos; ++slashes) {
-        cut = spec.id.find('/', cut == 0 && slashes == 0 ? 0 : cut + 1);
-      }
+      size_t cut = spec.id.find('/');
+      for (int i = 0; i < 2 && cut != std::string::npos; ++i) cut = spec.id.find('/', cut + 1);
       const std::string group = spec.id.substr(0, cut);
       Result<std::string> netns = nets_->Join(TenantIndex(spec.tenant), group, spec.id);
       if (!netns.ok()) {

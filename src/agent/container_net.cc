@@ -25,6 +25,16 @@ Status Run(const std::vector<std::string>& argv) {
 
 std::string Bridge(size_t tenant) { return "allot" + std::to_string(tenant); }
 
+// The chains of the isolation rules and where each is hooked in.
+struct Chain {
+  const char* table;
+  const char* name;
+  const char* hook;
+};
+constexpr Chain kChains[] = {{"filter", "ALLOT-FWD", "FORWARD"},
+                             {"filter", "ALLOT-IN", "INPUT"},
+                             {"nat", "ALLOT-NAT", "POSTROUTING"}};
+
 std::string Hex(size_t h, size_t digits) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016zx", h);
@@ -55,13 +65,7 @@ Status PodNetworks::Init() {
     }
   }
   // The chains, emptied and hooked in once.
-  struct Chain {
-    const char* table;
-    const char* name;
-    const char* hook;
-  };
-  for (const Chain& c : {Chain{"filter", "ALLOT-FWD", "FORWARD"}, Chain{"filter", "ALLOT-IN", "INPUT"},
-                         Chain{"nat", "ALLOT-NAT", "POSTROUTING"}}) {
+  for (const Chain& c : kChains) {
     (void)Run({"iptables", "-w", "-t", c.table, "-N", c.name});
     ALLOT_RETURN_IF_ERROR(Run({"iptables", "-w", "-t", c.table, "-F", c.name}));
     if (!Run({"iptables", "-w", "-t", c.table, "-C", c.hook, "-j", c.name}).ok()) {
@@ -90,13 +94,7 @@ PodNetworks::~PodNetworks() {
   for (const auto& [name, g] : groups_) (void)Run({"ip", "netns", "del", g.netns});
   for (size_t k : bridges_) (void)Run({"ip", "link", "del", Bridge(k)});
   if (!initialized_) return;
-  struct Chain {
-    const char* table;
-    const char* name;
-    const char* hook;
-  };
-  for (const Chain& c : {Chain{"filter", "ALLOT-FWD", "FORWARD"}, Chain{"filter", "ALLOT-IN", "INPUT"},
-                         Chain{"nat", "ALLOT-NAT", "POSTROUTING"}}) {
+  for (const Chain& c : kChains) {
     (void)Run({"iptables", "-w", "-t", c.table, "-D", c.hook, "-j", c.name});
     (void)Run({"iptables", "-w", "-t", c.table, "-F", c.name});
     (void)Run({"iptables", "-w", "-t", c.table, "-X", c.name});

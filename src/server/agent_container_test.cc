@@ -30,19 +30,25 @@ std::string Job(const std::string& name, const std::string& image, const std::st
          R"("],"resources":{"requests":{"nvidia.com/gpu":1}}}]}}}})";
 }
 
+// Images and bundles where container root can reach them (mode 0711),
+// with the tiny image built in them; removed at the end of the test.
+struct ContainerState {
+  explicit ContainerState(std::string d) : dir(std::move(d)), image("oci:" + dir + "/image/oci:tiny") {
+    std::filesystem::create_directories(dir + "/image");
+    ok = chmod(dir.c_str(), 0711) == 0 && allot::testing::BuildTinyImage(dir + "/image");
+  }
+  ~ContainerState() { std::filesystem::remove_all(dir); }
+  std::string dir, image;
+  bool ok = false;
+};
+
 TEST_F(AgentTest, AJobWithAnImageRunsInItOnAContainerNode) {
   const std::string why = allot::testing::ContainersUnavailable();
   if (!why.empty()) GTEST_SKIP() << why;
-  // Images and bundles where container root can reach them.
-  const std::string state = dir_ + "-containers";
-  std::filesystem::create_directories(state + "/image");
-  struct Remove {
-    std::string dir;
-    ~Remove() { std::filesystem::remove_all(dir); }
-  } remove{state};
-  ASSERT_EQ(chmod(state.c_str(), 0711), 0);
-  ASSERT_TRUE(allot::testing::BuildTinyImage(state + "/image"));
-  const std::string image = "oci:" + state + "/image/oci:tiny";
+  ContainerState cs(dir_ + "-containers");
+  ASSERT_TRUE(cs.ok);
+  const std::string& state = cs.dir;
+  const std::string& image = cs.image;
 
   // A process node first: the scheduler does not place the image there
   // (the image is never run on the bare host), and says why it waits.
@@ -85,15 +91,10 @@ TEST_F(AgentTest, AJobWithAnImageRunsInItOnAContainerNode) {
 TEST_F(AgentTest, PullTimeIsShownAndIsNotRunTime) {
   const std::string why = allot::testing::ContainersUnavailable();
   if (!why.empty()) GTEST_SKIP() << why;
-  const std::string state = dir_ + "-containers";
-  std::filesystem::create_directories(state + "/image");
-  struct Remove {
-    std::string dir;
-    ~Remove() { std::filesystem::remove_all(dir); }
-  } remove{state};
-  ASSERT_EQ(chmod(state.c_str(), 0711), 0);
-  ASSERT_TRUE(allot::testing::BuildTinyImage(state + "/image"));
-  const std::string image = "oci:" + state + "/image/oci:tiny";
+  ContainerState cs(dir_ + "-containers");
+  ASSERT_TRUE(cs.ok);
+  const std::string& state = cs.dir;
+  const std::string& image = cs.image;
   auto c1 = StartReadyAgent("c1", "1xH100-80GB",
                             {"--runtime", "container", "--container-state", state + "/state"});
   json::value w;

@@ -197,10 +197,6 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
   return Status::Ok();
 }
 
-}  // namespace allot::server
-
-namespace allot::server {
-
 std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
   std::vector<DesiredPod> pods = agents_.DesiredPods(node, workloads_);
   for (DesiredPod& d : pods) {
