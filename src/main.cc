@@ -196,6 +196,14 @@ int main(int argc, char** argv) {
   agent->add_option("--insecure-registries", af.insecure_registries,
                     "registries pulled from without TLS verification, host:port[,...] "
                     "(127.0.0.1 and localhost always are)");
+  agent->add_option("--nvidia-driver-root", af.nvidia_driver_root,
+                    "containers: where the NVIDIA driver's device nodes, libraries and tools are "
+                    "(/run/nvidia/driver under the GPU operator's driver container)")
+      ->capture_default_str();
+  agent->add_option("--cdi-spec-dirs", af.cdi_spec_dirs,
+                    "containers: where CDI specs are read from (nvidia-ctk cdi generate); a spec "
+                    "of kind nvidia.com/gpu naming a pod's GPUs wins over the driver's files")
+      ->capture_default_str();
   client_flags(agent);
   agent->callback([&] { rc = CmdAgent(cf, af); });
 

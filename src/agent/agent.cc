@@ -288,6 +288,7 @@ void Agent::Start(const proto::DesiredPod& d) {
   spec.run_as_group = d.run_as_group;
   spec.run_as_non_root = d.run_as_non_root;
   spec.read_only_root = d.read_only_root;
+  spec.host_network = d.host_network;
   const bool containers = exec_->RunsImages();
   // Exit 126, as a container that cannot be set up: the server could not
   // give the pod what it needs (a Secret it names is gone), or this node

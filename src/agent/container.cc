@@ -29,6 +29,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -188,6 +189,16 @@ class ContainerExecutor : public Executor {
     pod["env"] = std::move(env);
     pod["workingDir"] = spec.working_dir;
     pod["gpus"] = StringArray(spec.gpus);
+    if (!spec.gpus.empty() && !o_.gpus_simulated) {
+      Result<json::array> devices = GpuDevices(spec);
+      if (!devices.ok()) {
+        fs::remove_all(dir, ec);
+        return devices.status();
+      }
+      pod["gpuDevices"] = *std::move(devices);
+      pod["gpuRoot"] = o_.gpu_host.root;
+      pod["cdiDirs"] = StringArray(o_.gpu_host.cdi_dirs);
+    }
     // Its limits again for runc: on cgroups v1 runc puts the container at
     // one path in every hierarchy, which is the pod's own cgroup only in
     // the memory hierarchy where the agent's cpu and memory cgroups differ.
@@ -195,8 +206,9 @@ class ContainerExecutor : public Executor {
     if (spec.memory_bytes > 0) pod["memoryBytes"] = spec.memory_bytes;
     pod["stateDir"] = o_.state_dir;
     pod["runtime"] = o_.runtime;
-    pod["privateNetwork"] = o_.private_network && !o_.tenant_network;
-    if (nets_) {
+    // hostNetwork (the server checked that the tenant may): the node's.
+    pod["privateNetwork"] = o_.private_network && !o_.tenant_network && !spec.host_network;
+    if (nets_ && !spec.host_network) {
       // The workload's attempt: "ns/name/aN" of "ns/name/aN/podset/index".
       size_t cut = spec.id.find('/');
       for (int i = 0; i < 2 && cut != std::string::npos; ++i) cut = spec.id.find('/', cut + 1);
@@ -244,6 +256,32 @@ class ContainerExecutor : public Executor {
     }
     return pid;
   }
+  // The pod's GPUs as NVML knows them, for container-run's device nodes.
+  Result<json::array> GpuDevices(const PodSpec& spec) const {
+    json::array out;
+    for (const std::string& uuid : spec.gpus) {
+      std::optional<PodGpu> found;
+      for (const GpuInfo& g : o_.gpus) {
+        if (g.uuid == uuid) found = PodGpu{uuid, g.index, g.minor};
+        for (const MigInstance& m : g.mig) {
+          if (m.uuid == uuid) {
+            found = PodGpu{uuid, g.index, g.minor, m.gpu_instance, m.compute_instance};
+          }
+        }
+      }
+      if (!found) {
+        return Status::FailedPrecondition("pod " + spec.id + " was given GPU " + uuid +
+                                          ", which this node does not have");
+      }
+      out.push_back(json::object{{"uuid", found->uuid},
+                                 {"index", found->index},
+                                 {"minor", found->minor},
+                                 {"gpuInstance", found->gpu_instance},
+                                 {"computeInstance", found->compute_instance}});
+    }
+    return out;
+  }
+
   void Stop(const std::string& id, std::chrono::milliseconds grace) override {
     processes_->Stop(id, grace);
   }
@@ -612,7 +650,8 @@ json::object DefaultSeccomp() {
 
 // The OCI runtime config of the pod.
 Result<json::object> RuntimeConfig(const json::object& pod, const std::string& rootfs,
-                                   const ImageConfig& image, bool writable_root) {
+                                   const ImageConfig& image, bool writable_root,
+                                   const GpuEdits& gpu) {
   // Kubernetes' rules: command replaces the entrypoint, args the cmd.
   std::vector<std::string> command = Strings(pod.if_contains("command"));
   std::vector<std::string> args = Strings(pod.if_contains("args"));
@@ -638,6 +677,22 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
     if (eq != std::string::npos) set(kv.substr(0, eq), kv.substr(eq + 1));
   }
   set("HOME", "/root");
+  // The GPUs' (CDI's env first, then paths added to the image's own), and
+  // the pod's and the server's over them.
+  for (const std::string& kv : gpu.env) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) set(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  for (const std::string& kv : gpu.append_env) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = kv.substr(0, eq);
+    std::string v = kv.substr(eq + 1);
+    for (const auto& e : env) {
+      if (e.first == k && !e.second.empty()) v = e.second + ":" + v;
+    }
+    set(k, v);
+  }
   if (const json::value* e = pod.if_contains("env"); e && e->is_object()) {
     for (const auto& [k, v] : e->as_object()) {
       if (v.is_string()) set(std::string(k), std::string(v.as_string()));
@@ -735,25 +790,28 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
   if (!own.empty() && own != "/" && own != CgroupOf(std::to_string(getppid()))) {
     linux_cfg["cgroupsPath"] = own;
   }
-  // GPUs: the NVIDIA device nodes this host has (none for simulated GPUs;
-  // CUDA_VISIBLE_DEVICES in the environment names the pod's own).
-  json::array devices, allow{json::object{{"allow", false}, {"access", "rwm"}}};
-  std::vector<std::string> gpus = Strings(pod.if_contains("gpus"));
-  if (!gpus.empty()) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/dev", ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind("nvidia", 0) != 0) continue;
-      struct stat st;
-      if (stat(e.path().c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) continue;
-      const int64_t maj = major(st.st_rdev), min = minor(st.st_rdev);
-      devices.push_back(json::object{{"path", e.path().string()}, {"type", "c"}, {"major", maj},
-                                     {"minor", min}, {"fileMode", 0666}, {"uid", 0}, {"gid", 0}});
-      allow.push_back(json::object{{"allow", true}, {"type", "c"}, {"major", maj}, {"minor", min},
-                                   {"access", "rwm"}});
-    }
+  // GPUs (gpu_devices.h): each device node bound in (a bind works in a
+  // user namespace, where mknod does not) and allowed in the device cgroup;
+  // the driver's files; CDI's hooks.
+  json::array allow{json::object{{"allow", false}, {"access", "rwm"}}};
+  for (const GpuDeviceNode& d : gpu.devices) {
+    mounts.push_back(Mount(d.path, "bind", d.host_path, {"bind", "nosuid", "noexec"}));
+    allow.push_back(json::object{{"allow", true}, {"type", std::string(1, d.type)},
+                                 {"major", d.major}, {"minor", d.minor}, {"access", "rwm"}});
   }
-  if (!devices.empty()) linux_cfg["devices"] = std::move(devices);
+  for (const GpuMount& m : gpu.mounts) {
+    mounts.push_back(Mount(m.container_path, "bind", m.host_path, m.options));
+  }
+  json::object hooks;
+  for (const GpuHook& h : gpu.hooks) {
+    json::object hook{{"path", h.path}};
+    if (!h.args.empty()) hook["args"] = StringArray(h.args);
+    if (!h.env.empty()) hook["env"] = StringArray(h.env);
+    if (h.timeout_s > 0) hook["timeout"] = h.timeout_s;
+    json::value& stage = hooks[h.stage];
+    if (!stage.is_array()) stage = json::array();
+    stage.as_array().push_back(std::move(hook));
+  }
   json::object resources{{"devices", std::move(allow)}};
   // The pod's limits, as the process executor sets them (cgroup.h), so
   // that they hold in whatever cgroup runc puts the container in.
@@ -775,12 +833,14 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
   linux_cfg["readonlyPaths"] = StringArray({"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                             "/proc/sysrq-trigger"});
   std::string host = std::string(pod.at("runtimeId").as_string()).substr(0, 63);
-  return json::object{{"ociVersion", "1.0.2"},
+  json::object config{{"ociVersion", "1.0.2"},
                       {"process", std::move(process)},
                       {"root", json::object{{"path", rootfs}, {"readonly", !writable_root}}},
                       {"hostname", host},
                       {"mounts", std::move(mounts)},
                       {"linux", std::move(linux_cfg)}};
+  if (!hooks.empty()) config["hooks"] = std::move(hooks);
+  return config;
 }
 
 // An overlay with `lower` below and the pod's own upper layer
@@ -885,6 +945,34 @@ std::unique_ptr<Executor> NewContainerExecutor(ContainerOptions options,
   return std::make_unique<ContainerExecutor>(std::move(options), std::move(processes));
 }
 
+namespace {
+
+// The pod's GPUs' edits (gpu_devices.h); none ("how" empty) for a pod
+// without GPUs or with simulated ones.
+Result<GpuEdits> PodGpuEdits(const json::object& pod) {
+  const json::value* list = pod.if_contains("gpuDevices");
+  if (list == nullptr || !list->is_array() || list->as_array().empty()) return GpuEdits{};
+  std::vector<PodGpu> gpus;
+  auto num = [](const json::object& o, const char* k) {
+    const json::value* v = o.if_contains(k);
+    return v != nullptr && v->is_int64() ? static_cast<int>(v->as_int64()) : -1;
+  };
+  for (const json::value& v : list->as_array()) {
+    if (!v.is_object()) continue;
+    const json::object& o = v.as_object();
+    gpus.push_back(PodGpu{std::string(o.at("uuid").as_string()), num(o, "index"), num(o, "minor"),
+                          num(o, "gpuInstance"), num(o, "computeInstance")});
+  }
+  GpuHost host;
+  if (const json::value* r = pod.if_contains("gpuRoot"); r && r->is_string()) {
+    host.root = std::string(r->as_string());
+  }
+  host.cdi_dirs = Strings(pod.if_contains("cdiDirs"));
+  return ResolveGpuEdits(gpus, host);
+}
+
+}  // namespace
+
 int RunContainer(const std::string& pod_json, std::ostream& err) {
   Result<json::value> pod = ReadJson(pod_json);
   if (!pod.ok() || !pod->is_object()) {
@@ -906,7 +994,15 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
   std::string rootfs = image->first;
   const json::value* ro = p.if_contains("readOnlyRoot");
   const bool writable_root = ro && ro->is_bool() && !ro->as_bool();
-  if (writable_root) {
+  Result<GpuEdits> gpu = PodGpuEdits(p);
+  if (!gpu.ok()) {
+    err << "allot: " << gpu.status().message() << std::endl;
+    return kExitSetup;
+  }
+  if (!gpu->how.empty()) err << "allot: GPUs through " << gpu->how << std::endl;
+  // The driver's files get mount points of their own (files, in image
+  // directories): made in the pod's overlay, never in the shared image.
+  if (writable_root || !gpu->mounts.empty()) {
     Result<std::string> merged =
         OverlayRoot(rootfs, fs::path(pod_json).parent_path().string(), p);
     if (!merged.ok()) {
@@ -915,7 +1011,7 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
     }
     rootfs = *merged;
   }
-  Result<json::object> config = RuntimeConfig(p, rootfs, image->second, writable_root);
+  Result<json::object> config = RuntimeConfig(p, rootfs, image->second, writable_root, *gpu);
   if (!config.ok()) {
     err << "allot: " << config.status().message() << std::endl;
     return kExitSetup;

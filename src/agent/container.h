@@ -21,8 +21,9 @@
 // tenant (so it is root only inside); no new privileges and three
 // capabilities (runc's defaults: AUDIT_WRITE, KILL, NET_BIND_SERVICE); the
 // host's network, or with private networking only a loopback interface;
-// its GPUs' device nodes where the host has them (simulated GPUs: only the
-// environment, as for processes). Its processes stay in the pod's cgroup
+// its own GPUs, and no other, by CDI or the driver's device nodes and
+// libraries (gpu_devices.h; simulated GPUs: only the environment, as for
+// processes). Its processes stay in the pod's cgroup
 // (runc is told the cgroup it was started in), so the cpu and memory
 // limits, OOM reporting and the final SIGKILL of the process runtime apply
 // unchanged.
@@ -40,6 +41,8 @@
 #include <string>
 
 #include "agent/exec.h"
+#include "agent/gpu.h"
+#include "agent/gpu_devices.h"
 #include "agent/image_gc.h"
 #include "core/status.h"
 
@@ -74,6 +77,12 @@ struct ContainerOptions {
   // Registries reached without TLS verification (host:port, comma
   // separated); 127.0.0.1 and localhost always are.
   std::string insecure_registries;
+  // The node's GPUs (NVML's index, minor number and MIG ids of each, for
+  // the pods' device nodes), whether they are simulated (then a pod gets
+  // none), and where the driver and the CDI specs are.
+  std::vector<GpuInfo> gpus;
+  bool gpus_simulated = false;
+  GpuHost gpu_host;
 };
 
 // Container pods, run through `processes` (which owns their cgroups).

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <boost/json/parse.hpp>
@@ -473,6 +474,16 @@ TEST_F(ContainerTest, TenantNetworksKeepTenantsApart) {
       " nc -w 2 " + ip.substr(0, ip.rfind('.')) + ".1 " + host_port +
       " </dev/null 2>/dev/null && echo reached-host-a || echo host-a-blocked");
   EXPECT_NE(b.find("a-blocked\nhost-blocked\nhost-a-blocked\n"), std::string::npos) << b;
+  // hostNetwork (the server let the tenant have it): the node's network,
+  // its loopback included, on a tenant-network node.
+  PodSpec h = Pod("team-b/nccl/a1/main/0",
+                  "grep -qi \":$(printf %04X " + host_port +
+                      ") \" /proc/net/tcp && echo sees-the-hosts-listener");
+  h.host_network = true;
+  ASSERT_TRUE(exec_->Start(h).ok());
+  EXPECT_EQ(WaitExit(h.id).exit_code, 0) << ReadAll(h.log_path);
+  EXPECT_NE(ReadAll(h.log_path).find("sees-the-hosts-listener"), std::string::npos)
+      << ReadAll(h.log_path);
   exec_->Stop("team-a/train/a1/main/0", milliseconds(500));
   WaitExit("team-a/train/a1/main/0");
   close(host_fd);
@@ -485,6 +496,92 @@ TEST_F(ContainerTest, TenantNetworksKeepTenantsApart) {
     }
     return left == 0;
   }));
+}
+
+// No NVIDIA driver here: character devices made with mknod stand in for
+// two GPUs (the zero device's numbers) and the driver's control node, a
+// text file for libcuda and a script for nvidia-smi, under a driver root
+// of the test's own (--nvidia-driver-root).
+TEST_F(ContainerTest, APodGetsOnlyItsOwnGpusNodesAndTheDriversFilesOrWhatCdiSays) {
+  const std::string root = dir_ + "/driver";
+  fs::create_directories(root + "/dev");
+  for (const char* n : {"nvidia0", "nvidia1", "nvidiactl"}) {
+    ASSERT_EQ(mknod((root + "/dev/" + n).c_str(), S_IFCHR | 0666, makedev(1, 5)), 0) << n;
+  }
+  const std::string lib = root + "/usr/lib/x86_64-linux-gnu";
+  fs::create_directories(lib);
+  fs::create_directories(root + "/usr/bin");
+  std::ofstream(lib + "/libcuda.so.550.54.15") << "fake libcuda\n";
+  fs::create_symlink("libcuda.so.550.54.15", lib + "/libcuda.so.1");
+  std::ofstream(root + "/usr/bin/nvidia-smi") << "#!/bin/sh\necho fake nvidia-smi\n";
+  ASSERT_EQ(Sh("chmod -R a+rX '" + root + "' && chmod 755 '" + root + "/usr/bin/nvidia-smi'"), 0);
+  ContainerOptions o;
+  o.state_dir = dir_ + "/state";
+  o.self_exe = std::getenv("ALLOT_BIN");
+  o.userns_base = kUsernsBase;
+  o.private_network = true;
+  GpuInfo g0, g1;
+  g0.index = g0.minor = 0;
+  g0.uuid = "GPU-test-0";
+  g1.index = g1.minor = 1;
+  g1.uuid = "GPU-test-1";
+  o.gpus = {g0, g1};
+  o.gpu_host = GpuHost{root, {dir_ + "/cdi"}};
+  exec_.reset();
+  exec_ = NewContainerExecutor(o, NewProcessExecutor());
+
+  const std::string probe =
+      "for d in nvidia0 nvidia1 nvidiactl; do test -c /dev/$d && echo has-$d; done;"
+      " head -c 3 /dev/nvidia0 2>/dev/null | wc -c; cat /usr/local/nvidia/lib64/libcuda.so.1"
+      " /usr/lib/x86_64-linux-gnu/libcuda.so.1 2>/dev/null; nvidia-smi 2>/dev/null;"
+      " echo LD=$LD_LIBRARY_PATH CDI=$CDI_USED; touch /x 2>/dev/null || echo read-only root";
+  PodSpec p = Pod("team-a/gpu", probe);
+  p.gpus = {"GPU-test-0"};
+  ASSERT_TRUE(exec_->Start(p).ok());
+  EXPECT_EQ(WaitExit("team-a/gpu").exit_code, 0) << ReadAll(p.log_path);
+  std::string log = ReadAll(p.log_path);
+  EXPECT_NE(log.find("allot: GPUs through the driver's files under " + root), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("has-nvidia0\nhas-nvidiactl\n3\nfake libcuda\nfake nvidia-smi\n"
+                     "LD=/usr/local/nvidia/lib64 CDI=\nread-only root\n"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("has-nvidia1"), std::string::npos) << log;
+  // The image was not written to (the files' mount points are in the
+  // pod's overlay).
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ + "/state/images", ec)) {
+    EXPECT_EQ(e.path().string().find("nvidia"), std::string::npos) << e.path();
+  }
+
+  // A CDI spec naming the GPU: its edits, not the driver's files.
+  fs::create_directories(dir_ + "/cdi");
+  std::ofstream(dir_ + "/cdi/nvidia.yaml")
+      << "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: GPU-test-1\n"
+         "  containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia1\n      hostPath: "
+      << root << "/dev/nvidia1\ncontainerEdits:\n  env: [CDI_USED=yes]\n  deviceNodes:\n"
+      << "  - {path: /dev/nvidiactl, hostPath: " << root << "/dev/nvidiactl}\n  mounts:\n"
+      << "  - {hostPath: " << lib << "/libcuda.so.550.54.15, containerPath: "
+         "/usr/lib/x86_64-linux-gnu/libcuda.so.1, options: [ro, nosuid, nodev, bind]}\n";
+  PodSpec q = Pod("team-a/cdi", probe);
+  q.gpus = {"GPU-test-1"};
+  ASSERT_TRUE(exec_->Start(q).ok());
+  EXPECT_EQ(WaitExit("team-a/cdi").exit_code, 0) << ReadAll(q.log_path);
+  log = ReadAll(q.log_path);
+  EXPECT_NE(log.find("allot: GPUs through CDI nvidia.com/gpu=GPU-test-1"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("has-nvidia1\nhas-nvidiactl\n0\nfake libcuda\nLD= CDI=yes\n"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("has-nvidia0"), std::string::npos) << log;
+
+  // A GPU this node does not have is refused at start.
+  PodSpec r = Pod("team-a/other", "true");
+  r.gpus = {"GPU-elsewhere"};
+  Result<int> started = exec_->Start(r);
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.status().message().find("GPU-elsewhere, which this node does not have"),
+            std::string::npos);
 }
 
 TEST(ImageSourceTest, ReferencesAndPullPolicies) {

@@ -59,6 +59,7 @@ struct PodSpec {
   std::optional<int64_t> run_as_group;
   bool run_as_non_root = false;
   bool read_only_root = true;
+  bool host_network = false;  // Containers: the node's network, not the agent's choice.
   // Simulated executor only: how long the pod "runs".
   std::chrono::milliseconds simulated_runtime{0};
 };

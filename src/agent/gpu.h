@@ -24,11 +24,14 @@ struct MigInstance {
   std::string uuid;     // "MIG-..." as NVML gives it.
   std::string profile;  // "1g.10gb", "3g.40gb", ...: the resource is
                         // nvidia.com/mig-<profile>.
+  int gpu_instance = -1;      // NVML's GPU and compute instance ids (-1:
+  int compute_instance = -1;  // unknown): which /dev/nvidia-caps it needs.
   bool operator==(const MigInstance&) const = default;
 };
 
 struct GpuInfo {
   int index = 0;              // NVML index (0-based).
+  int minor = -1;             // Its /dev/nvidiaN (-1: unknown, simulated).
   std::string uuid;           // "GPU-..." (simulated: "GPU-SIM-...").
   std::string product;        // "NVIDIA H100 80GB HBM3", "H100-80GB" (sim).
   int64_t memory_bytes = 0;   // Total framebuffer.

@@ -60,6 +60,9 @@ struct Api {
   nvml::MigModeFn mig_mode = nullptr;
   nvml::MaxMigCountFn max_mig_count = nullptr;
   nvml::MigHandleFn mig_handle = nullptr;
+  nvml::UintFn minor_number = nullptr;
+  nvml::UintFn gpu_instance_id = nullptr;
+  nvml::UintFn compute_instance_id = nullptr;
   nvml::TotalEccFn total_ecc = nullptr;
   nvml::EventSetCreateFn event_set_create = nullptr;
   nvml::RegisterEventsFn register_events = nullptr;
@@ -134,6 +137,7 @@ class NvmlSource : public GpuSource {
                                           std::to_string(i) + "): " + Error(r));
       }
       g.memory_bytes = static_cast<int64_t>(mem.total);
+      g.minor = Uint(api_.minor_number, d);
       ReadMig(d, &g);
       devices_.push_back(d);
       gpus_.push_back(std::move(g));
@@ -176,6 +180,13 @@ class NvmlSource : public GpuSource {
     return std::string(buf);
   }
 
+  // fn(d) where the library has fn and it answers, else -1.
+  static int Uint(nvml::UintFn fn, nvml::Device d) {
+    unsigned int v = 0;
+    if (fn == nullptr || fn(d, &v) != nvml::kSuccess) return -1;
+    return static_cast<int>(v);
+  }
+
   void ReadMig(nvml::Device d, GpuInfo* g) {
     if (!api_.mig_mode || !api_.max_mig_count || !api_.mig_handle) return;
     unsigned int current = 0, pending = 0;
@@ -193,6 +204,8 @@ class NvmlSource : public GpuSource {
       if (!uuid.ok()) continue;
       MigInstance mi;
       mi.uuid = *uuid;
+      mi.gpu_instance = Uint(api_.gpu_instance_id, m);
+      mi.compute_instance = Uint(api_.compute_instance_id, m);
       Result<std::string> name = GetString(api_.name, m, "Name", s);
       size_t at = name.ok() ? name->rfind(" MIG ") : std::string::npos;
       if (at != std::string::npos) {
@@ -352,6 +365,9 @@ Result<std::unique_ptr<GpuSource>> OpenNvml(const std::string& library,
   Lookup(dl, "nvmlDeviceGetMaxMigDeviceCount", &api.max_mig_count);
   Lookup(dl, "nvmlDeviceGetMigDeviceHandleByIndex", &api.mig_handle);
   Lookup(dl, "nvmlDeviceGetTotalEccErrors", &api.total_ecc);
+  Lookup(dl, "nvmlDeviceGetMinorNumber", &api.minor_number);
+  Lookup(dl, "nvmlDeviceGetGpuInstanceId", &api.gpu_instance_id);
+  Lookup(dl, "nvmlDeviceGetComputeInstanceId", &api.compute_instance_id);
   Lookup(dl, "nvmlEventSetCreate", &api.event_set_create);
   Lookup(dl, "nvmlDeviceRegisterEvents", &api.register_events);
   Lookup(dl, "nvmlEventSetWait_v2", &api.event_set_wait);

@@ -195,13 +195,14 @@ TEST(NvmlGpuTest, FakeLibraryDevicesAndMig) {
   EXPECT_FALSE(h100.simulated);
   EXPECT_TRUE(h100.mig_enabled);
   const std::vector<MigInstance> want = {
-      {"MIG-aaaaaaaa-0000-0000-0000-000000000001",
-       "1g.10gb"},                                           // From the name.
-      {"MIG-aaaaaaaa-0000-0000-0000-000000000002", "40gb"},  // Memory fallback.
+      {"MIG-aaaaaaaa-0000-0000-0000-000000000001", "1g.10gb", 9, 0},  // From the name.
+      {"MIG-aaaaaaaa-0000-0000-0000-000000000002", "40gb", 2, 1},     // Memory fallback.
   };
+  EXPECT_EQ(h100.minor, 3);  // /dev/nvidia3: NVML's minor, not its index.
   EXPECT_EQ(h100.mig, want);
   const GpuInfo& a100 = s.Gpus()[1];
   EXPECT_EQ(a100.index, 1);
+  EXPECT_EQ(a100.minor, 7);
   EXPECT_EQ(a100.product, "NVIDIA A100-SXM4-40GB");
   EXPECT_FALSE(a100.mig_enabled);
   EXPECT_TRUE(a100.mig.empty());

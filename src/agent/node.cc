@@ -269,6 +269,8 @@ int RunNode(const NodeConfig& config, const Connect& connect,
     if (config.runtime == "container") {
       ContainerOptions o = config.container;
       if (o.state_dir.empty()) o.state_dir = log_dir + "/../containers";
+      o.gpus = gpus->Gpus();
+      o.gpus_simulated = gpus->simulated();
       out << "allot agent: pods run in containers (" << o.runtime << "; images and bundles in "
           << o.state_dir << "; "
           << (o.userns_base > 0 ? "user namespaces from host id " + std::to_string(o.userns_base)

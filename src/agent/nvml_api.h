@@ -80,6 +80,9 @@ using RegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
 using EventSetWaitFn = Return (*)(EventSet, EventData*,
                                   unsigned int);  // _v2, ms
 using EventSetFreeFn = Return (*)(EventSet);
+// nvmlDeviceGetMinorNumber, nvmlDeviceGetGpuInstanceId,
+// nvmlDeviceGetComputeInstanceId.
+using UintFn = Return (*)(Device, unsigned int*);
 }
 
 }  // namespace allot::agent::nvml

@@ -166,6 +166,12 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   config.container.userns_base = f.userns_base;
   config.container.insecure_registries = f.insecure_registries;
   config.container.volume_root = f.volume_root;
+  config.container.gpu_host.root = f.nvidia_driver_root;
+  config.container.gpu_host.cdi_dirs.clear();
+  std::stringstream cdi(f.cdi_spec_dirs);
+  for (std::string d; std::getline(cdi, d, ',');) {
+    if (!d.empty()) config.container.gpu_host.cdi_dirs.push_back(d);
+  }
   {
     Result<int64_t> age = core::ParseDurationSeconds(f.image_gc_age);
     if (!age.ok()) {

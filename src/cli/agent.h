@@ -57,6 +57,9 @@ struct AgentFlags {
   int image_gc_low_percent = 80;
   uint32_t userns_base = 1u << 20;  // Containers: 0 = no user namespaces.
   std::string insecure_registries;  // host:port,...
+  // Containers: the driver's files and the CDI specs (agent/gpu_devices.h).
+  std::string nvidia_driver_root = "/";
+  std::string cdi_spec_dirs = "/etc/cdi,/var/run/cdi";
 };
 
 // Runs until *stop. Returns the exit code.

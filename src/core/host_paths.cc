@@ -66,4 +66,14 @@ Result<bool> HostPathAccess(const Labels& annotations, const std::string& path) 
   return writable;
 }
 
+Status HostNetworkAllowed(const Labels& annotations) {
+  auto it = annotations.find(kHostNetworkAnnotation);
+  if (it != annotations.end() && it->second == "true") return Status::Ok();
+  return Status::PermissionDenied(
+      std::string("this tenant's pods may not use the host's network (hostNetwork): a "
+                  "cluster-admin allows it with the tenant annotation ") +
+          kHostNetworkAnnotation + ": \"true\"",
+      "hostNetwork");
+}
+
 }  // namespace allot::core

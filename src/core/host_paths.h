@@ -3,6 +3,9 @@
 //   allot.dev/host-paths: "/datasets, /scratch/team-a:rw"
 // (absolute paths, comma separated; `:rw` lets pods write, the default is
 // read-only). A hostPath volume must name a listed path or one under it.
+// Likewise the host's network (a pod set's hostNetwork, for RDMA and
+// NCCL across nodes): only for a tenant annotated
+//   allot.dev/host-network: "true"
 // Pure.
 #pragma once
 
@@ -20,5 +23,12 @@ inline constexpr char kHostPathsAnnotation[] = "allot.dev/host-paths";
 // paths (or saying there are none) otherwise, and InvalidArgument when the
 // annotation itself is malformed.
 Result<bool> HostPathAccess(const Labels& annotations, const std::string& path);
+
+inline constexpr char kHostNetworkAnnotation[] = "allot.dev/host-network";
+
+// Ok when the tenant with `annotations` may put pods on the host's
+// network; PermissionDenied saying how a cluster-admin allows it
+// otherwise.
+Status HostNetworkAllowed(const Labels& annotations);
 
 }  // namespace allot::core

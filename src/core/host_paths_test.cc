@@ -26,4 +26,15 @@ TEST(HostPathsTest, ListedPathsAndWhatIsUnderThem) {
 }
 
 }  // namespace
+TEST(HostPathsTest, HostNetworkOnlyWhereAllowed) {
+  EXPECT_TRUE(HostNetworkAllowed({{kHostNetworkAnnotation, "true"}}).ok());
+  for (const Labels& a : {Labels{}, Labels{{kHostNetworkAnnotation, "yes"}},
+                          Labels{{kHostPathsAnnotation, "/data"}}}) {
+    Status s = HostNetworkAllowed(a);
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(s.message().find("allot.dev/host-network: \"true\""), std::string::npos)
+        << s.message();
+  }
+}
+
 }  // namespace allot::core

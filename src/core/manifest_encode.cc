@@ -299,6 +299,7 @@ void PutPodRun(json::object* t, const PodSet& ps) {
     t->emplace("imagePullSecrets", std::move(a));
   }
   if (!ps.volumes.empty()) t->emplace("volumes", Volumes(ps.volumes));
+  if (ps.host_network) t->emplace("hostNetwork", true);
   if (!ps.volume_mounts.empty()) {
     t->emplace("volumeMounts", VolumeMounts(ps.volume_mounts));
   }

@@ -396,6 +396,7 @@ PodSet FullPodSet() {
   ps.run_as_user = 0;
   ps.run_as_group = 2147483647;
   ps.read_only_root = false;
+  ps.host_network = true;
   return ps;
 }
 

@@ -232,7 +232,7 @@ Status CheckPodSpecFields(const Val& spec) {
   return CheckPodFields(
       spec,
       {"containers", "initContainers", "overhead", "nodeSelector", "affinity",
-       "tolerations", "volumes", "imagePullSecrets", "securityContext"},
+       "tolerations", "volumes", "imagePullSecrets", "securityContext", "hostNetwork"},
       {{"restartPolicy",
         "a failed pod fails its gang, which restarts whole as the Job's "
         "backoffLimit says",
@@ -249,9 +249,6 @@ Status CheckPodSpecFields(const Val& spec) {
        {"hostPID", "a pod never shares the host's process IDs", "false"},
        {"hostIPC", "a pod never shares the host's IPC namespace", "false"},
        {"shareProcessNamespace", "a pod runs one container", "false"},
-       {"hostNetwork",
-        "the agent decides a pod's network (allot agent --private-network), "
-        "not the pod"},
        {"hostUsers",
         "the agent decides the user namespace (allot agent --userns-base), "
         "not the pod"},
@@ -343,6 +340,7 @@ Status ParsePodSpec(const Val& spec, PodSet* ps) {
   const Val first = containers.empty() ? Val(nullptr, spec.path() + ".containers[0]")
                                        : containers[0];
   ALLOT_RETURN_IF_ERROR(ParsePodStorage(spec, ps));
+  ALLOT_RETURN_IF_ERROR(spec["hostNetwork"].Get(&ps->host_network));
   ALLOT_RETURN_IF_ERROR(ParseRunFields(first, ps));
   ALLOT_RETURN_IF_ERROR(ParseVolumeMounts(first["volumeMounts"], ps));
   return ParseSecurityContexts(spec["securityContext"], first["securityContext"], ps);

@@ -38,7 +38,6 @@ void ExpectError(const std::string& yaml, const std::string& field,
 
 TEST(ManifestPodErrorsTest, RefusedPodSpecFields) {
   const std::vector<Case> cases = {
-      {"      hostNetwork: true\n", "", "hostNetwork", "--private-network"},
       {"      hostPID: true\n", "", "hostPID", "not supported (only false)"},
       {"      restartPolicy: Always\n", "", "restartPolicy", "only Never, OnFailure"},
       {"      serviceAccountName: builder\n", "", "serviceAccountName",
@@ -73,6 +72,30 @@ TEST(ManifestPodErrorsTest, RefusedPodSpecFields) {
     SCOPED_TRACE(c.pod + c.container);
     ExpectError(Job(c), "spec.template.spec." + c.field, c.message);
   }
+}
+
+// The Job's own spec: the fields that change how it runs or ends are read
+// or refused; the Kubernetes bookkeeping ones are accepted.
+TEST(ManifestPodErrorsTest, JobSpecFieldsReadAcceptedOrRefused) {
+  auto job = [](const std::string& lines) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, labels: "
+           "{kueue.x-k8s.io/queue-name: q}}\nspec:\n" + lines +
+           "  template:\n    spec:\n      containers:\n      - name: main\n";
+  };
+  Config config;
+  Status s = ParseManifests(job("  suspend: true\n  completionMode: Indexed\n"
+                                "  ttlSecondsAfterFinished: 60\n  podReplacementPolicy: Failed\n"
+                                "  managedBy: kubernetes.io/job-controller\n"),
+                            "ok.yaml", &config);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  ExpectError(job("  podFailurePolicy: {rules: []}\n"), "spec.podFailurePolicy",
+              "restarts whole as backoffLimit says");
+  ExpectError(job("  successPolicy: {rules: []}\n"), "spec.successPolicy", "every pod exits 0");
+  ExpectError(job("  backoffLimitPerIndex: 2\n"), "spec.backoffLimitPerIndex", "backoffLimit");
+  ExpectError(job("  managedBy: kueue.x-k8s.io/multikueue\n"), "spec.managedBy", "MultiKueue");
+  ExpectError(job("  completionMode: Sparse\n"), "spec.completionMode",
+              "only NonIndexed, Indexed");
+  ExpectError(job("  paralelism: 2\n"), "spec.paralelism", "unknown field");
 }
 
 TEST(ManifestPodErrorsTest, RefusedContainerFields) {

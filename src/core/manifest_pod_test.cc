@@ -133,7 +133,8 @@ spec:
 }
 
 TEST(ManifestPodTest, JobAndKueueWorkloadMapAlike) {
-  const std::string sec = "      securityContext: {runAsUser: 1000, runAsNonRoot: true}\n";
+  const std::string sec =
+      "      securityContext: {runAsUser: 1000, runAsNonRoot: true}\n      hostNetwork: true\n";
   for (const std::string& yaml : {Job(kPodStorage + sec, kContainerRun),
                                   KueueWorkload(kPodStorage + sec, kContainerRun)}) {
     SCOPED_TRACE(yaml);
@@ -143,6 +144,7 @@ TEST(ManifestPodTest, JobAndKueueWorkloadMapAlike) {
     EXPECT_EQ(w.pod_sets[0].run_as_user, 1000);
     EXPECT_TRUE(w.pod_sets[0].run_as_non_root);
     EXPECT_TRUE(w.pod_sets[0].read_only_root);  // Allot's default.
+    EXPECT_TRUE(w.pod_sets[0].host_network);     // The server checks the tenant may.
   }
 }
 
@@ -161,6 +163,7 @@ spec:
   ExpectMapped(w.pod_sets[0]);
   EXPECT_EQ(w.pod_sets[0].run_as_group, 5);
   EXPECT_FALSE(w.pod_sets[0].read_only_root);
+  EXPECT_FALSE(w.pod_sets[0].host_network);
 }
 
 // The container's securityContext wins over the pod's, field by field.

@@ -101,7 +101,7 @@ Status ParseCompactTemplate(const Val& t, PodSet* ps) {
   ALLOT_RETURN_IF_ERROR(t.CheckFields(
       {"resources", "nodeSelector", "tolerations", "image", "imagePullPolicy",
        "command", "args", "env", "envFrom", "workingDir", "imagePullSecrets",
-       "volumes", "volumeMounts", "securityContext"}));
+       "volumes", "volumeMounts", "securityContext", "hostNetwork"}));
   ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
   ResourceList requests;
   ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));
@@ -111,6 +111,7 @@ Status ParseCompactTemplate(const Val& t, PodSet* ps) {
   ALLOT_RETURN_IF_ERROR(t["nodeSelector"].Get(&ps->node_selector));
   ALLOT_RETURN_IF_ERROR(ParseTolerations(t["tolerations"], &ps->tolerations));
   ALLOT_RETURN_IF_ERROR(ParsePodStorage(t, ps));
+  ALLOT_RETURN_IF_ERROR(t["hostNetwork"].Get(&ps->host_network));
   ALLOT_RETURN_IF_ERROR(ParseRunFields(t, ps));
   ALLOT_RETURN_IF_ERROR(ParseVolumeMounts(t["volumeMounts"], ps));
   return ParseSecurityContexts(Val(nullptr, t.path() + ".securityContext"),
@@ -469,6 +470,25 @@ Status ParseJob(const Doc& d, Config* out) {
       labels.Entry(kPriorityLabel).Get(&w.priority_class_name));
   Val spec = d.root["spec"];
   ALLOT_RETURN_IF_ERROR(spec.CheckMap());
+  // Every JobSpec field is read, accepted as having no effect, or refused
+  // naming it: none that changes how the Job runs or ends is dropped.
+  ALLOT_RETURN_IF_ERROR(CheckPodFields(
+      spec,
+      {"parallelism", "completions", "backoffLimit", "activeDeadlineSeconds", "template",
+       "ttlSecondsAfterFinished", "selector", "manualSelector"},
+      {{"suspend", "Allot queues every Job (Kueue's suspend idiom is welcome)", "true, false"},
+       {"completionMode",
+        "each pod gets its index (ALLOT_POD_INDEX and JOB_COMPLETION_INDEX)",
+        "NonIndexed, Indexed"},
+       {"podReplacementPolicy", "a failed pod's gang is replaced whole",
+        "TerminatingOrFailed, Failed"},
+       {"podFailurePolicy",
+        "a failed pod fails its gang, which restarts whole as backoffLimit says"},
+       {"backoffLimitPerIndex", "a failed pod's gang restarts whole as backoffLimit says"},
+       {"maxFailedIndexes", "a failed pod's gang restarts whole as backoffLimit says"},
+       {"successPolicy", "a Job succeeds when every pod exits 0"},
+       {"managedBy", "Allot runs the Job itself (no MultiKueue)",
+        "kubernetes.io/job-controller"}}));
   PodSet ps;
   ps.name = "main";
   std::optional<int32_t> completions;

@@ -404,6 +404,10 @@ struct PodSet {
   std::optional<int64_t> run_as_group;
   bool run_as_non_root = false;
   bool read_only_root = true;  // readOnlyRootFilesystem (default true).
+  // hostNetwork: the pods share the node's network instead of their
+  // tenant's; only for tenants a cluster-admin allows it
+  // (allot.dev/host-network, core/host_paths.h).
+  bool host_network = false;
 
   bool operator==(const PodSet&) const = default;
 };

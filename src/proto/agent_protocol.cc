@@ -185,6 +185,9 @@ DesiredPod DecodeDesiredPod(const json::object& po) {
   if (const json::value* b = po.if_contains("readOnlyRootFilesystem"); b && b->is_bool()) {
     d.read_only_root = b->as_bool();
   }
+  if (const json::value* b = po.if_contains("hostNetwork"); b && b->is_bool()) {
+    d.host_network = b->as_bool();
+  }
   d.registry_auth = Str(po, "registryAuth");
   d.start_error = Str(po, "startError");
   return d;
@@ -348,6 +351,7 @@ json::object EncodeDesiredPod(const DesiredPod& d) {
   if (d.run_as_group) o["runAsGroup"] = *d.run_as_group;
   if (d.run_as_non_root) o["runAsNonRoot"] = true;
   if (!d.read_only_root) o["readOnlyRootFilesystem"] = false;
+  if (d.host_network) o["hostNetwork"] = true;
   if (!d.registry_auth.empty()) o["registryAuth"] = d.registry_auth;
   if (!d.start_error.empty()) o["startError"] = d.start_error;
   return o;

@@ -59,6 +59,9 @@ struct DesiredPod {
   std::optional<int64_t> run_as_group;
   bool run_as_non_root = false;
   bool read_only_root = true;
+  // hostNetwork, its tenant allowed it: the node's network, not the
+  // tenant's (container runtime; processes always have the node's).
+  bool host_network = false;
   // Resolved from the tenant's Secrets when the pod is sent (never
   // stored): secret volumes' files, and the registry credentials to pull
   // `image` with, as a container auth file ({"auths": {REGISTRY:

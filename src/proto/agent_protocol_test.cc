@@ -78,6 +78,7 @@ TEST(AgentProtocol, SyncAnswerRoundTripsEveryField) {
   d.simulated_runtime_ms = 1200;
   d.cpu_milli = 4000;
   d.memory_bytes = int64_t(16) << 30;
+  d.host_network = true;
   want.pods.push_back(d);
   DesiredPod bare;
   bare.id = "t2/v/a0/main/0";

@@ -335,6 +335,7 @@ std::vector<DesiredPod> Agents::DesiredPods(const std::string& node,
           d.run_as_group = ps->run_as_group;
           d.run_as_non_root = ps->run_as_non_root;
           d.read_only_root = ps->read_only_root;
+          d.host_network = ps->host_network;
           if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) {
             d.cpu_milli = std::max<int64_t>(0, c->second.milli());
           }
@@ -360,6 +361,8 @@ std::vector<DesiredPod> Agents::DesiredPods(const std::string& node,
         set("ALLOT_TENANT", rec.spec.ns);
         set("ALLOT_POD_SET", psa.name);
         set("ALLOT_POD_INDEX", std::to_string(j));
+        // A Job's completionMode: Indexed tells each pod its index so.
+        set("JOB_COMPLETION_INDEX", std::to_string(j));
         set("ALLOT_ATTEMPT", std::to_string(rec.attempt));
         out.push_back(std::move(d));
       }

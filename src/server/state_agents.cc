@@ -220,6 +220,12 @@ std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
         if (rw.ok()) v.read_only = !*rw;
         else s = rw.status();
       }
+      // The host's network too, as the tenant is allowed now.
+      if (s.ok() && d.host_network) {
+        s = core::HostNetworkAllowed(tenant == objs_.tenants.end()
+                                         ? core::Labels{}
+                                         : tenant->second.obj.annotations);
+      }
       if (!s.ok()) {
         d.start_error = "CreateContainerConfigError: " + s.message();
         d.files.clear();

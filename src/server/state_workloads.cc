@@ -40,6 +40,10 @@ Status State::CheckWorkload(const Actor& a, const core::Workload& w,
   }
   ALLOT_RETURN_IF_ERROR(secrets_.CheckRefs(w));
   for (const core::PodSet& ps : w.pod_sets) {
+    if (ps.host_network) {
+      ALLOT_RETURN_IF_ERROR(core::HostNetworkAllowed(o.tenants.at(w.ns).obj.annotations)
+                                .WithFieldPrefix("podSets[" + ps.name + "]"));
+    }
     for (const core::Volume& v : ps.volumes) {
       if (v.type != core::Volume::Type::kHostPath) continue;
       Result<bool> rw = core::HostPathAccess(o.tenants.at(w.ns).obj.annotations, v.path);

@@ -25,6 +25,8 @@ struct nvml::DeviceSt {
   unsigned int util;  // 1000: NOT_SUPPORTED (MIG-enabled GPU).
   unsigned long long ecc;
   unsigned int mig_mode;
+  unsigned int minor;  // GPUs: /dev/nvidiaN; MIG: the GPU instance id.
+  unsigned int ci;     // MIG: the compute instance id.
 };
 
 namespace {
@@ -32,15 +34,15 @@ namespace {
 constexpr unsigned long long kGiB = 1ull << 30;
 nvml::DeviceSt gpus[2] = {
     {"GPU-00000000-1111-2222-3333-444444444444", "NVIDIA H100 80GB HBM3",
-     80 * kGiB, 20 * kGiB, 45, 120000, 1000, 0, nvml::kMigEnabled},
+     80 * kGiB, 20 * kGiB, 45, 120000, 1000, 0, nvml::kMigEnabled, 3, 0},
     {"GPU-55555555-6666-7777-8888-999999999999", "NVIDIA A100-SXM4-40GB",
-     40 * kGiB, 30 * kGiB, 95, 350000, 77, 2, 0},
+     40 * kGiB, 30 * kGiB, 95, 350000, 77, 2, 0, 7, 0},
 };
 nvml::DeviceSt migs[2] = {
     {"MIG-aaaaaaaa-0000-0000-0000-000000000001",
-     "NVIDIA H100 80GB HBM3 MIG 1g.10gb", 9856ull << 20, 0, 0, 0, 0, 0, 0},
+     "NVIDIA H100 80GB HBM3 MIG 1g.10gb", 9856ull << 20, 0, 0, 0, 0, 0, 0, 9, 0},
     {"MIG-aaaaaaaa-0000-0000-0000-000000000002", "fake instance",
-     40192ull << 20, 0, 0, 0, 0, 0, 0},
+     40192ull << 20, 0, 0, 0, 0, 0, 0, 2, 1},
 };
 int pending_xid_events = 0;
 int event_set_token = 0;
@@ -50,6 +52,8 @@ nvml::Return CopyString(const char* s, char* buf, unsigned int len) {
   std::strcpy(buf, s);
   return nvml::kSuccess;
 }
+
+bool IsMig(nvml::Device d) { return d == &migs[0] || d == &migs[1]; }
 
 }  // namespace
 
@@ -128,6 +132,21 @@ nvml::Return nvmlDeviceGetMigDeviceHandleByIndex(nvml::Device d, unsigned int i,
     *m = &migs[1];
   else
     return nvml::kErrorNotFound;
+  return nvml::kSuccess;
+}
+nvml::Return nvmlDeviceGetMinorNumber(nvml::Device d, unsigned int* n) {
+  if (IsMig(d)) return nvml::kErrorNotSupported;
+  *n = d->minor;
+  return nvml::kSuccess;
+}
+nvml::Return nvmlDeviceGetGpuInstanceId(nvml::Device d, unsigned int* n) {
+  if (!IsMig(d)) return nvml::kErrorNotSupported;
+  *n = d->minor;
+  return nvml::kSuccess;
+}
+nvml::Return nvmlDeviceGetComputeInstanceId(nvml::Device d, unsigned int* n) {
+  if (!IsMig(d)) return nvml::kErrorNotSupported;
+  *n = d->ci;
   return nvml::kSuccess;
 }
 nvml::Return nvmlDeviceGetTotalEccErrors(nvml::Device d, int type, int counter,
