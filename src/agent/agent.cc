@@ -2,6 +2,9 @@
 // applying the server's answers to the node's pods.
 #include "agent/agent.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <chrono>
@@ -333,10 +336,29 @@ void Agent::Start(const proto::DesiredPod& d) {
     return;
   }
   // Containers run in their tenant's user namespace instead.
-  if (!run_as_.empty() && !f_.simulate_exec && !containers) {
+  if (!f_.simulate_exec && !containers) {
     auto u = run_as_.find(spec.tenant);
     if (u == run_as_.end()) u = run_as_.find("*");
-    if (u != run_as_.end()) {
+    if (u == run_as_.end() && tenant_ids_) {
+      // The tenant's own ids, and a home of its own.
+      const int64_t host_id = tenant_ids_->HostId(tenant_users_.base, spec.tenant);
+      const std::string home = tenant_users_.home_root + "/" + spec.tenant;
+      std::error_code ec;
+      std::filesystem::create_directories(home, ec);
+      if (ec || ::chown(home.c_str(), uid_t(host_id), gid_t(host_id)) != 0 ||
+          ::chmod(home.c_str(), 0700) != 0) {
+        exited_[id] = PodExit{id, 126, 0, false, "cannot make the tenant's home " + home, ""};
+        report_now_ = true;
+        return;
+      }
+      std::vector<std::string> cmd = {"setpriv", "--reuid=" + std::to_string(host_id),
+                                      "--regid=" + std::to_string(host_id), "--clear-groups",
+                                      "--"};
+      cmd.insert(cmd.end(), spec.command.begin(), spec.command.end());
+      spec.command = std::move(cmd);
+      spec.env["HOME"] = home;
+      if (spec.working_dir.empty()) spec.working_dir = home;
+    } else if (u != run_as_.end()) {
       // setpriv (util-linux) drops to the user and its groups, then execs
       // the command: same pid, same process group.
       std::vector<std::string> cmd = {

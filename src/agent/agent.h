@@ -41,6 +41,7 @@
 
 #include "agent/exec.h"
 #include "agent/gpu.h"
+#include "agent/tenant_ids.h"
 #include "core/model.h"
 #include "core/status.h"
 #include "proto/agent_protocol.h"
@@ -86,6 +87,18 @@ struct RunAsUser {
   std::string home;
 };
 
+// Process pods of a tenant that --run-as does not map run as the
+// tenant's own unprivileged host ids, never as the agent's root: uid and
+// gid BASE + k * 65536, k the tenant's number on this node (tenant_ids.h;
+// the same ids as its containers' root), with no supplementary groups, in
+// a home directory of its own (HOME_ROOT/TENANT, 0700, owned by those
+// ids) that is also its default working directory.
+struct TenantUsers {
+  uint32_t base = 0;       // 0: off (pods run as the agent's user).
+  std::string ids_file;    // The tenants' numbers.
+  std::string home_root;
+};
+
 class Agent {
  public:
   // `node` carries its GPUs already (from `gpus`). Pods' logs go to
@@ -101,6 +114,12 @@ class Agent {
   // Run.
   void set_run_as(std::map<std::string, RunAsUser> m) {
     run_as_ = std::move(m);
+  }
+  // Pods of the other tenants as their own ids (process runtime, as
+  // root). Before Run.
+  void set_tenant_users(TenantUsers u) {
+    tenant_ids_ = std::make_unique<TenantIds>(u.ids_file);
+    tenant_users_ = std::move(u);
   }
 
   // Runs the node until *stop: the long poll here, exits and log reads
@@ -174,6 +193,8 @@ class Agent {
   bool report_now_ = false;       // A pod failed to start: report it at once.
 
   std::map<std::string, RunAsUser> run_as_;  // Set before Run.
+  TenantUsers tenant_users_;                 // Set before Run.
+  std::unique_ptr<TenantIds> tenant_ids_;    // Set before Run; null: off.
   std::atomic<bool> synced_{false};
   // The reporter's own (one thread at a time).
   std::unique_ptr<ServerLink> report_cl_;

@@ -4,6 +4,7 @@
 #include "agent/container_net.h"
 #include "agent/container_volumes.h"
 #include "agent/image_gc.h"
+#include "agent/tenant_ids.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -44,7 +45,6 @@ namespace json = boost::json;
 
 constexpr int kExitNoImage = 125;  // The image cannot be had.
 constexpr int kExitSetup = 126;    // The container cannot be set up.
-constexpr uint32_t kIdsPerTenant = 65536;
 
 // Pod id "team-a/train/a0/main/3" as a runc id and a directory name.
 std::string Flat(const std::string& id) {
@@ -115,7 +115,9 @@ std::vector<std::string> Strings(const json::value* v) {
 class ContainerExecutor : public Executor {
  public:
   ContainerExecutor(ContainerOptions o, std::unique_ptr<Executor> processes)
-      : o_(std::move(o)), processes_(std::move(processes)) {
+      : o_(std::move(o)),
+        processes_(std::move(processes)),
+        tenants_(fs::absolute(o_.state_dir).string() + "/tenants") {
     o_.state_dir = fs::absolute(o_.state_dir).string();
     std::error_code ec;
     for (const char* d : {"", "/images", "/pods", "/runc"}) {
@@ -124,7 +126,6 @@ class ContainerExecutor : public Executor {
       // under it); nothing in it is listable by them.
       chmod((o_.state_dir + d).c_str(), 0711);
     }
-    LoadTenants();
     if (o_.tenant_network) {
       nets_ = std::make_unique<PodNetworks>(o_.pod_cidr);
       if (Status s = nets_->Init(); !s.ok()) {
@@ -213,7 +214,7 @@ class ContainerExecutor : public Executor {
       size_t cut = spec.id.find('/');
       for (int i = 0; i < 2 && cut != std::string::npos; ++i) cut = spec.id.find('/', cut + 1);
       const std::string group = spec.id.substr(0, cut);
-      Result<std::string> netns = nets_->Join(TenantIndex(spec.tenant), group, spec.id);
+      Result<std::string> netns = nets_->Join(tenants_.Index(spec.tenant), group, spec.id);
       if (!netns.ok()) {
         fs::remove_all(dir, ec);
         return netns.status();
@@ -228,8 +229,7 @@ class ContainerExecutor : public Executor {
     }
     pod["insecureRegistries"] = o_.insecure_registries;
     if (o_.userns_base > 0) {
-      pod["hostIdBase"] = static_cast<int64_t>(o_.userns_base) +
-                          static_cast<int64_t>(TenantIndex(spec.tenant)) * kIdsPerTenant;
+      pod["hostIdBase"] = tenants_.HostId(o_.userns_base, spec.tenant);
     }
     const std::string volume_root =
         o_.volume_root.empty() ? o_.state_dir + "/volumes" : o_.volume_root;
@@ -262,7 +262,7 @@ class ContainerExecutor : public Executor {
     for (const std::string& uuid : spec.gpus) {
       std::optional<PodGpu> found;
       for (const GpuInfo& g : o_.gpus) {
-        if (g.uuid == uuid) found = PodGpu{uuid, g.index, g.minor};
+        if (g.uuid == uuid) found = PodGpu{uuid, g.index, g.minor, -1, -1};
         for (const MigInstance& m : g.mig) {
           if (m.uuid == uuid) {
             found = PodGpu{uuid, g.index, g.minor, m.gpu_instance, m.compute_instance};
@@ -364,30 +364,11 @@ class ContainerExecutor : public Executor {
     fs::remove_all(o_.state_dir + "/pods/" + Flat(id), ec);
     if (nets_) nets_->Leave(id);
   }
-  void LoadTenants() {
-    std::ifstream in(o_.state_dir + "/tenants");
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty()) tenants_.push_back(line);
-    }
-  }
-  // The tenant's number: its user namespace range. Kept in STATE/tenants
-  // so that a tenant keeps its host ids across agent restarts.
-  size_t TenantIndex(const std::string& tenant) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = std::find(tenants_.begin(), tenants_.end(), tenant);
-    if (it != tenants_.end()) return static_cast<size_t>(it - tenants_.begin());
-    tenants_.push_back(tenant);
-    std::string text;
-    for (const std::string& t : tenants_) text += t + "\n";
-    (void)WriteFileAtomic(o_.state_dir + "/tenants", text);
-    return tenants_.size() - 1;
-  }
-
   ContainerOptions o_;
   std::string unreachable_;  // Why the image roots are out of reach, or "".
   std::unique_ptr<Executor> processes_;
   mutable std::mutex mu_;
-  std::vector<std::string> tenants_;  // Guarded by mu_.
+  TenantIds tenants_;  // Their numbers: user namespaces and networks.
   std::vector<PodExit> pending_;      // Ended in StopAll. Guarded by mu_.
   std::unique_ptr<PodNetworks> nets_;  // --network tenant.
   std::thread gc_;

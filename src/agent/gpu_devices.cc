@@ -54,7 +54,9 @@ Status AddCdiEdits(const YAML::Node& e, GpuEdits* out) {
       if (!dn["path"]) return Status::InvalidArgument("a deviceNode has no path");
       const std::string path = dn["path"].as<std::string>();
       const std::string host = dn["hostPath"] ? dn["hostPath"].as<std::string>() : path;
-      GpuDeviceNode node{path, host};
+      GpuDeviceNode node;
+      node.path = path;
+      node.host_path = host;
       if (dn["major"] && dn["minor"]) {
         node.major = dn["major"].as<int64_t>();
         node.minor = dn["minor"].as<int64_t>();
@@ -83,8 +85,11 @@ Status AddCdiEdits(const YAML::Node& e, GpuEdits* out) {
       if (!hn["hookName"] || !hn["path"]) {
         return Status::InvalidArgument("a hook lacks hookName or path");
       }
-      GpuHook hook{hn["hookName"].as<std::string>(), hn["path"].as<std::string>(),
-                   Seq(hn["args"]), Seq(hn["env"])};
+      GpuHook hook;
+      hook.stage = hn["hookName"].as<std::string>();
+      hook.path = hn["path"].as<std::string>();
+      hook.args = Seq(hn["args"]);
+      hook.env = Seq(hn["env"]);
       if (hn["timeout"]) hook.timeout_s = hn["timeout"].as<int>();
       out->hooks.push_back(std::move(hook));
     }
@@ -290,7 +295,11 @@ Result<GpuEdits> DriverGpuEdits(const std::vector<PodGpu>& gpus, const std::stri
 }
 
 Result<GpuEdits> ResolveGpuEdits(const std::vector<PodGpu>& gpus, const GpuHost& host) {
-  if (gpus.empty()) return GpuEdits{"no GPUs"};
+  if (gpus.empty()) {
+    GpuEdits none;
+    none.how = "no GPUs";
+    return none;
+  }
   Result<GpuEdits> cdi = CdiGpuEdits(gpus, host.cdi_dirs);
   if (cdi.ok() || cdi.status().code() != StatusCode::kNotFound) return cdi;
   return DriverGpuEdits(gpus, host.root);

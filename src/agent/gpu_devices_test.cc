@@ -74,7 +74,7 @@ class FakeDriver : public ::testing::Test {
 };
 
 TEST_F(FakeDriver, AWholeGpuGetsItsOwnNodeTheControlNodesAndTheDriversFiles) {
-  Result<GpuEdits> e = DriverGpuEdits({{kGpu0, 0, 0}}, root_);
+  Result<GpuEdits> e = DriverGpuEdits({{kGpu0, 0, 0, -1, -1}}, root_);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   // Not /dev/nvidia1 (another pod's GPU), not nvidia-uvm-tools (absent).
   EXPECT_EQ(Paths(*e), (std::vector<std::string>{"/dev/nvidia0", "/dev/nvidiactl",
@@ -95,7 +95,7 @@ TEST_F(FakeDriver, AWholeGpuGetsItsOwnNodeTheControlNodesAndTheDriversFiles) {
   EXPECT_NE(e->how.find("3 device node(s), 2 libraries, 1 tool(s)"), std::string::npos) << e->how;
 
   // The other GPU: its own node, never the first one's.
-  e = DriverGpuEdits({{kGpu1, 1, 1}}, root_);
+  e = DriverGpuEdits({{kGpu1, 1, 1, -1, -1}}, root_);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   const std::vector<std::string> paths = Paths(*e);
   EXPECT_EQ(paths[0], "/dev/nvidia1");
@@ -122,18 +122,18 @@ TEST_F(FakeDriver, AMigSliceGetsItsParentAndItsTwoCapabilities) {
 }
 
 TEST_F(FakeDriver, AMissingNodeOrMinorIsAClearErrorNamingTheGpu) {
-  Result<GpuEdits> e = DriverGpuEdits({{kGpu0, 2, 2}}, root_);
+  Result<GpuEdits> e = DriverGpuEdits({{kGpu0, 2, 2, -1, -1}}, root_);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(e.status().message().find(std::string("cannot give the pod GPU ") + kGpu0 + ": " +
                                       root_ + "/dev/nvidia2 is missing"),
             std::string::npos)
       << e.status().message();
-  e = DriverGpuEdits({{kGpu0, 0, -1}}, root_);
+  e = DriverGpuEdits({{kGpu0, 0, -1, -1, -1}}, root_);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("minor number is unknown"), std::string::npos);
   fs::remove(root_ + "/dev/nvidiactl");
-  e = DriverGpuEdits({{kGpu0, 0, 0}}, root_);
+  e = DriverGpuEdits({{kGpu0, 0, 0, -1, -1}}, root_);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("nvidiactl is missing"), std::string::npos);
 }
@@ -164,7 +164,8 @@ TEST_F(FakeDriver, CdiSpecsNamingThePodsGpusWin) {
         "    path: /usr/bin/nvidia-ctk\n"
         "    args: [nvidia-ctk, hook, update-ldcache]\n");
   Write(etc + "/other.json", R"({"cdiVersion":"0.5.0","kind":"vendor.com/fpga","devices":[]})");
-  Result<GpuEdits> e = ResolveGpuEdits({{kGpu0, 0, 0}, {kGpu1, 1, 1}}, GpuHost{root_, {etc, run}});
+  Result<GpuEdits> e =
+      ResolveGpuEdits({{kGpu0, 0, 0, -1, -1}, {kGpu1, 1, 1, -1, -1}}, GpuHost{root_, {etc, run}});
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_NE(e->how.find(std::string("CDI nvidia.com/gpu=") + kGpu0 + ",1"), std::string::npos)
       << e->how;
@@ -186,7 +187,7 @@ TEST_F(FakeDriver, CdiSpecsNamingThePodsGpusWin) {
 
   // A spec that cannot be read is an error naming it, not a silent fallback.
   Write(run + "/broken.yaml", "kind: nvidia.com/gpu\ndevices: [\n");
-  e = ResolveGpuEdits({{kGpu0, 0, 0}}, GpuHost{root_, {etc, run}});
+  e = ResolveGpuEdits({{kGpu0, 0, 0, -1, -1}}, GpuHost{root_, {etc, run}});
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find(run + "/broken.yaml"), std::string::npos)
       << e.status().message();

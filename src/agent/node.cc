@@ -245,6 +245,7 @@ int RunNode(const NodeConfig& config, const Connect& connect,
         << " process(es) left by an earlier run of this agent\n";
   }
   std::unique_ptr<Executor> exec;
+  TenantUsers tenant_users;
   if (config.agent.simulate_exec) {
     exec = NewSimulatedExecutor();
   } else {
@@ -287,6 +288,23 @@ int RunNode(const NodeConfig& config, const Connect& connect,
                   ? "a pod's image is ignored and its command runs here (--ignore-images)"
                   : "a pod that names an image fails (run --runtime container)")
           << "\n";
+      // Never as root unless --run-as says so for the tenant.
+      if (geteuid() == 0 && config.container.userns_base > 0) {
+        const std::string state = config.container.state_dir.empty()
+                                      ? log_dir + "/../containers"
+                                      : config.container.state_dir;
+        tenant_users = TenantUsers{
+            config.container.userns_base, state + "/tenants",
+            std::filesystem::absolute(log_dir + "/../homes").lexically_normal().string()};
+        out << "allot agent: each tenant's pods run as its own host ids (from "
+            << config.container.userns_base << ", 65536 apart; homes in "
+            << tenant_users.home_root << ")"
+            << (config.run_as.empty() ? "" : ", except the tenants --run-as maps") << "\n";
+      } else {
+        out << "allot agent: pods run as "
+            << (geteuid() == 0 ? "root (--userns-base 0)" : "the agent's user (it is not root)")
+            << (config.run_as.empty() ? "" : ", except the tenants --run-as maps") << "\n";
+      }
     }
   }
   out << "allot agent: node " << node.name << ", pod logs in " << log_dir
@@ -298,6 +316,7 @@ int RunNode(const NodeConfig& config, const Connect& connect,
   Agent a(connect, config.agent, std::move(gpus), std::move(exec),
           std::move(node), log_dir, tag, out);
   a.set_run_as(config.run_as);
+  if (tenant_users.base > 0) a.set_tenant_users(tenant_users);
   a.Run(stop);
   return 0;
 }

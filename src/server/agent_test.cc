@@ -6,10 +6,12 @@
 // have files of their own (agent_{logs,cgroup,token}_test.cc).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <regex>
@@ -351,7 +353,7 @@ TEST(ServeFlagsTest, RefusesANodeTimeoutAgentsCannotMeet) {
   EXPECT_NE(out.find("retries every 2 s"), std::string::npos) << out;
 }
 
-TEST_F(AgentTest, RunAsMapsTenantsToUnixUsers) {
+TEST_F(AgentTest, PodsRunAsTheirTenantsOwnIdsOrTheUserRunAsNames) {
   if (::geteuid() != 0) GTEST_SKIP() << "--run-as needs root";
   // An unknown user is refused at start, naming it.
   int rc = -1;
@@ -362,8 +364,32 @@ TEST_F(AgentTest, RunAsMapsTenantsToUnixUsers) {
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("no unix user 'no-such-user-here'"), std::string::npos) << out;
 
-  auto n1 = StartReadyAgent("n1", "2xH100-80GB", {"--run-as", "team-a=nobody"});
+  // By default (the agent is root): the tenant's own unprivileged ids,
+  // no groups, a home of its own that is also the working directory.
+  auto n0 = StartReadyAgent("n0", "2xH100-80GB");
+  EXPECT_NE(n0->Output().find("each tenant's pods run as its own host ids (from 1048576"),
+            std::string::npos)
+      << n0->Output();
   json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunToEnd(
+      "own", AgentWorkload("own", 1, 1,
+                           "echo uid=$(id -u) gid=$(id -g) groups=$(id -G) home=$HOME;"
+                           " [ \"$(pwd)\" = \"$HOME\" ] && touch ./x && echo works-at-home;"
+                           " cat /proc/1/environ >/dev/null 2>&1 || echo not-root"),
+      &w));
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w) << n0->Output();
+  const std::string home =
+      std::filesystem::path(n0->log_dir() + "/../homes/team-a").lexically_normal().string();
+  EXPECT_EQ(n0->PodLog(PodId(w, 0)), "uid=1048576 gid=1048576 groups=1048576 home=" + home +
+                                         "\nworks-at-home\nnot-root\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(home.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1048576u);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  n0.reset();
+
+  // --run-as maps the tenant to a unix user instead.
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB", {"--run-as", "team-a=nobody"});
   ASSERT_NO_FATAL_FAILURE(
       RunToEnd("who", AgentWorkload("who", 1, 1, "echo uid=$(id -u) user=$USER"), &w));
   ASSERT_EQ(State(w), "Succeeded") << json::serialize(w) << n1->Output();

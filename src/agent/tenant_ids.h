@@ -1,0 +1,37 @@
+// Each tenant's number on this node, in the order the agent first sees
+// them, kept in a file so that a tenant keeps its number (and so its host
+// ids) across agent restarts. Both runtimes number tenants from the same
+// file: tenant k's container root is host id BASE + k * 65536 (the user
+// namespace, container.h), and so is the user its process pods run as
+// (agent.h), so a tenant is one host identity on the node whatever runs
+// its pods. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace allot::agent {
+
+inline constexpr uint32_t kIdsPerTenant = 65536;
+
+class TenantIds {
+ public:
+  // Reads `file` (one tenant per line) if it exists.
+  explicit TenantIds(std::string file);
+  // The tenant's number: its place in the file, appended when new.
+  size_t Index(const std::string& tenant);
+  // The first host id of the tenant's range above `base`.
+  int64_t HostId(uint32_t base, const std::string& tenant) {
+    return static_cast<int64_t>(base) + static_cast<int64_t>(Index(tenant)) * kIdsPerTenant;
+  }
+
+ private:
+  const std::string file_;
+  std::mutex mu_;
+  std::vector<std::string> tenants_;  // Guarded by mu_.
+};
+
+}  // namespace allot::agent
