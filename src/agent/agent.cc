@@ -201,7 +201,15 @@ std::string Agent::ReportJson() {
   r.address = f_.address.empty() ? node_.name : f_.address;
   r.simulated = gpus_->simulated();
   for (const auto& [id, p] : running_) {
-    r.pods.push_back({id, false, 0, 0, false, "", "", exec_->Pulling(id)});
+    proto::PodReport pr;
+    pr.id = id;
+    pr.pulling = exec_->Pulling(id);
+    if (pr.pulling) {
+      const Executor::PullProgress pulled = exec_->Pulled(id);
+      pr.pulled_bytes = pulled.bytes;
+      pr.pull_total_bytes = pulled.total;
+    }
+    r.pods.push_back(std::move(pr));
   }
   for (const auto& [id, e] : exited_) {
     r.pods.push_back(

@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -253,6 +254,9 @@ class ContainerExecutor : public Executor {
     if (!pid.ok()) {
       fs::remove_all(dir, ec);
       if (nets_) nets_->Leave(spec.id);
+    } else {
+      std::lock_guard<std::mutex> lock(mu_);
+      image_keys_[spec.id] = ImageKey(spec.image);
     }
     return pid;
   }
@@ -293,6 +297,10 @@ class ContainerExecutor : public Executor {
       out.swap(pending_);
     }
     for (PodExit& e : processes_->Poll()) {
+      if (e.exit_code == kExitNoImage && e.reason.empty()) {
+        Result<std::string> why = ReadText(o_.state_dir + "/pods/" + Flat(e.id) + "/pull-error");
+        if (why.ok()) e.reason = *why;
+      }
       CleanUp(e.id);
       // runc exits 128 + N when the container's process died of signal N
       // (Kubernetes reports the same code).
@@ -309,6 +317,32 @@ class ContainerExecutor : public Executor {
     std::lock_guard<std::mutex> lock(mu_);
     for (const PodExit& e : pending_) ids.push_back(e.id);
     return ids;
+  }
+  // The image's pulls under way on this node (STATE/images/KEY/pull-PID,
+  // of live container-runs only): the bytes written so far, and the total
+  // container-run read from the image's manifest (pull-PID.total).
+  PullProgress Pulled(const std::string& id) const override {
+    PullProgress p;
+    std::string key;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = image_keys_.find(id);
+      if (it == image_keys_.end()) return p;
+      key = it->second;
+    }
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(o_.state_dir + "/images/" + key, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("pull-", 0) != 0 || !e.is_directory(ec)) continue;
+      if (!fs::exists("/proc/" + name.substr(5), ec)) continue;  // A crashed pull's.
+      for (const auto& f : fs::recursive_directory_iterator(e.path(), ec)) {
+        if (f.is_regular_file(ec)) p.bytes += static_cast<int64_t>(f.file_size(ec));
+      }
+      std::ifstream total(e.path().string() + ".total");
+      int64_t t = 0;
+      if (total >> t) p.total += t;
+    }
+    return p;
   }
   // Until container-run has its image (it then writes image-ready).
   bool Pulling(const std::string& id) const override {
@@ -356,6 +390,10 @@ class ContainerExecutor : public Executor {
   // After the pod's process ended: runc's record of the container (when
   // runc itself was killed) and the pod's directory.
   void CleanUp(const std::string& id) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      image_keys_.erase(id);
+    }
     int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
     RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", Flat(id)},
             devnull);
@@ -369,6 +407,7 @@ class ContainerExecutor : public Executor {
   std::unique_ptr<Executor> processes_;
   mutable std::mutex mu_;
   TenantIds tenants_;  // Their numbers: user namespaces and networks.
+  std::map<std::string, std::string> image_keys_;  // Pod -> ImageKey. Guarded by mu_.
   std::vector<PodExit> pending_;      // Ended in StopAll. Guarded by mu_.
   std::unique_ptr<PodNetworks> nets_;  // --network tenant.
   std::thread gc_;
@@ -468,6 +507,70 @@ bool InsecureRegistry(const std::string& source, const std::string& list) {
 
 // Makes sure the image is unpacked here; its root file system directory
 // and config. Progress and errors go to `out` (the pod's log).
+// Why skopeo could not pull, from what it said: "not found", "refused by
+// the registry (authentication)", "no space left on this node", "registry
+// unreachable", else its last line.
+std::string PullFailure(const std::string& said) {
+  std::string lower = said;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](std::initializer_list<const char*> words) {
+    for (const char* w : words) {
+      if (lower.find(w) != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (has({"no space left"})) return "no space left on this node for the image";
+  if (has({"unauthorized", "authentication required", "denied", "403 forbidden"})) {
+    return "the registry refused the credentials (unauthorized: check the pod set's "
+           "imagePullSecrets)";
+  }
+  if (has({"manifest unknown", "name unknown", "not found", "no such file"})) {
+    return "not found (no such image or tag in its registry)";
+  }
+  if (has({"connection refused", "no such host", "i/o timeout", "network is unreachable",
+           "tls: "})) {
+    return "the registry is unreachable";
+  }
+  std::string last = said;
+  while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
+  if (size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
+  return last.empty() ? "skopeo failed" : last.substr(0, 300);
+}
+
+// The bytes a pull of `source` (docker://...) fetches, from its manifest
+// (this host's platform's, for a multi-platform image); 0 when it cannot
+// be read. `inspect` is skopeo inspect with its TLS and auth options.
+int64_t RemoteImageBytes(std::vector<std::string> inspect, const std::string& source,
+                         const std::string& tmp) {
+  auto raw = [&](const std::string& ref) -> std::string {
+    const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return "";
+    std::vector<std::string> argv = inspect;
+    argv.push_back(ref);
+    const int rc = RunTool(argv, fd);
+    close(fd);
+    Result<std::string> text = ReadText(tmp);
+    unlink(tmp.c_str());
+    return rc == 0 && text.ok() ? *text : "";
+  };
+  std::string manifest = raw(source);
+  struct utsname u {};
+  uname(&u);
+  const std::string machine = u.machine;
+  const std::string arch = machine == "x86_64" ? "amd64" : machine == "aarch64" ? "arm64" : machine;
+  if (const std::string digest = ManifestForPlatform(manifest, arch); !digest.empty()) {
+    // docker://HOST/NAME[:TAG|@DIGEST] -> docker://HOST/NAME@digest.
+    std::string repo = source;
+    if (size_t at = repo.find('@'); at != std::string::npos) repo.resize(at);
+    const size_t slash = repo.rfind('/'), colon = repo.rfind(':');
+    if (colon != std::string::npos && slash != std::string::npos && colon > slash) {
+      repo.resize(colon);
+    }
+    manifest = raw(repo + "@" + digest);
+  }
+  return ManifestBytes(manifest);
+}
+
 Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
                                                         std::ostream& out) {
   const std::string image(pod.at("image").as_string());
@@ -502,25 +605,44 @@ Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
   }
   if (policy == "Always" || have.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    out << "allot: pulling image " << image << " (" << *source << ")" << std::endl;
     const std::string layout = dir + "/pull-" + std::to_string(getpid());
     fs::remove_all(layout, ec);
     std::vector<std::string> copy = {"skopeo", "copy", "--quiet"};
+    std::vector<std::string> inspect = {"skopeo", "inspect", "--raw"};
     if (InsecureRegistry(*source, std::string(pod.at("insecureRegistries").as_string()))) {
       copy.push_back("--src-tls-verify=false");
+      inspect.push_back("--tls-verify=false");
     }
     // The tenant's imagePullSecrets, merged (container auth file format).
     if (const json::value* auth = pod.if_contains("authFile"); auth && auth->is_string()) {
       copy.push_back("--src-authfile=" + std::string(auth->as_string()));
+      inspect.push_back("--authfile=" + std::string(auth->as_string()));
     }
+    // Its size, for the pull's progress (the agent sums what is written
+    // under `layout` against it).
+    const int64_t total = source->rfind("docker://", 0) == 0
+                              ? RemoteImageBytes(inspect, *source, layout + ".manifest")
+                              : 0;
+    if (total > 0) (void)WriteFileAtomic(layout + ".total", std::to_string(total));
+    out << "allot: pulling image " << image << " (" << *source
+        << (total > 0 ? ", " + std::to_string(total) + " bytes" : std::string()) << ")"
+        << std::endl;
     copy.push_back(*source);
     copy.push_back("oci:" + layout + ":image");
-    const int rc = RunTool(copy);
+    // skopeo's own words go to the pod's log, and say why it failed.
+    const std::string err_file = layout + ".err";
+    const int err_fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int rc = RunTool(copy, err_fd);
+    if (err_fd >= 0) close(err_fd);
+    Result<std::string> said = ReadText(err_file);
+    fs::remove(err_file, ec);
+    fs::remove(layout + ".total", ec);
+    if (said.ok()) out << *said << std::flush;
     if (rc != 0) {
       fs::remove_all(layout, ec);
-      return Status::NotFound("cannot pull image " + image + ": skopeo " +
-                              (rc < 0 ? std::string("could not be run (is it installed?)")
-                                      : "exited " + std::to_string(rc) + " (its error is above)"));
+      const std::string why = rc < 0 ? "skopeo could not be run (is it installed?)"
+                                     : PullFailure(said.ok() ? *said : "");
+      return Status::NotFound("cannot pull image " + image + ": " + why);
     }
     std::string digest;
     Result<ImageConfig> config = ReadImageConfig(layout, &digest);
@@ -890,6 +1012,43 @@ std::string EffectivePullPolicy(const std::string& image, const std::string& pol
   return "IfNotPresent";
 }
 
+int64_t ManifestBytes(const std::string& raw) {
+  boost::system::error_code ec;
+  json::value m = json::parse(raw, ec);
+  if (ec || !m.is_object()) return 0;
+  auto size = [](const json::value* d) -> int64_t {
+    if (d == nullptr || !d->is_object()) return 0;
+    const json::value* s = d->as_object().if_contains("size");
+    return s != nullptr && s->is_int64() ? s->as_int64() : 0;
+  };
+  int64_t total = size(m.as_object().if_contains("config"));
+  if (const json::value* l = m.as_object().if_contains("layers"); l && l->is_array()) {
+    for (const json::value& layer : l->as_array()) total += size(&layer);
+  }
+  return total;
+}
+
+std::string ManifestForPlatform(const std::string& raw, const std::string& arch) {
+  boost::system::error_code ec;
+  json::value m = json::parse(raw, ec);
+  if (ec || !m.is_object()) return "";
+  const json::value* list = m.as_object().if_contains("manifests");
+  if (list == nullptr || !list->is_array()) return "";
+  for (const json::value& e : list->as_array()) {
+    if (!e.is_object()) continue;
+    const json::value* p = e.as_object().if_contains("platform");
+    const json::value* d = e.as_object().if_contains("digest");
+    if (p == nullptr || !p->is_object() || d == nullptr || !d->is_string()) continue;
+    const json::value* os = p->as_object().if_contains("os");
+    const json::value* a = p->as_object().if_contains("architecture");
+    if (os && a && os->is_string() && a->is_string() && os->as_string() == "linux" &&
+        a->as_string() == arch) {
+      return std::string(d->as_string());
+    }
+  }
+  return "";
+}
+
 std::string ImageKey(const std::string& image) {
   std::string key = Flat(image);
   if (key.size() > 80) key.resize(80);
@@ -964,6 +1123,9 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
   Result<std::pair<std::string, ImageConfig>> image = EnsureImage(p, err);
   if (!image.ok()) {
     err << "allot: " << image.status().message() << std::endl;
+    // Why, for the agent to report with the exit (Poll).
+    (void)WriteFileAtomic(fs::path(pod_json).parent_path().string() + "/pull-error",
+                          "ErrImagePull: " + image.status().message());
     return kExitNoImage;
   }
   // The pod has its image: from here on it runs (the agent reports it

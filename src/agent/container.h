@@ -106,4 +106,11 @@ Result<std::string> ImageSource(const std::string& image);
 // an untagged or :latest registry image, else IfNotPresent).
 std::string EffectivePullPolicy(const std::string& image, const std::string& policy);
 
+// From an image manifest's raw JSON (Docker v2 schema 2 or OCI): the bytes
+// a pull fetches, its config and its layers; 0 when it lists none. For a
+// manifest list or OCI index: ManifestForPlatform gives the digest of the
+// linux/`arch` (amd64, arm64) manifest, "" when it has none.
+int64_t ManifestBytes(const std::string& raw);
+std::string ManifestForPlatform(const std::string& raw, const std::string& arch);
+
 }  // namespace allot::agent

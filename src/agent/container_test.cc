@@ -265,9 +265,16 @@ TEST_F(ContainerTest, PullsFromARegistryOnLoopback) {
   ASSERT_TRUE(exec_->Start(pod).ok());
   PodExit e = WaitExit("team-a/pulled");
   EXPECT_EQ(e.exit_code, 0) << ReadAll(pod.log_path);
-  EXPECT_NE(ReadAll(pod.log_path).find("allot: pulling image " + ref + " (docker://" + ref + ")"),
-            std::string::npos)
-      << ReadAll(pod.log_path);
+  // Its size, from the registry's manifest: the pull's progress counts
+  // against it.
+  std::smatch size;
+  const std::string pulled_log = ReadAll(pod.log_path);
+  ASSERT_TRUE(std::regex_search(pulled_log, size,
+                                std::regex("allot: pulling image " + std::regex_replace(
+                                               ref, std::regex("[.]"), "\\.") +
+                                           " \\(docker://[^,]+, (\\d+) bytes\\)")))
+      << pulled_log;
+  EXPECT_GT(std::stoll(size[1]), 1000) << "busybox-static's layer at least";
   EXPECT_NE(ReadAll(pod.log_path).find("hello from tiny\n"), std::string::npos);
 
   PodSpec missing = Pod("team-a/missing", "true");
@@ -278,6 +285,9 @@ TEST_F(ContainerTest, PullsFromARegistryOnLoopback) {
   EXPECT_NE(e.last_lines.find("manifest unknown"), std::string::npos) << e.last_lines;
   EXPECT_NE(e.last_lines.find("allot: cannot pull image " + missing.image), std::string::npos)
       << e.last_lines;
+  // The reason reported with the exit says why, in a word.
+  EXPECT_EQ(e.reason, "ErrImagePull: cannot pull image " + missing.image +
+                          ": not found (no such image or tag in its registry)");
 
   // Always pulls even when the image is here (IfNotPresent would not).
   PodSpec again = Pod("team-a/again", "true");
@@ -406,6 +416,7 @@ TEST_F(ContainerTest, PullsWithRegistryCredentials) {
   PodExit e = WaitExit("team-a/anon");
   EXPECT_EQ(e.exit_code, 125);
   EXPECT_NE(e.last_lines.find("authentication required"), std::string::npos) << e.last_lines;
+  EXPECT_NE(e.reason.find("the registry refused the credentials"), std::string::npos) << e.reason;
 
   PodSpec authed = Pod("team-a/authed", "echo in");
   authed.image = ref;
@@ -582,6 +593,22 @@ TEST_F(ContainerTest, APodGetsOnlyItsOwnGpusNodesAndTheDriversFilesOrWhatCdiSays
   ASSERT_FALSE(started.ok());
   EXPECT_NE(started.status().message().find("GPU-elsewhere, which this node does not have"),
             std::string::npos);
+}
+
+TEST(ImageSourceTest, ManifestSizesAndPlatforms) {
+  EXPECT_EQ(ManifestBytes(R"({"schemaVersion":2,"config":{"size":1469},)"
+                          R"("layers":[{"size":2000},{"size":30000000}]})"),
+            30003469);
+  EXPECT_EQ(ManifestBytes("not json"), 0);
+  EXPECT_EQ(ManifestBytes(R"({"layers":[{"size":"big"}]})"), 0);
+  const std::string index =
+      R"({"manifests":[{"digest":"sha256:arm","platform":{"os":"linux","architecture":"arm64"}},)"
+      R"({"digest":"sha256:win","platform":{"os":"windows","architecture":"amd64"}},)"
+      R"({"digest":"sha256:x86","platform":{"os":"linux","architecture":"amd64"}}]})";
+  EXPECT_EQ(ManifestForPlatform(index, "amd64"), "sha256:x86");
+  EXPECT_EQ(ManifestForPlatform(index, "arm64"), "sha256:arm");
+  EXPECT_EQ(ManifestForPlatform(index, "riscv64"), "");
+  EXPECT_EQ(ManifestForPlatform(R"({"layers":[]})", "amd64"), "");
 }
 
 TEST(ImageSourceTest, ReferencesAndPullPolicies) {

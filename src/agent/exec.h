@@ -101,6 +101,16 @@ class Executor {
     (void)id;
     return false;
   }
+  // While it pulls: the bytes of its image fetched so far, and in all (0:
+  // not known yet).
+  struct PullProgress {
+    int64_t bytes = 0;
+    int64_t total = 0;
+  };
+  virtual PullProgress Pulled(const std::string& id) const {
+    (void)id;
+    return {};
+  }
 };
 
 // `cgroups`: null or mode none runs pods without cgroups.

@@ -55,6 +55,12 @@ Result<PodReport> DecodePod(const json::value& pv) {
   boolean("exited", &pr.exited);
   boolean("stopped", &pr.stopped);
   boolean("pulling", &pr.pulling);
+  for (auto [k, out] : {std::pair{"pulledBytes", &pr.pulled_bytes},
+                        std::pair{"pullTotalBytes", &pr.pull_total_bytes}}) {
+    if (const json::value* x = po->if_contains(k); x && x->is_int64() && x->as_int64() >= 0) {
+      *out = x->as_int64();
+    }
+  }
   integer("exitCode", &pr.exit_code);
   integer("signal", &pr.signal);
   pr.last_lines = Str(*po, "lastLines").substr(0, kMaxLastLines);
@@ -220,6 +226,8 @@ json::object EncodeAgentReport(const AgentReport& r) {
     if (!p.exited) {
       json::object po{{"id", p.id}, {"exited", false}};
       if (p.pulling) po["pulling"] = true;
+      if (p.pulled_bytes > 0) po["pulledBytes"] = p.pulled_bytes;
+      if (p.pull_total_bytes > 0) po["pullTotalBytes"] = p.pull_total_bytes;
       pods.push_back(std::move(po));
       continue;
     }

@@ -87,6 +87,10 @@ struct PodReport {
   // Running, but still getting its image (the container runtime's pull):
   // it does not count as started, and the time is not run time.
   bool pulling = false;
+  // While pulling: the image's bytes fetched so far, and in all (0: not
+  // known).
+  int64_t pulled_bytes = 0;
+  int64_t pull_total_bytes = 0;
 
   bool operator==(const PodReport&) const = default;
 };

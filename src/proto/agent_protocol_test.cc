@@ -34,6 +34,7 @@ AgentReport FullReport() {
   r.pods.push_back({"t1/w/a1/main/0", false, 0, 0, false, "", ""});
   r.pods.push_back({"t1/w/a0/main/1", true, 137, 9, true, "line 1\nline 2\n", "OOMKilled: 4Gi"});
   r.pods.push_back({"t2/v/a2/main/0", true, 3, 0, false, "", ""});
+  r.pods.push_back({"t3/p/a1/main/0", false, 0, 0, false, "", "", true, 12345, 40000});
   r.gpu_samples.push_back({"GPU-0", 0, 87, 71, 512.5, int64_t(40) << 30, 2, 79});
   r.gpu_samples.push_back({"GPU-1", 1, 0, 30, 61.25, 0, 0, 0});
   return r;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -119,6 +121,22 @@ TEST_F(AgentTest, PullTimeIsShownAndIsNotRunTime) {
   });
   EXPECT_EQ(State(w), "Admitted") << json::serialize(w);
   EXPECT_TRUE(w.at("status").as_object().contains("pullingSinceMs")) << json::serialize(w);
+  // The pull it waits for is under way (as another container-run's would
+  // be: a layout being written, the size its manifest gave): its progress
+  // is in the workload's status.
+  const std::string image_dir = std::filesystem::path(lock_path).parent_path().string();
+  const std::string pull = image_dir + "/pull-" + std::to_string(getpid());
+  std::filesystem::create_directories(pull + "/blobs/sha256");
+  std::ofstream(pull + "/blobs/sha256/partial") << std::string(12345, 'x');
+  std::ofstream(pull + ".total") << "40000";
+  w = WaitFor("slow", [](const json::value& v) {
+    const json::object& s = v.at("status").as_object();
+    return s.contains("pullBytes") && s.contains("pullTotalBytes");
+  });
+  EXPECT_EQ(w.at("status").at("pullBytes").as_int64(), 12345) << json::serialize(w);
+  EXPECT_EQ(w.at("status").at("pullTotalBytes").as_int64(), 40000) << json::serialize(w);
+  std::filesystem::remove_all(pull);
+  std::filesystem::remove(pull + ".total");
   std::this_thread::sleep_for(std::chrono::seconds(3));  // Longer than the limit.
   close(lock);
   w = WaitFor("slow", [](const json::value& v) {

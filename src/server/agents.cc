@@ -206,9 +206,13 @@ std::set<std::string> Agents::ApplyPodReports(const std::string& node,
       ps.last_lines = pr.last_lines;
       ps.reason = pr.reason;
       touched.insert(key);
-    } else if (!pr.exited && (!ps.running || ps.pulling != pr.pulling)) {
+    } else if (!pr.exited &&
+               (!ps.running || ps.pulling != pr.pulling || ps.pulled_bytes != pr.pulled_bytes ||
+                ps.pull_total_bytes != pr.pull_total_bytes)) {
       ps.running = true;
       ps.pulling = pr.pulling;
+      ps.pulled_bytes = pr.pulled_bytes;
+      ps.pull_total_bytes = pr.pull_total_bytes;
       touched.insert(key);
     }
   }

@@ -47,6 +47,7 @@ struct PodStatus {
   std::string last_lines;
   std::string reason;  // PodReport::reason.
   bool pulling = false;  // Running, still getting its image.
+  int64_t pulled_bytes = 0, pull_total_bytes = 0;  // Of that image, so far.
 };
 
 // One agent: who was heard from when (nodes with the allot.dev/agent

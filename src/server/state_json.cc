@@ -76,6 +76,17 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   }
   if (rec.pull_ms > 0) status["pullMs"] = rec.pull_ms;
   if (rec.pulling_since_ms > 0) status["pullingSinceMs"] = rec.pulling_since_ms;
+  // The pull's progress, as the agents last said (not stored).
+  if (const Run* run = agents_.RunOf(rec.spec.Key()); run && rec.pulling_since_ms > 0) {
+    int64_t bytes = 0, total = 0;
+    for (const auto& [id, ps] : run->pods) {
+      if (!ps.pulling || ps.exited) continue;
+      bytes += ps.pulled_bytes;
+      total += ps.pull_total_bytes;
+    }
+    if (bytes > 0) status["pullBytes"] = bytes;
+    if (total > 0) status["pullTotalBytes"] = total;
+  }
   if (const Run* run = agents_.RunOf(rec.spec.Key()); run && !run->pods.empty()) {
     int64_t running = 0, exited = 0;
     for (const auto& [id, ps] : run->pods) {

@@ -271,7 +271,11 @@ function images(w) {
     const image = ps.template?.image || ps.template?.spec?.containers?.[0]?.image;
     return `${esc(ps.name || "main")}: ${image ? esc(image) : "(a process on the host)"}`;
   }).join(", ");
-  const pull = st.pullingSinceMs ? `pulling for ${Math.round((Date.now() - st.pullingSinceMs) / 1000)} s`
+  // Bytes so far, of how many, as the agents last said.
+  const size = (n) => n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(1)} GiB` : `${(n / (1 << 20)).toFixed(1)} MiB`;
+  const got = st.pullBytes ? `, ${size(st.pullBytes)}${st.pullTotalBytes
+    ? ` of ${size(st.pullTotalBytes)} (${Math.floor(100 * st.pullBytes / st.pullTotalBytes)} %)` : ""}` : "";
+  const pull = st.pullingSinceMs ? `pulling for ${Math.round((Date.now() - st.pullingSinceMs) / 1000)} s${got}`
     : st.pullMs ? `pulled in ${(st.pullMs / 1000).toFixed(1)} s` : "";
   return `<tr><th>image</th><td id="images">${list}${pull ? ` <span class="muted">· ${pull}</span>` : ""}</td></tr>`;
 }
