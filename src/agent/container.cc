@@ -191,6 +191,7 @@ class ContainerExecutor : public Executor {
     pod["env"] = std::move(env);
     pod["workingDir"] = spec.working_dir;
     pod["gpus"] = StringArray(spec.gpus);
+    if (!spec.gpus.empty() && o_.gpus_simulated) pod["gpusSimulated"] = true;
     if (!spec.gpus.empty() && !o_.gpus_simulated) {
       Result<json::array> devices = GpuDevices(spec);
       if (!devices.ok()) {
@@ -1143,6 +1144,13 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
     return kExitSetup;
   }
   if (!gpu->how.empty()) err << "allot: GPUs through " << gpu->how << std::endl;
+  if (const json::value* sim = p.if_contains("gpusSimulated"); sim && sim->is_bool()) {
+    std::string list;
+    for (const std::string& g : Strings(p.if_contains("gpus"))) list += (list.empty() ? "" : ",") + g;
+    err << "allot: GPUs " << list << " are SIMULATED: no device is given, only CUDA_VISIBLE_DEVICES and "
+           "NVIDIA_VISIBLE_DEVICES"
+        << std::endl;
+  }
   // The driver's files get mount points of their own (files, in image
   // directories): made in the pod's overlay, never in the shared image.
   if (writable_root || !gpu->mounts.empty()) {

@@ -141,7 +141,7 @@ std::vector<std::string> Header(const std::string& plural) {
     return {"NAME", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "SHARE"};
   if (plural == "localqueues")
     return {"TENANT", "NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"};
-  if (plural == "nodes") return {"NAME", "READY", "GPUS", "PRODUCT", "SCHEDULABLE"};
+  if (plural == "nodes") return {"NAME", "READY", "GPUS", "PRODUCT", "RUNTIME", "SCHEDULABLE"};
   if (plural == "workloadpriorityclasses") return {"NAME", "VALUE"};
   if (plural == "cohorts") return {"NAME", "PARENT"};
   if (plural == "topologies") return {"NAME", "LEVELS"};
@@ -201,7 +201,16 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
         ready = st == "True" ? "Ready" : st == "False" ? "NotReady" : "Unknown";
       }
     }
-    return {name, ready, std::to_string(n), product, unsched ? "no (cordoned)" : "yes"};
+    // Simulated GPUs say so; how the node runs pods (allot.dev/runtime).
+    if (JsonStr(o, {"metadata", "labels", "allot.dev/simulated"}) == "true" && n > 0) {
+      product += " (simulated)";
+    }
+    std::string runtime = JsonStr(o, {"metadata", "labels", "allot.dev/runtime"});
+    if (JsonStr(o, {"metadata", "labels", "allot.dev/ignore-images"}) == "true") {
+      runtime += " (ignores images)";
+    }
+    return {name,    ready,   std::to_string(n), product, runtime.empty() ? "-" : runtime,
+            unsched ? "no (cordoned)" : "yes"};
   }
   if (plural == "workloadpriorityclasses") return {name, JsonStr(o, {"value"})};
   if (plural == "cohorts") {

@@ -154,6 +154,12 @@ TEST_F(UpTest, CliDefaultsToTheTenantOfItsToken) {
   EXPECT_NE(out.out.find("from-w"), std::string::npos) << out.out;
   out = cli({"get", "workload", "w", "-o", "json"}, ann);
   EXPECT_EQ(out.code, 0) << out.err;
+  // The node: how it runs pods, and that its GPUs are simulated.
+  out = cli({"get", "nodes"}, token_);
+  EXPECT_EQ(out.code, 0) << out.err;
+  EXPECT_NE(out.out.find("RUNTIME"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("(simulated)"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("process (ignores images)"), std::string::npos) << out.out;
   // -t overrides (and team-b is not ann's: not found).
   out = cli({"describe", "workload", "w", "-t", "team-b"}, ann);
   EXPECT_NE(out.code, 0);

@@ -82,6 +82,10 @@ TEST_F(AgentTest, AJobWithAnImageRunsInItOnAContainerNode) {
   EXPECT_NE(log.find("allot: pulled image " + image), std::string::npos) << log;
   EXPECT_TRUE(std::regex_search(log, std::regex("image=yes gpus=GPU-\\S+\n")))
       << log;
+  // Its GPU is simulated, and the pod is told so.
+  EXPECT_TRUE(std::regex_search(log, std::regex("allot: GPUs GPU-SIM-\\S+ are SIMULATED: no "
+                                                "device is given")))
+      << log;
   // Root inside is the tenant's range outside (the default base, 2^20).
   EXPECT_TRUE(std::regex_search(log, std::regex("\\n\\s*0\\s+1048576\\s+65536\\n"))) << log;
 }
