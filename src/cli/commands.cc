@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/secret.h"
 
 #include <boost/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -347,6 +348,9 @@ int CmdApply(const ClientFlags& c, const std::vector<std::string>& files,
     if (!all.empty()) all += "\n---\n";
     all += *text;
   }
+  // v1 Secrets first (the workloads after them may name them), through
+  // the Secrets API.
+  if (Status s = ApplySecretDocuments(**cl, &all, std::cout); !s.ok()) return Fail(s);
   auto r = (*cl)->Call("POST", std::string("/api/v1/apply") +
                                   (skip_unsupported ? "?skipUnsupported=true" : ""),
                        all, "application/yaml");

@@ -1,5 +1,7 @@
 #include "cli/secret.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <boost/json.hpp>
 
 #include <fstream>
@@ -86,6 +88,60 @@ std::string Keys(const json::value& s) {
 }
 
 }  // namespace
+
+Status ApplySecretDocuments(Client& cl, std::string* text, std::ostream& out) {
+  // The documents: split at "---" lines, as YAML separates them.
+  std::vector<std::string> docs(1);
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("---", 0) == 0 &&
+        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
+      docs.emplace_back(line.substr(3) + "\n");
+      continue;
+    }
+    docs.back() += line + "\n";
+  }
+  bool any = false;
+  for (std::string& doc : docs) {
+    YAML::Node n;
+    try {
+      n = YAML::Load(doc);
+    } catch (const YAML::Exception&) {
+      continue;  // The server says what is wrong with it.
+    }
+    if (!n.IsMap() || !n["kind"] || !n["apiVersion"] || !n["kind"].IsScalar() ||
+        !n["apiVersion"].IsScalar() || n["kind"].Scalar() != "Secret" ||
+        n["apiVersion"].Scalar() != "v1") {
+      continue;
+    }
+    const YAML::Node md = n["metadata"];
+    const std::string ns_given = md && md.IsMap() && md["namespace"] && md["namespace"].IsScalar()
+                                     ? md["namespace"].Scalar()
+                                     : "";
+    Result<std::string> tenant = cl.Tenant(ns_given);
+    if (!tenant.ok()) return tenant.status();
+    const std::string name =
+        md && md.IsMap() && md["name"] && md["name"].IsScalar() ? md["name"].Scalar() : "";
+    if (name.empty()) {
+      return Status::InvalidArgument("a v1 Secret document has no metadata.name",
+                                     "metadata.name");
+    }
+    auto r = cl.Call("PUT",
+                     "/api/v1/secrets/" + net::UrlEncode(*tenant) + "/" + net::UrlEncode(name),
+                     doc, "application/yaml");
+    if (!r.ok()) return r.status();
+    out << "Secret " << *tenant << "/" << name << " " << JsonStr(*r, {"action"}) << "\n";
+    // An empty document in its place (it still counts).
+    doc = "# v1 Secret " + *tenant + "/" + name + ": applied through /api/v1/secrets\n~\n";
+    any = true;
+  }
+  if (any) {
+    std::string rest;
+    for (size_t i = 0; i < docs.size(); ++i) rest += (i == 0 ? "" : "---\n") + docs[i];
+    *text = std::move(rest);
+  }
+  return Status::Ok();
+}
 
 int CmdSecretCreate(const ClientFlags& c, const SecretFlags& f) {
   auto cl = Client::Connect(c);

@@ -23,6 +23,14 @@ struct SecretFlags {
 };
 
 int CmdSecretCreate(const ClientFlags& c, const SecretFlags& f);
+
+// `allot apply`'s v1 Secret documents: each is created or replaced through
+// the Secrets API (sealed by the server, never part of an apply's record),
+// in its metadata.namespace or the client's tenant, and its line ("Secret
+// team-a/hub created") printed to `out`. *text keeps the other documents,
+// each Secret replaced by an empty one, so that the server's document
+// numbers stay those of the files. The first refusal is returned.
+Status ApplySecretDocuments(Client& cl, std::string* text, std::ostream& out);
 int CmdSecretGet(const ClientFlags& c, const SecretFlags& f);
 int CmdSecretDelete(const ClientFlags& c, const SecretFlags& f);
 

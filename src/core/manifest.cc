@@ -369,11 +369,17 @@ Status UnsupportedError(const std::vector<SkippedDocument>& unsupported) {
             d.api_version + ")";
   }
   const bool one = unsupported.size() == 1;
+  bool secret = false;
+  for (const SkippedDocument& d : unsupported) secret |= d.kind == "Secret";
   return Status::InvalidArgument(
       unsupported[0].file + ": document" + (one ? " " : "s ") + docs +
           ": Allot does not run " + (one ? "this kind" : "these kinds") +
           "; it runs " + SupportedKinds() +
-          " (allot apply --skip-unsupported applies the other documents)",
+          " (allot apply --skip-unsupported applies the other documents" +
+          (secret ? "; v1 Secrets go to POST /api/v1/secrets/TENANT, which the allot apply "
+                    "command does for you"
+                  : "") +
+          ")",
       "kind");
 }
 

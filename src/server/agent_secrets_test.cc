@@ -5,6 +5,7 @@
 // start saying which.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "server/agent_test_util.h"
@@ -136,6 +137,45 @@ TEST_F(AgentTest, APodWhoseSecretIsGoneFailsToStartNamingIt) {
   EXPECT_NE(json::serialize(w).find("CreateContainerConfigError: Secret team-a/hf not found"),
             std::string::npos)
       << json::serialize(w);
+}
+
+// `allot apply` takes a Kubernetes v1 Secret beside the workloads that
+// name it: the Secret goes through the Secrets API (sealed, never in the
+// apply's audit record), before the workload; applying again changes
+// nothing; an error in a later document keeps the file's numbering.
+TEST_F(AgentTest, ApplyTakesSecretsBesideTheWorkloadsThatNameThem) {
+  const std::string member = srv_->NewToken("mem", "member", "team-a");
+  const std::string file = srv_->dir() + "/with-secret.yaml";
+  std::ofstream(file) << "apiVersion: v1\nkind: Secret\nmetadata: {name: hf}\n"
+                         "stringData: {HF_TOKEN: " << kValue << ", region: eu}\n---\n"
+                      << WithTemplate("applied", "echo token=$TOKEN region=$S_region", SecretEnv())
+                      << "\n";
+  int rc = -1;
+  std::string out = RunCli(*srv_, member, {"apply", "-f", file}, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("Secret team-a/hf created\nWorkload team-a/applied created"),
+            std::string::npos)
+      << out;
+  out = RunCli(*srv_, member, {"apply", "-f", file}, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("Secret team-a/hf unchanged"), std::string::npos) << out;
+
+  auto a1 = StartReadyAgent("a1", "1xH100-80GB");
+  json::value w = WaitFor("applied", [](const json::value& v) { return State(v) == "Succeeded"; });
+  ASSERT_EQ(State(w), "Succeeded") << json::serialize(w);
+  EXPECT_NE(a1->PodLog(PodId(w, 0)).find(std::string("token=") + kValue + " region=eu"),
+            std::string::npos)
+      << a1->PodLog(PodId(w, 0));
+  net::Response audit = srv_->Send("Bearer " + srv_->admin_token(), "GET", "/api/v1/audit");
+  EXPECT_EQ(audit.body.find(kValue), std::string::npos);
+
+  // A bad document after a Secret: the error counts the Secret's document.
+  std::ofstream(file) << "apiVersion: v1\nkind: Secret\nmetadata: {name: hf2}\n"
+                         "stringData: {K: v}\n---\napiVersion: allot.dev/v1\nkind: Workload\n"
+                         "metadata: {name: bad}\nspec: {queueName: q, podSets: oops}\n";
+  out = RunCli(*srv_, member, {"apply", "-f", file}, &rc);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("document 1"), std::string::npos) << out;
 }
 
 }  // namespace
