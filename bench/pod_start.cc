@@ -7,6 +7,7 @@
 //   build/allot_pod_start [N]      (as root; needs runc, umoci, skopeo,
 //                                   busybox-static and ALLOT_BIN)
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,15 +47,20 @@ double Pct(std::vector<double> v, double q) {
 }
 
 std::vector<double> Latencies(Executor& exec, const std::string& dir, const std::string& image,
-                              int n) {
+                              int n, const std::string& tag,
+                              const std::vector<std::string>& gpus = {}) {
   std::vector<double> ms;
   for (int i = 0; i < n; ++i) {
     PodSpec spec;
     spec.id = "bench/p" + std::to_string(i);
     spec.tenant = "bench";
     spec.image = image;
+    spec.gpus = gpus;
     spec.command = {"sh", "-c", "echo up"};
-    spec.log_path = dir + "/logs/" + std::to_string(i) + (image.empty() ? "-p" : "-c") + ".log";
+    // A log of its own per pod and run (a log found holding "up" would
+    // end the wait at once).
+    spec.log_path = dir + "/logs/" + std::to_string(i) + "-" + tag + ".log";
+    std::filesystem::remove(spec.log_path);
     const auto t0 = Clock::now();
     if (!exec.Start(spec).ok()) {
       std::fprintf(stderr, "start failed\n");
@@ -95,10 +101,10 @@ int main(int argc, char** argv) {
   o.self_exe = std::getenv("ALLOT_BIN");
   o.userns_base = 1u << 20;
   auto containers = NewContainerExecutor(o, NewProcessExecutor());
-  Latencies(*containers, dir, image, 1);  // Pulls and unpacks the image.
+  Latencies(*containers, dir, image, 1, "pull");  // Pulls and unpacks the image.
 
-  std::vector<double> p = Latencies(*processes, dir, "", n);
-  std::vector<double> c = Latencies(*containers, dir, image, n);
+  std::vector<double> p = Latencies(*processes, dir, "", n, "process");
+  std::vector<double> c = Latencies(*containers, dir, image, n, "container");
   // --network tenant: each pod a workload of its own, so each start makes
   // a network namespace, a veth pair and an address on the tenant's bridge.
   ContainerOptions on = o;
@@ -107,12 +113,45 @@ int main(int argc, char** argv) {
   std::vector<double> t;
   {
     auto tenant_net = NewContainerExecutor(on, NewProcessExecutor());
-    t = Latencies(*tenant_net, dir, image, n);
+    t = Latencies(*tenant_net, dir, image, n, "tenant");
+  }
+  // A GPU through the driver's files (gpu_devices.h): no driver here, so
+  // a driver root of stand-ins, /dev/nvidia0 and nvidiactl (the zero and
+  // null devices' numbers), twelve library files and nvidia-smi: each pod
+  // gets an overlay root and fourteen more bind mounts.
+  const std::string root = dir + "/driver";
+  std::filesystem::create_directories(root + "/dev");
+  std::filesystem::create_directories(root + "/usr/lib/x86_64-linux-gnu");
+  std::filesystem::create_directories(root + "/usr/bin");
+  mknod((root + "/dev/nvidia0").c_str(), S_IFCHR | 0666, makedev(1, 5));
+  mknod((root + "/dev/nvidiactl").c_str(), S_IFCHR | 0666, makedev(1, 3));
+  for (const char* lib : {"libcuda", "libcudadebugger", "libnvidia-allocator", "libnvidia-cfg",
+                          "libnvidia-compiler", "libnvidia-gpucomp", "libnvidia-ml",
+                          "libnvidia-nvvm", "libnvidia-opencl", "libnvidia-pkcs11",
+                          "libnvidia-ptxjitcompiler", "libnvidia-fatbinaryloader"}) {
+    std::ofstream(root + "/usr/lib/x86_64-linux-gnu/" + lib + ".so.550.54.15") << "x";
+  }
+  std::ofstream(root + "/usr/bin/nvidia-smi") << "#!/bin/sh\n";
+  std::filesystem::permissions(root, std::filesystem::perms::others_read |
+                                         std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  ContainerOptions og = o;
+  GpuInfo g;
+  g.index = g.minor = 0;
+  g.uuid = "GPU-bench-0";
+  og.gpus = {g};
+  og.gpu_host = GpuHost{root, {}};
+  std::vector<double> gp;
+  {
+    auto gpu = NewContainerExecutor(og, NewProcessExecutor());
+    gp = Latencies(*gpu, dir, image, n, "gpu", {"GPU-bench-0"});
   }
   std::printf("start to first log line, %d pods each, one at a time (ms):\n", n);
   std::printf("  process    p50 %.1f  p99 %.1f\n", Pct(p, 0.5), Pct(p, 0.99));
   std::printf("  container  p50 %.1f  p99 %.1f\n", Pct(c, 0.5), Pct(c, 0.99));
   std::printf("  container, --network tenant  p50 %.1f  p99 %.1f\n", Pct(t, 0.5), Pct(t, 0.99));
+  std::printf("  container with a GPU (driver's files)  p50 %.1f  p99 %.1f\n", Pct(gp, 0.5),
+              Pct(gp, 0.99));
 
   // 50 at once, asleep.
   std::vector<int> pids;
