@@ -1,5 +1,7 @@
 #include "agent/container_net.h"
 
+#include <stdlib.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -21,6 +23,29 @@ Status Run(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) line += (line.empty() ? "" : " ") + a;
   return Status::FailedPrecondition("`" + line + "` " +
                                     (rc < 0 ? "could not be run" : "exited " + std::to_string(rc)));
+}
+
+// `ip [-n NETNS] -batch FILE` of `commands` (one per line, without "ip"):
+// one process for several changes (each ip process costs a few ms).
+Status RunIpBatch(const std::string& netns, const std::vector<std::string>& commands) {
+  char path[] = "/tmp/allot-ip-batch.XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return Status::FailedPrecondition("cannot write an ip batch file in /tmp");
+  std::string text;
+  for (const std::string& c : commands) text += c + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+  ::close(fd);
+  std::vector<std::string> argv = {"ip"};
+  if (!netns.empty()) argv.insert(argv.end(), {"-n", netns});
+  argv.insert(argv.end(), {"-batch", path});
+  Status s = written ? Run(argv) : Status::FailedPrecondition("cannot write " + std::string(path));
+  ::unlink(path);
+  if (!s.ok()) {
+    std::string all;
+    for (const std::string& c : commands) all += (all.empty() ? "" : "; ") + c;
+    return Status::FailedPrecondition(s.message() + " (" + all + ")");
+  }
+  return s;
 }
 
 std::string Bridge(size_t tenant) { return "allot" + std::to_string(tenant); }
@@ -137,15 +162,18 @@ Result<std::string> PodNetworks::Join(size_t tenant, const std::string& group,
     }
     const std::string id = Hex(std::hash<std::string>{}(group), 10);
     const std::string ns = "allot-" + id, host_end = "alh" + id, pod_end = "alp" + id;
+    // Two ip processes: the host's side, then the namespace's.
     Status s = Run({"ip", "netns", "add", ns});
-    if (s.ok()) s = Run({"ip", "link", "add", host_end, "type", "veth", "peer", "name", pod_end});
-    if (s.ok()) s = Run({"ip", "link", "set", pod_end, "netns", ns});
-    if (s.ok()) s = Run({"ip", "link", "set", host_end, "master", Bridge(tenant), "up"});
-    if (s.ok()) s = Run({"ip", "-n", ns, "link", "set", pod_end, "name", "eth0"});
-    if (s.ok()) s = Run({"ip", "-n", ns, "addr", "add", address + "/24", "dev", "eth0"});
-    if (s.ok()) s = Run({"ip", "-n", ns, "link", "set", "eth0", "up"});
-    if (s.ok()) s = Run({"ip", "-n", ns, "link", "set", "lo", "up"});
-    if (s.ok()) s = Run({"ip", "-n", ns, "route", "add", "default", "via", Subnet(tenant) + ".1"});
+    if (s.ok()) {
+      s = RunIpBatch("", {"link add " + host_end + " type veth peer name " + pod_end,
+                          "link set " + pod_end + " netns " + ns,
+                          "link set " + host_end + " master " + Bridge(tenant) + " up"});
+    }
+    if (s.ok()) {
+      s = RunIpBatch(ns, {"link set " + pod_end + " name eth0",
+                          "addr add " + address + "/24 dev eth0", "link set eth0 up",
+                          "link set lo up", "route add default via " + Subnet(tenant) + ".1"});
+    }
     if (!s.ok()) {
       (void)Run({"ip", "netns", "del", ns});
       (void)Run({"ip", "link", "del", host_end});
