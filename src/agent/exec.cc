@@ -376,11 +376,14 @@ Result<int> ProcessExecutor::Start(const PodSpec& spec) {
   Status st = MakeParents(spec.log_path);
   if (!st.ok()) return fail(st);
   pod->log_fd = open(spec.log_path.c_str(),
-                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (pod->log_fd < 0) {
     return fail(Status::FailedPrecondition("cannot open log " + spec.log_path +
                                            ": " + Errno(errno)));
   }
+  // The agent's alone (it serves `allot logs`): a pod of another tenant,
+  // running as its own ids, cannot read what this one printed.
+  (void)fchmod(pod->log_fd, 0600);
   struct stat log_st;
   if (fstat(pod->log_fd, &log_st) == 0) pod->log_size = log_st.st_size;
 
@@ -613,7 +616,7 @@ void ProcessExecutor::Rotate(Pod* pod) {
     rename(base.c_str(), (base + ".1").c_str());
   }
   pod->log_fd = open(base.c_str(),
-                     O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+                     O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
   pod->log_size = 0;
 }
 

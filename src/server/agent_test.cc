@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -386,6 +387,11 @@ TEST_F(AgentTest, PodsRunAsTheirTenantsOwnIdsOrTheUserRunAsNames) {
   ASSERT_EQ(::stat(home.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 1048576u);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // Its log is the agent's alone: another tenant's pods cannot read it.
+  std::string flat = PodId(w, 0);
+  std::replace(flat.begin(), flat.end(), '/', '_');
+  ASSERT_EQ(::stat((n0->log_dir() + "/" + flat + ".log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
   n0.reset();
 
   // --run-as maps the tenant to a unix user instead.
