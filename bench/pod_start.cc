@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   // A GPU through the driver's files (gpu_devices.h): no driver here, so
   // a driver root of stand-ins, /dev/nvidia0 and nvidiactl (the zero and
   // null devices' numbers), twelve library files and nvidia-smi: each pod
-  // gets an overlay root and fourteen more bind mounts.
+  // gets an overlay root and fifteen more bind mounts.
   const std::string root = dir + "/driver";
   std::filesystem::create_directories(root + "/dev");
   std::filesystem::create_directories(root + "/usr/lib/x86_64-linux-gnu");

@@ -349,19 +349,30 @@ void Agent::Start(const proto::DesiredPod& d) {
     if (u == run_as_.end()) u = run_as_.find("*");
     if (u == run_as_.end() && tenant_ids_) {
       // The tenant's own ids, and a home of its own.
-      const int64_t host_id = tenant_ids_->HostId(tenant_users_.base, spec.tenant);
+      Result<int64_t> ids = tenant_ids_->HostId(tenant_users_.base, spec.tenant);
+      if (!ids.ok()) return setup_failed(ids.status().message());
+      const int64_t host_id = *ids;
       const std::string home = tenant_users_.home_root + "/" + spec.tenant;
+      // A home owned by other ids means the tenants' numbers changed (their
+      // file was lost): never hand one tenant's files to another.
+      struct stat st {};
+      if (::stat(home.c_str(), &st) == 0 && int64_t(st.st_uid) != host_id) {
+        return setup_failed("the tenant's home " + home + " belongs to uid " +
+                            std::to_string(st.st_uid) + ", not to the tenant's " +
+                            std::to_string(host_id) + " (was " + tenant_users_.ids_file +
+                            " lost?); an admin must move or remove it");
+      }
       std::error_code ec;
       std::filesystem::create_directories(home, ec);
       if (ec || ::chown(home.c_str(), uid_t(host_id), gid_t(host_id)) != 0 ||
           ::chmod(home.c_str(), 0700) != 0) {
-        exited_[id] = PodExit{id, 126, 0, false, "cannot make the tenant's home " + home, ""};
-        report_now_ = true;
-        return;
+        return setup_failed("cannot make the tenant's home " + home);
       }
+      // As in a container: no new privileges (the host's setuid programs
+      // do not raise it).
       std::vector<std::string> cmd = {"setpriv", "--reuid=" + std::to_string(host_id),
                                       "--regid=" + std::to_string(host_id), "--clear-groups",
-                                      "--"};
+                                      "--no-new-privs", "--"};
       cmd.insert(cmd.end(), spec.command.begin(), spec.command.end());
       spec.command = std::move(cmd);
       spec.env["HOME"] = home;

@@ -216,7 +216,9 @@ class ContainerExecutor : public Executor {
       size_t cut = spec.id.find('/');
       for (int i = 0; i < 2 && cut != std::string::npos; ++i) cut = spec.id.find('/', cut + 1);
       const std::string group = spec.id.substr(0, cut);
-      Result<std::string> netns = nets_->Join(tenants_.Index(spec.tenant), group, spec.id);
+      Result<size_t> k = tenants_.Index(spec.tenant);
+      Result<std::string> netns =
+          k.ok() ? nets_->Join(*k, group, spec.id) : Result<std::string>(k.status());
       if (!netns.ok()) {
         fs::remove_all(dir, ec);
         return netns.status();
@@ -231,7 +233,13 @@ class ContainerExecutor : public Executor {
     }
     pod["insecureRegistries"] = o_.insecure_registries;
     if (o_.userns_base > 0) {
-      pod["hostIdBase"] = tenants_.HostId(o_.userns_base, spec.tenant);
+      Result<int64_t> base = tenants_.HostId(o_.userns_base, spec.tenant);
+      if (!base.ok()) {
+        fs::remove_all(dir, ec);
+        if (nets_) nets_->Leave(spec.id);
+        return base.status();
+      }
+      pod["hostIdBase"] = *base;
     }
     const std::string volume_root =
         o_.volume_root.empty() ? o_.state_dir + "/volumes" : o_.volume_root;
@@ -251,13 +259,16 @@ class ContainerExecutor : public Executor {
       if (auto it = spec.env.find(k); it != spec.env.end()) run.env[k] = it->second;
     }
     run.working_dir = dir;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      image_keys_[spec.id] = ImageKey(spec.image);
+    }
     Result<int> pid = processes_->Start(run);
     if (!pid.ok()) {
       fs::remove_all(dir, ec);
       if (nets_) nets_->Leave(spec.id);
-    } else {
       std::lock_guard<std::mutex> lock(mu_);
-      image_keys_[spec.id] = ImageKey(spec.image);
+      image_keys_.erase(spec.id);
     }
     return pid;
   }
@@ -336,9 +347,16 @@ class ContainerExecutor : public Executor {
       const std::string name = e.path().filename().string();
       if (name.rfind("pull-", 0) != 0 || !e.is_directory(ec)) continue;
       if (!fs::exists("/proc/" + name.substr(5), ec)) continue;  // A crashed pull's.
-      for (const auto& f : fs::recursive_directory_iterator(e.path(), ec)) {
-        if (f.is_regular_file(ec)) p.bytes += static_cast<int64_t>(f.file_size(ec));
+      // The pull may remove its layout under us: no throwing iteration.
+      for (fs::recursive_directory_iterator f(e.path(), ec), end; !ec && f != end;
+           f.increment(ec)) {
+        std::error_code fe;
+        if (f->is_regular_file(fe)) {
+          const uintmax_t size = f->file_size(fe);
+          if (!fe) p.bytes += static_cast<int64_t>(size);
+        }
       }
+      ec.clear();
       std::ifstream total(e.path().string() + ".total");
       int64_t t = 0;
       if (total >> t) p.total += t;
@@ -508,36 +526,6 @@ bool InsecureRegistry(const std::string& source, const std::string& list) {
 
 // Makes sure the image is unpacked here; its root file system directory
 // and config. Progress and errors go to `out` (the pod's log).
-// Why skopeo could not pull, from what it said: "not found", "refused by
-// the registry (authentication)", "no space left on this node", "registry
-// unreachable", else its last line.
-std::string PullFailure(const std::string& said) {
-  std::string lower = said;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](std::initializer_list<const char*> words) {
-    for (const char* w : words) {
-      if (lower.find(w) != std::string::npos) return true;
-    }
-    return false;
-  };
-  if (has({"no space left"})) return "no space left on this node for the image";
-  if (has({"unauthorized", "authentication required", "denied", "403 forbidden"})) {
-    return "the registry refused the credentials (unauthorized: check the pod set's "
-           "imagePullSecrets)";
-  }
-  if (has({"manifest unknown", "name unknown", "not found", "no such file"})) {
-    return "not found (no such image or tag in its registry)";
-  }
-  if (has({"connection refused", "no such host", "i/o timeout", "network is unreachable",
-           "tls: "})) {
-    return "the registry is unreachable";
-  }
-  std::string last = said;
-  while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
-  if (size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
-  return last.empty() ? "skopeo failed" : last.substr(0, 300);
-}
-
 // The bytes a pull of `source` (docker://...) fetches, from its manifest
 // (this host's platform's, for a multi-platform image); 0 when it cannot
 // be read. `inspect` is skopeo inspect with its TLS and auth options.
@@ -1013,6 +1001,34 @@ std::string EffectivePullPolicy(const std::string& image, const std::string& pol
   return "IfNotPresent";
 }
 
+std::string PullFailure(const std::string& said) {
+  std::string lower = said;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](std::initializer_list<const char*> words) {
+    for (const char* w : words) {
+      if (lower.find(w) != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (has({"no space left"})) return "no space left on this node for the image";
+  if (has({"unauthorized", "authentication required", "requested access to the resource is denied",
+           "403 forbidden"})) {
+    return "the registry refused the credentials (unauthorized: check the pod set's "
+           "imagePullSecrets)";
+  }
+  if (has({"manifest unknown", "name unknown", "404 not found", ": not found"})) {
+    return "not found (no such image or tag in its registry)";
+  }
+  if (has({"connection refused", "no such host", "i/o timeout", "network is unreachable",
+           "tls: "})) {
+    return "the registry is unreachable";
+  }
+  std::string last = said;
+  while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
+  if (size_t nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);
+  return last.empty() ? "skopeo failed" : last.substr(0, 300);
+}
+
 int64_t ManifestBytes(const std::string& raw) {
   boost::system::error_code ec;
   json::value m = json::parse(raw, ec);
@@ -1152,8 +1168,9 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
         << std::endl;
   }
   // The driver's files get mount points of their own (files, in image
-  // directories): made in the pod's overlay, never in the shared image.
-  if (writable_root || !gpu->mounts.empty()) {
+  // directories), and CDI's hooks write into the root (ldcache, links):
+  // in the pod's overlay, never in the shared image.
+  if (writable_root || !gpu->mounts.empty() || !gpu->hooks.empty()) {
     Result<std::string> merged =
         OverlayRoot(rootfs, fs::path(pod_json).parent_path().string(), p);
     if (!merged.ok()) {

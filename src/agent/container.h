@@ -111,6 +111,11 @@ std::string EffectivePullPolicy(const std::string& image, const std::string& pol
 // manifest list or OCI index: ManifestForPlatform gives the digest of the
 // linux/`arch` (amd64, arm64) manifest, "" when it has none.
 int64_t ManifestBytes(const std::string& raw);
+
+// Why skopeo could not pull, from what it said: "not found (...)", "the
+// registry refused the credentials (...)", "no space left on this node
+// for the image", "the registry is unreachable", else its last line.
+std::string PullFailure(const std::string& said);
 std::string ManifestForPlatform(const std::string& raw, const std::string& arch);
 
 }  // namespace allot::agent

@@ -595,6 +595,27 @@ TEST_F(ContainerTest, APodGetsOnlyItsOwnGpusNodesAndTheDriversFilesOrWhatCdiSays
             std::string::npos);
 }
 
+TEST(ImageSourceTest, PullFailuresSayWhyInAWord) {
+  EXPECT_EQ(PullFailure("time=\"...\" level=fatal msg=\"initializing source docker://r/x:2: "
+                        "reading manifest 2 in r/x: manifest unknown\"\n"),
+            "not found (no such image or tag in its registry)");
+  EXPECT_NE(PullFailure("reading manifest 1 in r/p: unauthorized: authentication required")
+                .find("refused the credentials"),
+            std::string::npos);
+  EXPECT_NE(PullFailure("denied: requested access to the resource is denied").find("refused"),
+            std::string::npos);
+  EXPECT_EQ(PullFailure("writing blob: write /x: no space left on device"),
+            "no space left on this node for the image");
+  EXPECT_EQ(PullFailure("pinging container registry r: dial tcp 10.0.0.1:443: connect: "
+                        "connection refused"),
+            "the registry is unreachable");
+  // A local "permission denied" is neither the registry's refusal nor a
+  // missing image: skopeo's last line.
+  EXPECT_EQ(PullFailure("one\nopen /etc/containers/auth.json: permission denied\n"),
+            "open /etc/containers/auth.json: permission denied");
+  EXPECT_EQ(PullFailure(""), "skopeo failed");
+}
+
 TEST(ImageSourceTest, ManifestSizesAndPlatforms) {
   EXPECT_EQ(ManifestBytes(R"({"schemaVersion":2,"config":{"size":1469},)"
                           R"("layers":[{"size":2000},{"size":30000000}]})"),

@@ -60,7 +60,13 @@ Status AddCdiEdits(const YAML::Node& e, GpuEdits* out) {
       if (dn["major"] && dn["minor"]) {
         node.major = dn["major"].as<int64_t>();
         node.minor = dn["minor"].as<int64_t>();
-        if (dn["type"]) node.type = dn["type"].as<std::string>().c_str()[0];
+        if (dn["type"]) {
+          const std::string t = dn["type"].as<std::string>();
+          if (t != "c" && t != "b") {
+            return Status::InvalidArgument("a deviceNode's type is \"" + t + "\", not c or b");
+          }
+          node.type = t[0];
+        }
       } else {
         Result<GpuDeviceNode> n = Node(path, host);
         if (!n.ok()) return n.status();
@@ -103,7 +109,7 @@ const YAML::Node* FindDevice(const std::vector<YAML::Node>& devices, const PodGp
     const std::string name = d["name"] ? d["name"].as<std::string>() : "";
     if (name == g.uuid) return &d;
   }
-  if (g.gpu_instance >= 0) return nullptr;
+  if (g.gpu_instance >= 0 || g.uuid.rfind("MIG-", 0) == 0) return nullptr;
   for (const YAML::Node& d : devices) {
     const std::string name = d["name"] ? d["name"].as<std::string>() : "";
     if (g.index >= 0 && name == std::to_string(g.index)) return &d;
@@ -168,6 +174,10 @@ Result<GpuEdits> CdiGpuEdits(const std::vector<PodGpu>& gpus,
       try {
         spec = YAML::LoadFile(file.string());
       } catch (const YAML::Exception& e) {
+        // Another vendor's broken spec is not ours to refuse pods for.
+        std::ifstream in(file);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        if (text.find(kCdiKind) == std::string::npos) continue;
         return Status::InvalidArgument("CDI spec " + file.string() + ": " + e.what());
       }
       if (!spec.IsMap() || !spec["kind"] || spec["kind"].as<std::string>("") != kCdiKind) continue;
@@ -206,11 +216,15 @@ Result<GpuEdits> CdiGpuEdits(const std::vector<PodGpu>& gpus,
 
 Result<GpuEdits> DriverGpuEdits(const std::vector<PodGpu>& gpus, const std::string& root) {
   GpuEdits out;
+  std::error_code dev_ec;
+  const std::string dev_root = fs::is_directory(Under(root, "/dev"), dev_ec) ? root : "/";
   auto add = [&](const std::string& path, bool required, const std::string& why) -> Status {
     for (const GpuDeviceNode& d : out.devices) {
       if (d.path == path) return Status::Ok();
     }
-    Result<GpuDeviceNode> n = Node(path, Under(root, path));
+    // A driver root without a /dev of its own (the GPU operator's, at
+    // times): the host's nodes.
+    Result<GpuDeviceNode> n = Node(path, Under(dev_root, path));
     if (n.ok()) {
       out.devices.push_back(*n);
     } else if (required) {
@@ -221,6 +235,10 @@ Result<GpuEdits> DriverGpuEdits(const std::vector<PodGpu>& gpus, const std::stri
   };
   std::optional<std::map<std::string, int>> caps;
   for (const PodGpu& g : gpus) {
+    if (g.uuid.rfind("MIG-", 0) == 0 && (g.gpu_instance < 0 || g.compute_instance < 0)) {
+      return Status::FailedPrecondition("cannot give the pod MIG slice " + g.uuid +
+                                        ": NVML gave no GPU or compute instance id for it");
+    }
     if (g.minor < 0) {
       return Status::FailedPrecondition("cannot give the pod GPU " + g.uuid +
                                         ": its device minor number is unknown (NVML lacks "

@@ -7,7 +7,9 @@
 //   generate` writes them) of kind nvidia.com/gpu names every GPU of the pod
 //   (by its UUID, as `--device-name-strategy=uuid` names them, or a whole
 //   GPU by its index), the container gets what those devices' and the
-//   spec's containerEdits say: device nodes, mounts, hooks, env.
+//   spec's containerEdits say: device nodes, mounts, hooks, env. A spec
+//   file that cannot be read fails the pod when it mentions nvidia.com/gpu
+//   (else it is another vendor's, and skipped).
 // - Otherwise the driver's files directly: /dev/nvidiaN of each GPU (N its
 //   minor number, from NVML), the MIG capability nodes of each MIG slice
 //   (/dev/nvidia-caps/nvidia-capM, M from /proc/driver/nvidia-caps/
@@ -37,7 +39,8 @@ struct PodGpu {
   bool operator==(const PodGpu&) const = default;
 };
 
-// Where the driver is: `root` holds the device nodes (ROOT/dev), the
+// Where the driver is: `root` holds the device nodes (ROOT/dev; the
+// host's /dev when ROOT has none), the
 // libraries and tools (ROOT/usr/lib/..., ROOT/usr/bin) and, where it has
 // one, ROOT/proc/driver (else the host's /proc/driver is read). "/" on a
 // host with the driver installed; /run/nvidia/driver where the GPU

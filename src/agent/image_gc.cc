@@ -118,6 +118,13 @@ ImageGcResult CollectImages(const std::string& state_dir, const ImageGcPolicy& p
     }
     for (const auto& d : fs::directory_iterator(dir, e)) {
       const std::string name = d.path().filename().string();
+      // A dead pull's files beside its layout (pull-PID.total, .err,
+      // .manifest).
+      if (name.rfind("pull-", 0) == 0 && !d.is_directory() && !d.is_symlink()) {
+        const std::string pid = name.substr(5, name.find('.') - 5);
+        if (!fs::exists("/proc/" + pid)) fs::remove(d.path(), e);
+        continue;
+      }
       // Real directories only: `current` is a link to one.
       if (d.is_symlink() || !d.is_directory() || name == current.string() || old_pod) continue;
       if (name.rfind("pull-", 0) == 0) {

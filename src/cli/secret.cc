@@ -89,18 +89,39 @@ std::string Keys(const json::value& s) {
 
 }  // namespace
 
-Status ApplySecretDocuments(Client& cl, std::string* text, std::ostream& out) {
-  // The documents: split at "---" lines, as YAML separates them.
+std::vector<std::string> SplitYamlDocuments(const std::string& text) {
+  // The documents: split at "---" lines, as YAML separates them, and
+  // after a "..." (a document's end: what follows is the next one).
   std::vector<std::string> docs(1);
-  std::istringstream in(*text);
+  bool ended = false;  // The last line was "...": a new document is open.
+  auto marker = [](const std::string& line, const char* m) {
+    return line.rfind(m, 0) == 0 &&
+           (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
+  };
+  std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("---", 0) == 0 &&
-        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
-      docs.emplace_back(line.substr(3) + "\n");
+    if (marker(line, "---")) {
+      if (!ended) docs.emplace_back();
+      docs.back() += line.substr(3) + "\n";
+      ended = false;
+      continue;
+    }
+    if (ended && line.find_first_not_of(" \t\r") != std::string::npos && line[0] != '#') {
+      ended = false;
+    }
+    if (marker(line, "...")) {
+      docs.back() += line + "\n";
+      docs.emplace_back();
+      ended = true;
       continue;
     }
     docs.back() += line + "\n";
   }
+  return docs;
+}
+
+Status ApplySecretDocuments(Client& cl, std::string* text, std::ostream& out) {
+  std::vector<std::string> docs = SplitYamlDocuments(*text);
   bool any = false;
   for (std::string& doc : docs) {
     YAML::Node n;

@@ -31,6 +31,12 @@ int CmdSecretCreate(const ClientFlags& c, const SecretFlags& f);
 // each Secret replaced by an empty one, so that the server's document
 // numbers stay those of the files. The first refusal is returned.
 Status ApplySecretDocuments(Client& cl, std::string* text, std::ostream& out);
+
+// `text` cut where YAML starts a document: at "---" lines (the rest of
+// such a line starts the piece) and after "..." lines. Each Kubernetes
+// object is in a piece of its own, and the pieces joined again with
+// "---\n" between them read as the same documents, numbered alike.
+std::vector<std::string> SplitYamlDocuments(const std::string& text);
 int CmdSecretGet(const ClientFlags& c, const SecretFlags& f);
 int CmdSecretDelete(const ClientFlags& c, const SecretFlags& f);
 

@@ -376,8 +376,8 @@ Status UnsupportedError(const std::vector<SkippedDocument>& unsupported) {
           ": Allot does not run " + (one ? "this kind" : "these kinds") +
           "; it runs " + SupportedKinds() +
           " (allot apply --skip-unsupported applies the other documents" +
-          (secret ? "; v1 Secrets go to POST /api/v1/secrets/TENANT, which the allot apply "
-                    "command does for you"
+          (secret ? "; v1 Secrets go to PUT /api/v1/secrets/TENANT/NAME, which the allot "
+                    "apply command does for you"
                   : "") +
           ")",
       "kind");

@@ -76,13 +76,15 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   }
   if (rec.pull_ms > 0) status["pullMs"] = rec.pull_ms;
   if (rec.pulling_since_ms > 0) status["pullingSinceMs"] = rec.pulling_since_ms;
-  // The pull's progress, as the agents last said (not stored).
+  // The pull's progress, as the agents last said (not read back from the
+  // store): its pods' furthest, as the pods of a node that pull one image
+  // each report that one pull.
   if (const Run* run = agents_.RunOf(rec.spec.Key()); run && rec.pulling_since_ms > 0) {
     int64_t bytes = 0, total = 0;
     for (const auto& [id, ps] : run->pods) {
       if (!ps.pulling || ps.exited) continue;
-      bytes += ps.pulled_bytes;
-      total += ps.pull_total_bytes;
+      bytes = std::max(bytes, ps.pulled_bytes);
+      total = std::max(total, ps.pull_total_bytes);
     }
     if (bytes > 0) status["pullBytes"] = bytes;
     if (total > 0) status["pullTotalBytes"] = total;
