@@ -524,8 +524,6 @@ bool InsecureRegistry(const std::string& source, const std::string& list) {
   return false;
 }
 
-// Makes sure the image is unpacked here; its root file system directory
-// and config. Progress and errors go to `out` (the pod's log).
 // The bytes a pull of `source` (docker://...) fetches, from its manifest
 // (this host's platform's, for a multi-platform image); 0 when it cannot
 // be read. `inspect` is skopeo inspect with its TLS and auth options.
@@ -560,6 +558,8 @@ int64_t RemoteImageBytes(std::vector<std::string> inspect, const std::string& so
   return ManifestBytes(manifest);
 }
 
+// Makes sure the image is unpacked here; its root file system directory
+// and config. Progress and errors go to `out` (the pod's log).
 Result<std::pair<std::string, ImageConfig>> EnsureImage(const json::object& pod,
                                                         std::ostream& out) {
   const std::string image(pod.at("image").as_string());
@@ -1019,8 +1019,11 @@ std::string PullFailure(const std::string& said) {
   if (has({"manifest unknown", "name unknown", "404 not found", ": not found"})) {
     return "not found (no such image or tag in its registry)";
   }
-  if (has({"connection refused", "no such host", "i/o timeout", "network is unreachable",
-           "tls: "})) {
+  if (has({"x509:", "certificate"})) {
+    return "the registry's TLS certificate was not trusted (a registry without TLS goes in "
+           "--insecure-registries)";
+  }
+  if (has({"connection refused", "no such host", "i/o timeout", "network is unreachable"})) {
     return "the registry is unreachable";
   }
   std::string last = said;

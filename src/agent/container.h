@@ -114,7 +114,8 @@ int64_t ManifestBytes(const std::string& raw);
 
 // Why skopeo could not pull, from what it said: "not found (...)", "the
 // registry refused the credentials (...)", "no space left on this node
-// for the image", "the registry is unreachable", else its last line.
+// for the image", "the registry's TLS certificate was not trusted (...)",
+// "the registry is unreachable", else its last line.
 std::string PullFailure(const std::string& said);
 std::string ManifestForPlatform(const std::string& raw, const std::string& arch);
 

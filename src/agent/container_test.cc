@@ -613,6 +613,9 @@ TEST(ImageSourceTest, PullFailuresSayWhyInAWord) {
   // missing image: skopeo's last line.
   EXPECT_EQ(PullFailure("one\nopen /etc/containers/auth.json: permission denied\n"),
             "open /etc/containers/auth.json: permission denied");
+  EXPECT_NE(PullFailure("tls: failed to verify certificate: x509: certificate signed by unknown "
+                        "authority").find("TLS certificate was not trusted"),
+            std::string::npos);
   EXPECT_EQ(PullFailure(""), "skopeo failed");
 }
 
