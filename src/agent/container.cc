@@ -175,6 +175,14 @@ class ContainerExecutor : public Executor {
     }
     const std::string dir = o_.state_dir + "/pods/" + Flat(spec.id);
     std::error_code ec;
+    // What an earlier run of the agent left of this pod (killed with -9,
+    // it deleted nothing): runc's record would refuse the id.
+    if (fs::exists(o_.state_dir + "/runc/" + Flat(spec.id), ec)) {
+      const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", Flat(spec.id)},
+              devnull);
+      if (devnull >= 0) close(devnull);
+    }
     fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
     if (ec) return Status::FailedPrecondition("cannot create " + dir + ": " + ec.message());

@@ -186,6 +186,37 @@ TEST_F(ContainerTest, TenantsAreNotRootOnTheHostAndStopEndsThem) {
   EXPECT_EQ(Sh("test -z \"$(ls " + dir_ + "/state/pods)\""), 0) << "bundles left behind";
 }
 
+// An agent killed with -9 leaves runc's record of each container and the
+// pods' bundles (its next run kills the processes, node.cc): the next
+// executor on the same state starts the server's pods again under their
+// same ids, clearing what was left of each.
+TEST_F(ContainerTest, ARestartedAgentRunsThePodsAnEarlierRunLeft) {
+  PodSpec a = Pod("team-a/kept", "echo up; exec sleep 1000");
+  Result<int> pid = exec_->Start(a);
+  ASSERT_TRUE(pid.ok());
+  ASSERT_TRUE(WaitFor([&] { return ReadAll(a.log_path).find("up\n") != std::string::npos; }));
+  const int container = ContainerPid("team-a/kept");
+  ASSERT_GT(container, 0);
+  // The crash: the pod's process (runc run) and the container die, as
+  // KillLeftovers does; the executor is dropped without a word.
+  kill(*pid, SIGKILL);
+  kill(container, SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return !Alive(container) && !Alive(*pid); }));
+  exec_.reset();  // Its destructor cleans nothing of the pods, as a crash.
+  ContainerOptions o;
+  o.state_dir = dir_ + "/state";
+  o.self_exe = std::getenv("ALLOT_BIN");
+  o.userns_base = kUsernsBase;
+  o.private_network = true;
+  exec_ = NewContainerExecutor(o, NewProcessExecutor());
+  ASSERT_TRUE(fs::exists(dir_ + "/state/runc/team-a_kept")) << "the crash left nothing?";
+  PodSpec again = Pod("team-a/kept", "echo again");
+  again.log_path = dir_ + "/logs/kept-again.log";
+  ASSERT_TRUE(exec_->Start(again).ok());
+  EXPECT_EQ(WaitExit("team-a/kept").exit_code, 0) << ReadAll(again.log_path);
+  EXPECT_NE(ReadAll(again.log_path).find("again\n"), std::string::npos) << ReadAll(again.log_path);
+}
+
 TEST_F(ContainerTest, MissingImagesAndPodsWithoutOneAreClearErrors) {
   PodSpec never = Pod("team-a/never", "true");
   never.image = "oci:" + dir_ + "/nowhere:tiny";
