@@ -127,6 +127,7 @@ class ContainerExecutor : public Executor {
       // under it); nothing in it is listable by them.
       chmod((o_.state_dir + d).c_str(), 0711);
     }
+    RemoveOrphanBundles();
     if (o_.tenant_network) {
       nets_ = std::make_unique<PodNetworks>(o_.pod_cidr);
       if (Status s = nets_->Init(); !s.ok()) {
@@ -390,6 +391,35 @@ class ContainerExecutor : public Executor {
   }
 
  private:
+  // The bundles an agent killed with -9 left: no live process works in
+  // them (a pod's container-run, then its runc, has its bundle as working
+  // directory), yet they hold the pod's environment and Secret files.
+  // Removed with runc's record of their container (killed if it runs).
+  // Another agent's live pods on a shared state directory are kept.
+  void RemoveOrphanBundles() {
+    const std::string pods = o_.state_dir + "/pods/";
+    std::set<std::string> live;
+    std::error_code ec;
+    for (const auto& p : fs::directory_iterator("/proc", ec)) {
+      std::error_code le;
+      const std::string cwd = fs::read_symlink(p.path() / "cwd", le).string();
+      if (le || cwd.rfind(pods, 0) != 0) continue;
+      live.insert(cwd.substr(pods.size(), cwd.find('/', pods.size()) - pods.size()));
+    }
+    for (const auto& b : fs::directory_iterator(pods, ec)) {
+      const std::string name = b.path().filename().string();
+      if (live.count(name)) continue;
+      if (fs::exists(o_.state_dir + "/runc/" + name)) {
+        const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", name},
+                devnull);
+        if (devnull >= 0) close(devnull);
+      }
+      std::error_code re;
+      fs::remove_all(b.path(), re);
+    }
+  }
+
   // The image cache's collection (image_gc.h), at most once a minute, on a
   // thread of its own so that removing a large image does not hold up the
   // agent's loop.

@@ -191,9 +191,13 @@ TEST_F(ContainerTest, TenantsAreNotRootOnTheHostAndStopEndsThem) {
 // executor on the same state starts the server's pods again under their
 // same ids, clearing what was left of each.
 TEST_F(ContainerTest, ARestartedAgentRunsThePodsAnEarlierRunLeft) {
+  PodSpec gone = Pod("team-a/gone", "echo up; exec sleep 1000");
   PodSpec a = Pod("team-a/kept", "echo up; exec sleep 1000");
+  Result<int> gone_pid = exec_->Start(gone);
+  ASSERT_TRUE(gone_pid.ok());
   Result<int> pid = exec_->Start(a);
   ASSERT_TRUE(pid.ok());
+  ASSERT_TRUE(WaitFor([&] { return ReadAll(gone.log_path).find("up\n") != std::string::npos; }));
   ASSERT_TRUE(WaitFor([&] { return ReadAll(a.log_path).find("up\n") != std::string::npos; }));
   const int container = ContainerPid("team-a/kept");
   ASSERT_GT(container, 0);
@@ -202,14 +206,25 @@ TEST_F(ContainerTest, ARestartedAgentRunsThePodsAnEarlierRunLeft) {
   kill(*pid, SIGKILL);
   kill(container, SIGKILL);
   ASSERT_TRUE(WaitFor([&] { return !Alive(container) && !Alive(*pid); }));
+  const int gone_container = ContainerPid("team-a/gone");
+  ASSERT_GT(gone_container, 0);
+  kill(*gone_pid, SIGKILL);  // Its container is left running, as if missed.
+  ASSERT_TRUE(WaitFor([&] { return !Alive(*gone_pid); }));
   exec_.reset();  // Its destructor cleans nothing of the pods, as a crash.
   ContainerOptions o;
   o.state_dir = dir_ + "/state";
   o.self_exe = std::getenv("ALLOT_BIN");
   o.userns_base = kUsernsBase;
   o.private_network = true;
-  exec_ = NewContainerExecutor(o, NewProcessExecutor());
   ASSERT_TRUE(fs::exists(dir_ + "/state/runc/team-a_kept")) << "the crash left nothing?";
+  ASSERT_TRUE(fs::exists(dir_ + "/state/pods/team-a_gone"));
+  exec_ = NewContainerExecutor(o, NewProcessExecutor());
+  // What the server no longer wants is gone: its bundle (its environment,
+  // Secrets' values included, is in pod.json), runc's record and the
+  // container itself.
+  EXPECT_FALSE(fs::exists(dir_ + "/state/pods/team-a_gone"));
+  EXPECT_FALSE(fs::exists(dir_ + "/state/runc/team-a_gone"));
+  EXPECT_TRUE(WaitFor([&] { return !Alive(gone_container); }));
   PodSpec again = Pod("team-a/kept", "echo again");
   again.log_path = dir_ + "/logs/kept-again.log";
   ASSERT_TRUE(exec_->Start(again).ok());
