@@ -176,14 +176,6 @@ class ContainerExecutor : public Executor {
     }
     const std::string dir = o_.state_dir + "/pods/" + Flat(spec.id);
     std::error_code ec;
-    // What an earlier run of the agent left of this pod (killed with -9,
-    // it deleted nothing): runc's record would refuse the id.
-    if (fs::exists(o_.state_dir + "/runc/" + Flat(spec.id), ec)) {
-      const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-      RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", Flat(spec.id)},
-              devnull);
-      if (devnull >= 0) close(devnull);
-    }
     fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
     if (ec) return Status::FailedPrecondition("cannot create " + dir + ": " + ec.message());
@@ -391,11 +383,12 @@ class ContainerExecutor : public Executor {
   }
 
  private:
-  // The bundles an agent killed with -9 left: no live process works in
-  // them (a pod's container-run, then its runc, has its bundle as working
-  // directory), yet they hold the pod's environment and Secret files.
-  // Removed with runc's record of their container (killed if it runs).
-  // Another agent's live pods on a shared state directory are kept.
+  // What an agent killed with -9 left: bundles no live process works in
+  // (a pod's container-run, then its runc, has its bundle as working
+  // directory), which hold the pod's environment and Secret files, and
+  // runc's records of their containers (killed if they run), which would
+  // refuse the pod's id when the server wants it again. Another agent's
+  // live pods on a shared state directory are kept.
   void RemoveOrphanBundles() {
     const std::string pods = o_.state_dir + "/pods/";
     std::set<std::string> live;
@@ -406,18 +399,23 @@ class ContainerExecutor : public Executor {
       if (le || cwd.rfind(pods, 0) != 0) continue;
       live.insert(cwd.substr(pods.size(), cwd.find('/', pods.size()) - pods.size()));
     }
-    for (const auto& b : fs::directory_iterator(pods, ec)) {
-      const std::string name = b.path().filename().string();
-      if (live.count(name)) continue;
-      if (fs::exists(o_.state_dir + "/runc/" + name)) {
-        const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", name},
-                devnull);
-        if (devnull >= 0) close(devnull);
+    for (const std::string& dir : {pods, o_.state_dir + "/runc/"}) {
+      for (const auto& b : fs::directory_iterator(dir, ec)) {
+        const std::string name = b.path().filename().string();
+        if (live.count(name) || !b.is_directory()) continue;
+        DeleteContainer(name);
+        std::error_code re;
+        fs::remove_all(pods + name, re);
       }
-      std::error_code re;
-      fs::remove_all(b.path(), re);
     }
+  }
+  // runc's record of container `runc_id` (the pod's Flat id), the
+  // container killed first if it still runs.
+  void DeleteContainer(const std::string& runc_id) {
+    const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", runc_id},
+            devnull);
+    if (devnull >= 0) close(devnull);
   }
 
   // The image cache's collection (image_gc.h), at most once a minute, on a
@@ -451,10 +449,7 @@ class ContainerExecutor : public Executor {
       std::lock_guard<std::mutex> lock(mu_);
       image_keys_.erase(id);
     }
-    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    RunTool({o_.runtime, "--root", o_.state_dir + "/runc", "delete", "--force", Flat(id)},
-            devnull);
-    if (devnull >= 0) close(devnull);
+    DeleteContainer(Flat(id));
     std::error_code ec;
     fs::remove_all(o_.state_dir + "/pods/" + Flat(id), ec);
     if (nets_) nets_->Leave(id);
