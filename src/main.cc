@@ -176,7 +176,8 @@ int main(int argc, char** argv) {
                     "tenant (a bridge per tenant, a workload's pods share one namespace, tenants "
                     "kept apart and off the host)");
   agent->add_option("--pod-cidr", af.pod_cidr,
-                    "containers, --network tenant: the /16 the tenants' subnets are cut from")
+                    "containers, --network tenant: the /16 the tenants' subnets are cut from; "
+                    "one per node, for workloads across nodes")
       ->capture_default_str();
   agent->add_option("--userns-base", af.userns_base,
                     "containers: first host uid/gid of the tenants' user namespaces (65536 ids "

@@ -200,6 +200,7 @@ std::string Agent::ReportJson() {
   r.node = node_;
   r.address = f_.address.empty() ? node_.name : f_.address;
   r.simulated = gpus_->simulated();
+  r.pod_network = exec_->PodNetwork();
   for (const auto& [id, p] : running_) {
     proto::PodReport pr;
     pr.id = id;
@@ -233,6 +234,10 @@ void Agent::Apply(const json::value& reply) {
       rev && rev->is_int64()) {
     if (answer.revision < revision_) return;  // An older answer.
     revision_ = answer.revision;
+  }
+  if (answer.peers != peers_) {
+    peers_ = answer.peers;
+    exec_->SetNetworkPeers(peers_);
   }
   std::map<std::string, const proto::DesiredPod*> desired;
   for (const proto::DesiredPod& d : answer.pods) desired[d.id] = &d;

@@ -145,6 +145,7 @@ class Agent {
   using LogAsk = proto::LogRequest;
 
   std::set<std::string> pulling_;  // Running pods still pulling, as last reported.
+  std::vector<proto::PodNetwork> peers_;  // As last given to the executor.
   struct LocalPod {
     std::vector<std::string> gpus;
     int64_t grace_ms = 30000;

@@ -129,7 +129,7 @@ class ContainerExecutor : public Executor {
     }
     RemoveOrphanBundles();
     if (o_.tenant_network) {
-      nets_ = std::make_unique<PodNetworks>(o_.pod_cidr);
+      nets_ = std::make_unique<PodNetworks>(o_.pod_cidr, o_.node_name, o_.server);
       if (Status s = nets_->Init(); !s.ok()) {
         unreachable_ = "per-tenant networks cannot be set up on this node: " + s.message();
       }
@@ -151,6 +151,12 @@ class ContainerExecutor : public Executor {
   }
 
   bool RunsImages() const override { return true; }
+  proto::PodNetwork PodNetwork() const override {
+    return nets_ && unreachable_.empty() ? nets_->Network() : proto::PodNetwork{};
+  }
+  void SetNetworkPeers(const std::vector<proto::PodNetwork>& peers) override {
+    if (nets_ && unreachable_.empty()) nets_->SetPeers(peers);
+  }
 
   Result<int> Start(const PodSpec& spec) override {
     if (spec.image.empty()) {
@@ -217,17 +223,25 @@ class ContainerExecutor : public Executor {
       size_t cut = spec.id.find('/');
       for (int i = 0; i < 2 && cut != std::string::npos; ++i) cut = spec.id.find('/', cut + 1);
       const std::string group = spec.id.substr(0, cut);
+      // On the node of rank 0 its pods share the namespace with it: rank 0
+      // is on loopback there, and at this node's address for its peers.
+      auto env = [&spec](const char* k) {
+        auto it = spec.env.find(k);
+        return it == spec.env.end() ? std::string() : it->second;
+      };
+      const bool rank0_node = env("NNODES") == "1" || env("NODE_RANK") == "0";
+      const int master_port =
+          rank0_node && env("NNODES") != "1" ? std::atoi(env("MASTER_PORT").c_str()) : 0;
       Result<size_t> k = tenants_.Index(spec.tenant);
       Result<std::string> netns =
-          k.ok() ? nets_->Join(*k, group, spec.id) : Result<std::string>(k.status());
+          k.ok() ? nets_->Join(*k, spec.tenant, group, spec.id, master_port)
+                 : Result<std::string>(k.status());
       if (!netns.ok()) {
         fs::remove_all(dir, ec);
         return netns.status();
       }
       pod["netns"] = *netns;
-      // Its pods on this node share the namespace: rank 0 is on loopback.
-      auto nnodes = spec.env.find("NNODES");
-      if (nnodes != spec.env.end() && nnodes->second == "1") {
+      if (rank0_node && !env("NNODES").empty()) {
         pod["env"].as_object()["MASTER_ADDR"] = "127.0.0.1";
       }
       pod["env"].as_object()["ALLOT_POD_IP"] = nets_->AddressOf(group);

@@ -64,6 +64,10 @@ struct ContainerOptions {
   // private_network.
   bool tenant_network = false;
   std::string pod_cidr = "10.88.0.0/16";
+  // This node's name (its pod namespaces say it), and the server's
+  // HOST:PORT, which tenant-network pods may not reach.
+  std::string node_name;
+  std::string server;
   // User namespaces: tenant number k (in the order this agent first sees
   // them, kept in STATE/tenants) maps container ids 0..65535 to host ids
   // userns_base + k * 65536 ...; 0: no user namespace (containers run as

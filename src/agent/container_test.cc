@@ -20,6 +20,7 @@
 #include <regex>
 #include <string>
 
+#include "agent/container_net.h"
 #include "agent/test_util.h"
 #include "testing/oci_image.h"
 #include "testing/process.h"
@@ -549,7 +550,7 @@ TEST_F(ContainerTest, TenantNetworksKeepTenantsApart) {
     std::error_code ec;
     int left = 0;
     for (const auto& e : fs::directory_iterator("/var/run/netns", ec)) {
-      left += e.path().filename().string().rfind("allot-", 0) == 0;
+      left += e.path().filename().string().rfind(PodNetnsPrefix(""), 0) == 0;
     }
     return left == 0;
   }));

@@ -111,6 +111,12 @@ class Executor {
     (void)id;
     return {};
   }
+  // Per-tenant networks (container runtime, --network tenant): this node's
+  // pod range and its tenants' subnets, for the server to relay (cidr
+  // empty: none), and the other nodes' as the server relayed them, for
+  // routes and rules between them.
+  virtual proto::PodNetwork PodNetwork() const { return {}; }
+  virtual void SetNetworkPeers(const std::vector<proto::PodNetwork>& peers) { (void)peers; }
 };
 
 // `cgroups`: null or mode none runs pods without cgroups.

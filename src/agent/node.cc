@@ -270,6 +270,7 @@ int RunNode(const NodeConfig& config, const Connect& connect,
     if (config.runtime == "container") {
       ContainerOptions o = config.container;
       if (o.state_dir.empty()) o.state_dir = log_dir + "/../containers";
+      o.node_name = node.name;
       o.gpus = gpus->Gpus();
       o.gpus_simulated = gpus->simulated();
       out << "allot agent: pods run in containers (" << o.runtime << "; images and bundles in "

@@ -158,6 +158,19 @@ int RunAgent(const ClientFlags& c, const AgentFlags& f,
   config.container.private_network = f.private_network || f.network == "private";
   config.container.tenant_network = f.network == "tenant";
   config.container.pod_cidr = f.pod_cidr;
+  if (config.container.tenant_network) {
+    // The server's HOST:PORT, kept from the pods.
+    if (Result<std::unique_ptr<Client>> cl = Client::Connect(c); cl.ok()) {
+      std::string url = (*cl)->server();
+      const bool tls = url.rfind("https://", 0) == 0;
+      if (const size_t scheme = url.find("://"); scheme != std::string::npos) {
+        url = url.substr(scheme + 3);
+      }
+      url = url.substr(0, url.find('/'));
+      if (url.find(':') == std::string::npos) url += tls ? ":443" : ":80";
+      config.container.server = url;
+    }
+  }
   if (!f.network.empty() && f.network != "host" && f.network != "private" &&
       f.network != "tenant") {
     out << "allot agent: --network must be host, private or tenant, not " << f.network << "\n";

@@ -1,5 +1,7 @@
 #include "proto/agent_protocol.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -199,7 +201,83 @@ DesiredPod DecodeDesiredPod(const json::object& po) {
   return d;
 }
 
+
+json::object EncodePodNetwork(const PodNetwork& n) {
+  json::object t;
+  for (const auto& [tenant, subnet] : n.tenants) t[tenant] = subnet;
+  json::object o{{"cidr", n.cidr}, {"tenants", std::move(t)}};
+  if (!n.node.empty()) o["node"] = n.node;
+  if (!n.address.empty()) o["address"] = n.address;
+  return o;
+}
+
+// Strict for reports (`field` names where), lenient callers skip errors.
+Result<PodNetwork> DecodePodNetwork(const json::value& v, const std::string& field) {
+  const json::object* o = v.if_object();
+  const json::value* cidr = o ? o->if_contains("cidr") : nullptr;
+  unsigned base = 0;
+  int bits = 0;
+  if (cidr == nullptr || !cidr->is_string() ||
+      !ParseIpv4Cidr(std::string(cidr->as_string()), &base, &bits)) {
+    return Status::InvalidArgument(field + ".cidr must be an IPv4 range such as 10.88.0.0/16",
+                                   field + ".cidr");
+  }
+  PodNetwork n;
+  n.cidr = std::string(cidr->as_string());
+  n.node = Str(*o, "node");
+  n.address = Str(*o, "address");
+  if (const json::value* t = o->if_contains("tenants")) {
+    if (!t->is_object() || t->as_object().size() > 4096) {
+      return Status::InvalidArgument(field + ".tenants must map tenants to their subnets",
+                                     field + ".tenants");
+    }
+    for (const auto& kv : t->as_object()) {
+      unsigned sub = 0;
+      int sub_bits = 0;
+      const bool inside = kv.value().is_string() &&
+                          ParseIpv4Cidr(std::string(kv.value().as_string()), &sub, &sub_bits) &&
+                          sub_bits >= bits &&
+                          (sub & (bits == 0 ? 0u : ~0u << (32 - bits))) == base;
+      if (kv.key().empty() || kv.key().size() > 253 || !inside) {
+        return Status::InvalidArgument(
+            field + ".tenants." + std::string(kv.key()) + " must be a subnet of " + n.cidr,
+            field + ".tenants");
+      }
+      n.tenants[std::string(kv.key())] = std::string(kv.value().as_string());
+    }
+  }
+  return n;
+}
+
 }  // namespace
+
+bool ParseIpv4Cidr(const std::string& cidr, unsigned* base, int* bits) {
+  const size_t slash = cidr.find('/');
+  if (slash == std::string::npos || slash + 1 >= cidr.size() || cidr.size() - slash > 3) {
+    return false;
+  }
+  int n = 0;
+  for (size_t i = slash + 1; i < cidr.size(); ++i) {
+    if (cidr[i] < '0' || cidr[i] > '9') return false;
+    n = n * 10 + (cidr[i] - '0');
+  }
+  in_addr a{};
+  if (n < 8 || n > 30 || inet_pton(AF_INET, cidr.substr(0, slash).c_str(), &a) != 1) return false;
+  const unsigned addr = ntohl(a.s_addr);
+  if ((addr & ~(~0u << (32 - n))) != 0) return false;  // Host bits set.
+  if (base != nullptr) *base = addr;
+  if (bits != nullptr) *bits = n;
+  return true;
+}
+
+bool CidrsOverlap(const std::string& a, const std::string& b) {
+  unsigned ba = 0, bb = 0;
+  int na = 0, nb = 0;
+  if (!ParseIpv4Cidr(a, &ba, &na) || !ParseIpv4Cidr(b, &bb, &nb)) return false;
+  const int n = std::min(na, nb);
+  const unsigned mask = ~0u << (32 - n);
+  return (ba & mask) == (bb & mask);
+}
 
 json::object EncodeAgentReport(const AgentReport& r) {
   json::object o;
@@ -220,6 +298,7 @@ json::object EncodeAgentReport(const AgentReport& r) {
   o["node"] = core::EncodeNode(r.node);
   o["address"] = r.address;
   o["simulated"] = r.simulated;
+  if (!r.pod_network.cidr.empty()) o["podNetwork"] = EncodePodNetwork(r.pod_network);
   json::array pods;
   for (const PodReport& p : r.pods) {
     // A running pod is its id; what ended says how.
@@ -250,7 +329,7 @@ Result<AgentReport> DecodeAgentReport(const std::string& body) {
   const json::object& o = v.as_object();
   for (const auto& kv : o) {
     if (kv.key() != "node" && kv.key() != "address" && kv.key() != "simulated" &&
-        kv.key() != "pods" && kv.key() != "gpuSamples") {
+        kv.key() != "pods" && kv.key() != "gpuSamples" && kv.key() != "podNetwork") {
       return Status::InvalidArgument("unknown field '" + std::string(kv.key()) + "'",
                                      std::string(kv.key()));
     }
@@ -278,6 +357,13 @@ Result<AgentReport> DecodeAgentReport(const std::string& body) {
       return Status::InvalidArgument("simulated must be true or false", "simulated");
     }
     r.simulated = sim->as_bool();
+  }
+  if (const json::value* pn = o.if_contains("podNetwork")) {
+    Result<PodNetwork> n = DecodePodNetwork(*pn, "podNetwork");
+    if (!n.ok()) return n.status();
+    r.pod_network = std::move(*n);
+    r.pod_network.node.clear();
+    r.pod_network.address.clear();
   }
   if (const json::value* pods = o.if_contains("pods")) {
     if (!pods->is_array() || pods->as_array().size() > kMaxPods) {
@@ -380,6 +466,11 @@ json::object EncodeSyncAnswer(const SyncAnswer& a) {
     }
     o["logRequests"] = std::move(asks);
   }
+  if (!a.peers.empty()) {
+    json::array peers;
+    for (const PodNetwork& p : a.peers) peers.push_back(EncodePodNetwork(p));
+    o["peers"] = std::move(peers);
+  }
   return o;
 }
 
@@ -409,6 +500,12 @@ SyncAnswer DecodeSyncAnswer(const json::value& v) {
       Int(*ao, "offset", &r.offset);
       Int(*ao, "limit", &r.limit);
       a.log_requests.push_back(std::move(r));
+    }
+  }
+  if (const json::value* peers = o->if_contains("peers"); peers && peers->is_array()) {
+    for (const json::value& x : peers->as_array()) {
+      Result<PodNetwork> n = DecodePodNetwork(x, "peers");
+      if (n.ok() && !n->node.empty() && !n->address.empty()) a.peers.push_back(std::move(*n));
     }
   }
   return a;

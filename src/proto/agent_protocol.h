@@ -19,6 +19,7 @@
 
 #include "core/model.h"
 #include "core/status.h"
+#include "proto/pod_network.h"
 
 namespace allot::proto {
 
@@ -116,6 +117,8 @@ struct AgentReport {
   bool simulated = false;  // Simulated GPUs.
   std::vector<PodReport> pods;
   std::vector<GpuTelemetry> gpu_samples;  // Empty: none this time.
+  // Its tenants' pod network (cidr empty: none; node and address unused).
+  PodNetwork pod_network;
 
   bool operator==(const AgentReport&) const = default;
 };
@@ -138,6 +141,9 @@ struct SyncAnswer {
   int64_t revision = 0;
   std::vector<DesiredPod> pods;
   std::vector<LogRequest> log_requests;
+  // The other nodes' tenant pod networks (the receiving agent routes to
+  // them and lets each tenant's peers in to that tenant's pods only).
+  std::vector<PodNetwork> peers;
 
   bool operator==(const SyncAnswer&) const = default;
 };

@@ -37,6 +37,8 @@ AgentReport FullReport() {
   r.pods.push_back({"t3/p/a1/main/0", false, 0, 0, false, "", "", true, 12345, 40000});
   r.gpu_samples.push_back({"GPU-0", 0, 87, 71, 512.5, int64_t(40) << 30, 2, 79});
   r.gpu_samples.push_back({"GPU-1", 1, 0, 30, 61.25, 0, 0, 0});
+  r.pod_network.cidr = "10.91.0.0/16";
+  r.pod_network.tenants = {{"team-a", "10.91.0.0/24"}, {"team-b", "10.91.1.0/24"}};
   return r;
 }
 
@@ -86,6 +88,8 @@ TEST(AgentProtocol, SyncAnswerRoundTripsEveryField) {
   want.pods.push_back(bare);
   want.log_requests.push_back({7, "t1/w/a1/main/0", -1, 65536});
   want.log_requests.push_back({8, "t1/w/a1/main/0", 100, 10});
+  want.peers.push_back({"gpu-08", "192.168.7.8", "10.92.0.0/16", {{"team-a", "10.92.4.0/24"}}});
+  want.peers.push_back({"gpu-09", "gpu-09.lab", "10.93.0.0/16", {}});
   std::string text = json::serialize(EncodeSyncAnswer(want));
   SyncAnswer got = DecodeSyncAnswer(json::parse(text));
   EXPECT_TRUE(got == want) << text;
@@ -112,6 +116,29 @@ TEST(AgentProtocol, AgentSkipsWhatItCannotRead) {
   EXPECT_EQ(a.log_requests[0].id, 2);
   EXPECT_EQ(a.log_requests[0].limit, 64 << 10);
   EXPECT_EQ(DecodeSyncAnswer(json::parse("[1]")), SyncAnswer{});
+  // Peers without a valid range, a node or an address are not routed to.
+  a = DecodeSyncAnswer(json::parse(
+      R"({"peers":[{"node":"n1","address":"10.0.0.1","cidr":"10.91.0.0/16"},)"
+      R"({"node":"n2","address":"10.0.0.2","cidr":"10.92.0.1/16"},)"
+      R"({"node":"n3","cidr":"10.93.0.0/16"},{"address":"10.0.0.4","cidr":"10.94.0.0/16"},)"
+      R"({"node":"n5","address":"10.0.0.5","cidr":"10.95.0.0/16","tenants":{"t":"10.1.0.0/24"}}]})"));
+  ASSERT_EQ(a.peers.size(), 1u);
+  EXPECT_EQ(a.peers[0].node, "n1");
+}
+
+TEST(AgentProtocol, CidrsParseAndOverlap) {
+  unsigned base = 0;
+  int bits = 0;
+  EXPECT_TRUE(ParseIpv4Cidr("10.88.0.0/16", &base, &bits));
+  EXPECT_EQ(base, 0x0a580000u);
+  EXPECT_EQ(bits, 16);
+  for (const char* bad : {"10.88.0.0", "10.88.0.1/16", "10.88.0.0/7", "10.88.0.0/31",
+                          "10.88.0.0/1x", "ten/16", "10.88.0.0/", "10.88.0.0/016"}) {
+    EXPECT_FALSE(ParseIpv4Cidr(bad)) << bad;
+  }
+  EXPECT_TRUE(CidrsOverlap("10.88.0.0/16", "10.88.4.0/24"));
+  EXPECT_TRUE(CidrsOverlap("10.0.0.0/8", "10.88.0.0/16"));
+  EXPECT_FALSE(CidrsOverlap("10.88.0.0/16", "10.89.0.0/16"));
 }
 
 TEST(AgentProtocol, LogAnswersRoundTrip) {
@@ -154,6 +181,13 @@ TEST(AgentProtocol, ServerRefusesBadReports) {
       {with("gpuSamples", json::array{json::object{{"uuid", "GPU-0"}}, json::object{{"uuid", "GPU-1"}},
                                       json::object{{"uuid", "GPU-0"}}}),
        "gpuSamples", "at most one sample per GPU"},
+      {with("podNetwork", json::object{{"cidr", "10.88.0.0"}}), "podNetwork.cidr",
+       "IPv4 range"},
+      {with("podNetwork", json::object{{"cidr", "10.88.0.0/16"}, {"tenants", json::array{}}}),
+       "podNetwork.tenants", "map tenants"},
+      {with("podNetwork",
+            json::object{{"cidr", "10.88.0.0/16"}, {"tenants", {{"t", "10.89.0.0/24"}}}}),
+       "podNetwork.tenants", "t must be a subnet of 10.88.0.0/16"},
   };
   for (const Case& c : cases) {
     Result<AgentReport> r = DecodeAgentReport(c.body);

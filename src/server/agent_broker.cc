@@ -15,6 +15,7 @@ net::Response AgentBroker::SyncReply(const State& state,
   a.node = node;
   a.revision = state.resource_version();
   a.pods = state.DesiredPods(node);
+  a.peers = state.NetworkPeers(node);
   if (auto it = log_asks_.find(node); with_logs && it != log_asks_.end()) {
     a.log_requests = std::move(it->second);
     log_asks_.erase(it);

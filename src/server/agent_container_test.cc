@@ -32,18 +32,6 @@ std::string Job(const std::string& name, const std::string& image, const std::st
          R"("],"resources":{"requests":{"nvidia.com/gpu":1}}}]}}}})";
 }
 
-// Images and bundles where container root can reach them (mode 0711),
-// with the tiny image built in them; removed at the end of the test.
-struct ContainerState {
-  explicit ContainerState(std::string d) : dir(std::move(d)), image("oci:" + dir + "/image/oci:tiny") {
-    std::filesystem::create_directories(dir + "/image");
-    ok = chmod(dir.c_str(), 0711) == 0 && allot::testing::BuildTinyImage(dir + "/image");
-  }
-  ~ContainerState() { std::filesystem::remove_all(dir); }
-  std::string dir, image;
-  bool ok = false;
-};
-
 TEST_F(AgentTest, AJobWithAnImageRunsInItOnAContainerNode) {
   const std::string why = allot::testing::ContainersUnavailable();
   if (!why.empty()) GTEST_SKIP() << why;

@@ -8,12 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <boost/json.hpp>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <regex>
@@ -22,6 +24,7 @@
 
 #include "server/test_server.h"
 #include "testing/builders.h"
+#include "testing/oci_image.h"
 #include "testing/process.h"
 
 namespace allot::server::testing {
@@ -49,6 +52,18 @@ inline std::string AgentWorkload(const std::string& name, int pods, int gpus,
   for (const auto& kv : extra_spec) w["spec"].as_object()[kv.key()] = kv.value();
   return json::serialize(w);
 }
+
+// Images and bundles where container root can reach them (mode 0711),
+// with the tiny image built in them; removed at the end of the test.
+struct ContainerState {
+  explicit ContainerState(std::string d) : dir(std::move(d)), image("oci:" + dir + "/image/oci:tiny") {
+    std::filesystem::create_directories(dir + "/image");
+    ok = chmod(dir.c_str(), 0711) == 0 && allot::testing::BuildTinyImage(dir + "/image");
+  }
+  ~ContainerState() { std::filesystem::remove_all(dir); }
+  std::string dir, image;
+  bool ok = false;
+};
 
 class AgentTest : public ServerTest {
  protected:

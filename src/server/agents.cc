@@ -67,7 +67,8 @@ bool Agents::Ready(const std::string& node) const {
 }
 
 Agents::Heard Agents::Hear(const std::string& node, int64_t now, const std::string& address,
-                           bool simulated, std::vector<GpuTelemetry> samples) {
+                           bool simulated, std::vector<GpuTelemetry> samples,
+                           proto::PodNetwork network) {
   Heard h;
   h.before = agents_[node];
   AgentInfo& a = agents_[node];
@@ -78,6 +79,12 @@ Agents::Heard Agents::Hear(const std::string& node, int64_t now, const std::stri
     a.not_ready_message.clear();
   }
   a.last_seen_ms = now;
+  if (a.network != network || (!network.cidr.empty() && a.address != address)) {
+    for (const auto& [other, info] : agents_) {
+      if (!info.network.cidr.empty() || other == node) changed_nodes_.insert(other);
+    }
+    a.network = std::move(network);
+  }
   a.address = address;
   a.ready = true;
   a.simulated = simulated;
@@ -87,6 +94,17 @@ Agents::Heard Agents::Hear(const std::string& node, int64_t now, const std::stri
     a.sampled_ms = now;
   }
   return h;
+}
+
+std::vector<proto::PodNetwork> Agents::NetworkPeers(const std::string& node) const {
+  std::vector<proto::PodNetwork> peers;
+  for (const auto& [name, a] : agents_) {
+    if (name == node || a.network.cidr.empty() || a.address.empty()) continue;
+    peers.push_back(a.network);
+    peers.back().node = name;
+    peers.back().address = a.address;
+  }
+  return peers;
 }
 
 void Agents::MarkNotReady(const std::string& node, int64_t now, const std::string& message) {

@@ -62,6 +62,7 @@ struct AgentInfo {
   bool simulated = false;
   std::vector<GpuTelemetry> gpus;  // The latest sample of each GPU.
   int64_t sampled_ms = 0;
+  proto::PodNetwork network;  // Its tenants' pod network (cidr empty: none).
 };
 
 // An admitted, unfinished workload's nodes and what agents said of its
@@ -97,8 +98,11 @@ class Agents {
   };
   // `node`'s agent is heard from at `now`: Ready, at `address`, with
   // `samples` (when any) as its GPUs' latest.
+  // A change of its pod network (`network`) is news for every agent with
+  // one: they are answered at once (TakeChangedNodes), it too.
   Heard Hear(const std::string& node, int64_t now, const std::string& address,
-             bool simulated, std::vector<GpuTelemetry> samples);
+             bool simulated, std::vector<GpuTelemetry> samples,
+             proto::PodNetwork network = {});
   // Undoes Hear when the sync that heard it is refused.
   void Restore(const std::string& node, AgentInfo before) {
     agents_[node] = std::move(before);
@@ -140,7 +144,11 @@ class Agents {
   void ForgetPods(const std::string& key) {
     if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
   }
-  // Nodes whose desired pods changed since the last call.
+  // The pod networks of the agents other than `node`'s, with their nodes
+  // and addresses: the peers its agent routes to (tenant networks across
+  // nodes).
+  std::vector<proto::PodNetwork> NetworkPeers(const std::string& node) const;
+  // Nodes whose desired pods (or peers) changed since the last call.
   std::set<std::string> TakeChangedNodes() { return std::exchange(changed_nodes_, {}); }
 
   // Records the pod reports of `node`'s agent. Only a pod of a workload's

@@ -197,6 +197,9 @@ class State {
   std::vector<DesiredPod> DesiredPods(const std::string& node) const;
   // Nodes whose desired pods changed since the last call.
   std::set<std::string> TakeChangedNodes() { return agents_.TakeChangedNodes(); }
+  std::vector<proto::PodNetwork> NetworkPeers(const std::string& node) const {
+    return agents_.NetworkPeers(node);
+  }
   bool NodeReady(const std::string& node) const { return agents_.Ready(node); }
   // The node's Ready condition for its status.conditions (True with reason
   // NoAgent for a node without an agent).

@@ -49,7 +49,8 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
   }
   const bool changed = it == objs_.nodes.end() || !(it->second.obj == n);
   Agents::Heard heard =
-      agents_.Hear(n.name, now, r.address, r.simulated, std::move(r.gpu_samples));
+      agents_.Hear(n.name, now, r.address, r.simulated, std::move(r.gpu_samples),
+                   std::move(r.pod_network));
   if (heard.came_back) ctrl_changes_ |= ctrl::kAgents;
   if (changed && it == objs_.nodes.end()) {
     // A node joins: validated alone (its name, labels, capacity, GPUs) and

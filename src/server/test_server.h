@@ -36,10 +36,14 @@ class TestServer {
  public:
   // Empty `dir`: a new temporary directory. Returns null (and prints why)
   // when the server does not come up within 20 s.
+  // `host`: the address it listens on (a test network's, for agents in
+  // network namespaces of their own).
   static std::unique_ptr<TestServer> Start(std::string dir = "",
-                                           std::vector<std::string> extra = {}) {
+                                           std::vector<std::string> extra = {},
+                                           std::string host = "127.0.0.1") {
     auto s = std::unique_ptr<TestServer>(new TestServer());
     s->extra_ = std::move(extra);
+    s->host_ = std::move(host);
     if (dir.empty()) {
       std::string tmpl = std::filesystem::temp_directory_path().string() +
                          "/allot-it-XXXXXX";
@@ -56,8 +60,9 @@ class TestServer {
   // Start() with `manifests` applied by the admin (Apply); null (and the
   // test fails) when the server does not come up or refuses them.
   static std::unique_ptr<TestServer> StartWith(const std::string& manifests,
-                                               std::vector<std::string> extra = {}) {
-    auto s = Start("", std::move(extra));
+                                               std::vector<std::string> extra = {},
+                                               std::string host = "127.0.0.1") {
+    auto s = Start("", std::move(extra), std::move(host));
     if (s == nullptr || !s->Apply(manifests)) return nullptr;
     return s;
   }
@@ -69,7 +74,7 @@ class TestServer {
 
   const std::string& dir() const { return dir_; }
   const std::string& admin_token() const { return admin_token_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "http://" + host_ + ":" + std::to_string(port_); }
   uint16_t port() const { return port_; }
   std::string store_url() const { return "sqlite:" + dir_ + "/allot.db"; }
   void keep_dir() { keep_dir_ = true; }
@@ -195,13 +200,14 @@ class TestServer {
     std::string store = "sqlite:" + dir_ + "/allot.db";
     std::string tok = dir_ + "/admin.token";
     // A restart keeps the port, so that clients (agents) find it again.
-    std::string listen = "127.0.0.1:" + std::to_string(port_);
+    std::string listen = host_ + ":" + std::to_string(port_);
     std::vector<std::string> args = {bin,    "serve",   "--listen",
                                      listen, "--store", store,
                                      "--admin-token-file", tok};
     args.insert(args.end(), extra_.begin(), extra_.end());
     if (!proc_.Spawn(std::move(args), log, /*append=*/false)) return false;
-    const std::regex re("serving on http://127\\.0\\.0\\.1:([0-9]+)");
+    const std::regex re("serving on http://" +
+                        std::regex_replace(host_, std::regex("\\."), "\\.") + ":([0-9]+)");
     bool exited = false;
     bool up = allot::testing::WaitFor(
         [&] {
@@ -226,6 +232,7 @@ class TestServer {
   }
 
   std::string dir_;
+  std::string host_ = "127.0.0.1";
   std::vector<std::string> extra_;  // More `allot serve` flags.
   std::string admin_token_;
   allot::testing::ChildProcess proc_;
@@ -254,7 +261,7 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<TestServer> srv_;
 };
 
-// One `allot agent` process polling a TestServer every second, with
+// One `allot agent` process (run by `wrap` when given) polling a TestServer every second, with
 // simulated GPUs (`gpus`, e.g. "2xH100-80GB") and its pods' logs (and its
 // own output, agent.out) in `log_dir`. Started by the constructor; stopped
 // (SIGTERM, then SIGKILL after 15 s) by the destructor.
@@ -262,8 +269,9 @@ class AgentProcess {
  public:
   AgentProcess(const TestServer& srv, std::string token, std::string name,
                std::string gpus, std::string log_dir,
-               std::vector<std::string> extra = {})
+               std::vector<std::string> extra = {}, std::vector<std::string> wrap = {})
       : extra_(std::move(extra)),
+        wrap_(std::move(wrap)),
         url_(srv.url()),
         token_(std::move(token)),
         name_(std::move(name)),
@@ -283,6 +291,7 @@ class AgentProcess {
                                      log_dir_,   "--simulate-gpus", gpus_,
                                      "--poll-seconds", "1"};
     args.insert(args.end(), extra_.begin(), extra_.end());
+    args.insert(args.begin(), wrap_.begin(), wrap_.end());
     proc_.Spawn(std::move(args), log_dir_ + "/agent.out", /*append=*/true);
   }
   void Kill9() { proc_.Kill9(); }
@@ -298,6 +307,7 @@ class AgentProcess {
 
  private:
   std::vector<std::string> extra_;
+  std::vector<std::string> wrap_;  // Runs the agent ("ip netns exec NS").
   std::string url_, token_, name_, gpus_, log_dir_;
   allot::testing::ChildProcess proc_;
 };
