@@ -32,8 +32,8 @@
 #include <functional>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
+#include <set>
 #include <vector>
 
 extern char** environ;
@@ -46,6 +46,7 @@ namespace json = boost::json;
 
 constexpr int kExitNoImage = 125;  // The image cannot be had.
 constexpr int kExitSetup = 126;    // The container cannot be set up.
+constexpr int kExitNoCommand = 127;  // Its command is nowhere: a shell's code.
 
 // Pod id "team-a/train/a0/main/3" as a runc id and a directory name.
 std::string Flat(const std::string& id) {
@@ -982,6 +983,52 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
   return config;
 }
 
+// Whether the container's command (`config`'s process.args[0]) is nowhere
+// it could be run from: by path, or on its PATH, no file or link in the
+// root file system. What a path crosses that could lead elsewhere (a
+// mount, a symbolic link on the way) counts as found: runc judges those.
+// So a missing command exits 127 as under a shell (the process runtime),
+// not with runc's 1.
+bool CommandMissing(const json::object& config, std::string* cmd) {
+  const json::object& proc = config.at("process").as_object();
+  *cmd = std::string(proc.at("args").as_array().at(0).as_string());
+  const std::string root(config.at("root").at("path").as_string());
+  std::vector<std::string> mounts;
+  for (const json::value& m : config.at("mounts").as_array()) {
+    mounts.emplace_back(m.at("destination").as_string());
+  }
+  auto present = [&](const std::string& path) {  // Absolute, in the container.
+    for (const std::string& d : mounts) {
+      if (path == d || path.rfind(d + "/", 0) == 0) return true;
+    }
+    std::string at = root;
+    std::stringstream parts(path);
+    struct stat st{};
+    for (std::string part; std::getline(parts, part, '/');) {
+      if (part.empty() || part == ".") continue;
+      if (part == "..") return true;
+      at += "/" + part;
+      if (::lstat(at.c_str(), &st) != 0) return false;
+      if (S_ISLNK(st.st_mode)) return true;
+    }
+    return true;
+  };
+  if (cmd->find('/') != std::string::npos) {
+    const std::string cwd(proc.at("cwd").as_string());
+    return !present((*cmd)[0] == '/' ? *cmd : cwd + "/" + *cmd);
+  }
+  for (const json::value& e : proc.at("env").as_array()) {
+    const std::string kv(e.as_string());
+    if (kv.rfind("PATH=", 0) != 0) continue;
+    std::stringstream dirs(kv.substr(5));
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      if (dir.empty() || dir[0] != '/' || present(dir + "/" + *cmd)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 // An overlay with `lower` below and the pod's own upper layer
 // (BUNDLE/upper, owned by the tenant's root) at BUNDLE/rootfs, in a new
 // private mount namespace of this process.
@@ -1233,6 +1280,11 @@ int RunContainer(const std::string& pod_json, std::ostream& err) {
   if (!config.ok()) {
     err << "allot: " << config.status().message() << std::endl;
     return kExitSetup;
+  }
+  if (std::string cmd; CommandMissing(*config, &cmd)) {
+    err << "allot: executable file not found: " << cmd << " (not in the image"
+        << (cmd.find('/') == std::string::npos ? " on its PATH" : "") << ")" << std::endl;
+    return kExitNoCommand;
   }
   const std::string bundle = fs::path(pod_json).parent_path().string();
   if (Status s = WriteFileAtomic(bundle + "/config.json", json::serialize(*config)); !s.ok()) {

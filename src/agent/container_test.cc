@@ -250,6 +250,19 @@ TEST_F(ContainerTest, MissingImagesAndPodsWithoutOneAreClearErrors) {
   EXPECT_EQ(e.exit_code, 125);
   EXPECT_NE(e.last_lines.find("cannot pull image oci:"), std::string::npos) << e.last_lines;
 
+  // A command the image does not have: 127 and why, as a shell says it
+  // (the process runtime's exit), by name on PATH or by path.
+  for (const char* cmd : {"no-such-tool", "/bin/no-such-tool"}) {
+    PodSpec missing = Pod(std::string("team-a/missing-") + (cmd[0] == '/' ? "path" : "name"));
+    missing.command = {cmd, "--flag"};
+    ASSERT_TRUE(exec_->Start(missing).ok());
+    e = WaitExit(missing.id);
+    EXPECT_EQ(e.exit_code, 127) << cmd << ": " << e.last_lines;
+    EXPECT_NE(e.last_lines.find(std::string("executable file not found: ") + cmd),
+              std::string::npos)
+        << e.last_lines;
+  }
+
   PodSpec bare = Pod("team-a/bare", "true");
   bare.image.clear();
   Result<int> r = exec_->Start(bare);
