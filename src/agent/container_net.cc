@@ -207,7 +207,7 @@ Status PodNetworks::WriteRules() {
   NetRules r;
   r.cidr = cidr_;
   r.bridges = bridges_;
-  for (const auto& [name, g] : groups_) {
+  for (const auto& [key, g] : groups_) {
     if (g.master_port > 0) {
       auto b = bridges_.find(g.tenant);
       r.masters.push_back({b == bridges_.end() ? "" : b->second, g.address, g.master_port});
@@ -268,7 +268,7 @@ Result<std::string> PodNetworks::Join(size_t tenant, const std::string& name,
   if (it == groups_.end()) {
     ALLOT_RETURN_IF_ERROR(EnsureBridge(tenant, name));
     std::set<std::string> used;
-    for (const auto& [name, g] : groups_) used.insert(g.address);
+    for (const auto& [key, g] : groups_) used.insert(g.address);
     std::string address;
     for (int host = 2; host < 255 && address.empty(); ++host) {
       const std::string a = Subnet(tenant) + "." + std::to_string(host);
