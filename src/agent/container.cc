@@ -985,22 +985,32 @@ Result<json::object> RuntimeConfig(const json::object& pod, const std::string& r
 
 // Whether the container's command (`config`'s process.args[0]) is nowhere
 // it could be run from: by path, or on its PATH, no file or link in the
-// root file system. What a path crosses that could lead elsewhere (a
-// mount, a symbolic link on the way) counts as found: runc judges those.
+// root file system, nor under an empty tmpfs (/tmp). What a path crosses
+// that could lead elsewhere (another mount, a symbolic link on the way)
+// counts as found: runc judges those.
 // So a missing command exits 127 as under a shell (the process runtime),
 // not with runc's 1.
 bool CommandMissing(const json::object& config, std::string* cmd) {
   const json::object& proc = config.at("process").as_object();
   *cmd = std::string(proc.at("args").as_array().at(0).as_string());
   const std::string root(config.at("root").at("path").as_string());
-  std::vector<std::string> mounts;
+  std::vector<std::pair<std::string, bool>> mounts;  // Destination, a fresh tmpfs.
   for (const json::value& m : config.at("mounts").as_array()) {
-    mounts.emplace_back(m.at("destination").as_string());
+    const json::value* type = m.as_object().if_contains("type");
+    mounts.emplace_back(m.at("destination").as_string(),
+                        type != nullptr && type->is_string() && type->as_string() == "tmpfs");
   }
   auto present = [&](const std::string& path) {  // Absolute, in the container.
-    for (const std::string& d : mounts) {
-      if (path == d || path.rfind(d + "/", 0) == 0) return true;
+    // The deepest mount that holds it decides: an empty tmpfs holds nothing
+    // (but its own top), any other one we do not look into.
+    const std::pair<std::string, bool>* holder = nullptr;
+    for (const auto& m : mounts) {
+      if ((path == m.first || path.rfind(m.first + "/", 0) == 0) &&
+          (holder == nullptr || m.first.size() > holder->first.size())) {
+        holder = &m;
+      }
     }
+    if (holder != nullptr) return !holder->second || path == holder->first;
     std::string at = root;
     std::stringstream parts(path);
     struct stat st{};

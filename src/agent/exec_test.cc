@@ -190,9 +190,9 @@ TEST_P(ExecTest, StartErrorsLeaveNothingRunning) {
     StatusCode code;
     const char* in_message;
     // A process only: the command and working directory are looked up
-    // where the pod runs, which for a container is inside its image, by
-    // runc after Start(): there they are the pod's exit code (runc's: 1)
-    // and its log's last lines.
+    // where the pod runs, which for a container is inside its image, after
+    // Start(): there they are the pod's exit code (a command the image
+    // does not have: 127, as under a shell) and its log's last lines.
     int container_exit = -1;
     const char* container_log = "";
   };
@@ -215,13 +215,15 @@ TEST_P(ExecTest, StartErrorsLeaveNothingRunning) {
   bad_log.log_path = script + "/x.log";  // A file as a directory.
   const Case cases[] = {
       {"not found", not_found, StatusCode::kFailedPrecondition,
-       "\"allot-no-such-command\" not found in PATH", 1, "executable file not found in $PATH"},
+       "\"allot-no-such-command\" not found in PATH", 127,
+       "executable file not found: allot-no-such-command (not in the image on its PATH)"},
+      // The host's files are not in the image.
       {"not executable", not_exec, StatusCode::kFailedPrecondition,
-       "not an executable file", 1, "not-exec.sh: no such file"},
+       "not an executable file", 127, "not-exec.sh (not in the image)"},
       {"exec format", bad_format, StatusCode::kFailedPrecondition,
-       "Exec format error", 1, "no-shebang"},
+       "Exec format error", 127, "no-shebang (not in the image)"},
       {"directory", dir_cmd, StatusCode::kFailedPrecondition,
-       "not an executable file", 1, "allot_exec_test"},
+       "not an executable file", 127, "allot_exec_test"},
       // runc creates a missing working directory, as Docker does.
       {"working dir", bad_wd, StatusCode::kFailedPrecondition,
        "does not exist", 0, ""},
