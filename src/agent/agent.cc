@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json/serialize.hpp>
 #include <chrono>
 #include <filesystem>
@@ -358,20 +359,32 @@ void Agent::Start(const proto::DesiredPod& d) {
       if (!ids.ok()) return setup_failed(ids.status().message());
       const int64_t host_id = *ids;
       const std::string home = tenant_users_.home_root + "/" + spec.tenant;
+      struct stat st {};
+      if (::stat(home.c_str(), &st) != 0) {
+        // Made whole under another name and renamed into place: another
+        // agent of this machine (they share the homes) never sees it half
+        // made, still owned by root. Two at once: one rename wins, or
+        // both do on the same empty directory, owned alike.
+        static std::atomic<int> made{0};
+        std::error_code ec;
+        std::filesystem::create_directories(tenant_users_.home_root, ec);
+        const std::string tmp =
+            home + ".new-" + std::to_string(::getpid()) + "-" + std::to_string(++made);
+        const bool ok = ::mkdir(tmp.c_str(), 0700) == 0 &&
+                        ::chown(tmp.c_str(), uid_t(host_id), gid_t(host_id)) == 0 &&
+                        ::chmod(tmp.c_str(), 0700) == 0;
+        if (!ok || ::rename(tmp.c_str(), home.c_str()) != 0) ::rmdir(tmp.c_str());
+        if (::stat(home.c_str(), &st) != 0) {
+          return setup_failed("cannot make the tenant's home " + home);
+        }
+      }
       // A home owned by other ids means the tenants' numbers changed (their
       // file was lost): never hand one tenant's files to another.
-      struct stat st {};
-      if (::stat(home.c_str(), &st) == 0 && int64_t(st.st_uid) != host_id) {
+      if (int64_t(st.st_uid) != host_id) {
         return setup_failed("the tenant's home " + home + " belongs to uid " +
                             std::to_string(st.st_uid) + ", not to the tenant's " +
                             std::to_string(host_id) + " (was " + tenant_users_.ids_file +
                             " lost?); an admin must move or remove it");
-      }
-      std::error_code ec;
-      std::filesystem::create_directories(home, ec);
-      if (ec || ::chown(home.c_str(), uid_t(host_id), gid_t(host_id)) != 0 ||
-          ::chmod(home.c_str(), 0700) != 0) {
-        return setup_failed("cannot make the tenant's home " + home);
       }
       // As in a container: no new privileges (the host's setuid programs
       // do not raise it).
