@@ -621,6 +621,7 @@ void Usage() {
       "       allot_bench incremental [--scale S] [--trials N] [--seed N] "
       "[--phase arrival|finish|both]\n"
       "       allot_bench nodes [--scale S] [--trials N] [--seed N]\n"
+      "       allot_bench parking [--scale S] [--trials N] [--seed N]\n"
       "       allot_bench all [--scale S]\n"
       "       allot_bench [--benchmark_...]   (Google Benchmark, scale %.2g)\n",
       kMicroScale);
@@ -632,6 +633,8 @@ void Usage() {
 namespace allot::bench {
 // node_changes_bench.cc.
 int NodeChangesMode(double scale, int trials, uint64_t seed);
+// parking_bench.cc.
+int ParkingMode(double scale, int trials, uint64_t seed);
 }  // namespace allot::bench
 
 int main(int argc, char** argv) {
@@ -646,6 +649,8 @@ int main(int argc, char** argv) {
     if (args.mode == "incremental") return IncrementalMode(args);
     if (args.mode == "nodes")
       return NodeChangesMode(args.scale, args.trials, args.seed);
+    if (args.mode == "parking")
+      return ParkingMode(args.scale, args.trials, args.seed);
     if (args.mode == "all") {
       int rc = Quiescence(args);
       if (rc != 0) return rc;

@@ -330,6 +330,20 @@ int main(int argc, char** argv) {
   client_flags(del);
   del->callback([&] { rc = CmdDelete(cf, x_kind, x_name, x_tenant, x_drain); });
 
+  // park / resume
+  std::string p_name, p_tenant;
+  for (const char* action : {"park", "resume"}) {
+    auto* pk = app.add_subcommand(
+        action, std::string(action) == "park"
+                    ? "park a workload: stop its pods and give its GPUs back, keep its quota"
+                    : "resume a parked workload on free GPUs (a suspended one: back to its queue)");
+    pk->add_option("name", p_name, "the workload")->required();
+    pk->add_option("-t,--tenant", p_tenant, "tenant (default: the token's, else default)");
+    client_flags(pk);
+    std::string a = action;
+    pk->callback([&, a] { rc = CmdPark(cf, a, p_name, p_tenant); });
+  }
+
   // cordon / uncordon / drain
   std::string node;
   for (const char* action : {"cordon", "uncordon", "drain"}) {

@@ -613,6 +613,22 @@ int CmdDelete(const ClientFlags& c, const std::string& kind,
   return kExitOk;
 }
 
+int CmdPark(const ClientFlags& c, const std::string& action, const std::string& name,
+            const std::string& tenant) {
+  auto cl = Connect(c);
+  if (!cl.ok()) return Fail(cl.status());
+  Result<std::string> t = (*cl)->Tenant(tenant);
+  if (!t.ok()) return Fail(t.status());
+  auto r = (*cl)->Call("POST", Path("workloads", *t, name) + "/" + action);
+  if (!r.ok()) return Fail(r.status());
+  const std::string result = JsonStr(*r, {"result"});
+  std::cout << "workload " << *t << "/" << name << " " << result;
+  const std::string message = JsonStr(*r, {"message"});
+  if (!message.empty() && result != "queued") std::cout << " (" << message << ")";
+  std::cout << "\n";
+  return kExitOk;
+}
+
 int CmdNode(const ClientFlags& c, const std::string& action,
             const std::string& node) {
   auto cl = Connect(c);

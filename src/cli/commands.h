@@ -94,6 +94,9 @@ int CmdDescribe(const ClientFlags& c, const std::string& kind,
                 const std::string& name, const std::string& tenant);
 int CmdDelete(const ClientFlags& c, const std::string& kind,
               const std::string& name, const std::string& tenant, bool drain);
+// action: park | resume (docs/parking.md).
+int CmdPark(const ClientFlags& c, const std::string& action, const std::string& name,
+            const std::string& tenant);
 // action: cordon | uncordon | drain
 int CmdNode(const ClientFlags& c, const std::string& action,
             const std::string& node);

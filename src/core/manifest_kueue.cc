@@ -411,6 +411,19 @@ Status ParseClusterQueue(const Doc& d, Config* out) {
     }
     cq.max_run_seconds = *secs;
   }
+  if (auto it = d.annotations.find(kIdleAfterKey); it != d.annotations.end()) {
+    const std::string field = std::string("metadata.annotations.") + kIdleAfterKey;
+    Result<int64_t> secs = ParseDurationSeconds(it->second);
+    if (!secs.ok()) {
+      return Status::InvalidArgument(std::string(kIdleAfterKey) + ": " + secs.status().message(),
+                                     field);
+    }
+    if (*secs <= 0) {
+      return Status::InvalidArgument(std::string(kIdleAfterKey) + ": must be longer than 0s",
+                                     field);
+    }
+    cq.idle_after_seconds = *secs;
+  }
   out->cluster_queues.push_back(std::move(cq));
   return Status::Ok();
 }

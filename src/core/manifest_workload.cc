@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/duration.h"
 #include "core/manifest_internal.h"
 
 namespace allot::core::internal {
@@ -307,6 +308,16 @@ Status WorkloadBase(const Doc& d, bool type_label, Workload* w) {
   w->labels = d.labels;
   w->annotations = d.annotations;
   w->source = d.source;
+  if (auto it = d.annotations.find(kIdleAfterKey); it != d.annotations.end()) {
+    Result<int64_t> secs = ParseDurationSeconds(it->second);
+    if (!secs.ok() || *secs < 0) {
+      return Status::InvalidArgument(
+          std::string(kIdleAfterKey) + ": " +
+              (secs.ok() ? std::string("must not be negative") : secs.status().message()),
+          std::string("metadata.annotations.") + kIdleAfterKey);
+    }
+    w->idle_after_seconds = *secs;
+  }
   if (type_label) {
     ALLOT_RETURN_IF_ERROR(
         ParseType(d.metadata["labels"].Entry(kWorkloadTypeLabel), &w->type));

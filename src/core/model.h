@@ -254,6 +254,10 @@ struct ClusterQueue {
   // maximumExecutionTimeSeconds, from the annotation kMaxRunDurationKey
   // (an Allot extension); 0: none.
   int64_t max_run_seconds = 0;
+  // Park its admitted workloads after this long with every GPU under the
+  // server's idle threshold (docs/parking.md), from the annotation
+  // kIdleAfterKey; 0: never. A workload's own annotation wins.
+  int64_t idle_after_seconds = 0;
   std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const ClusterQueue&) const = default;
@@ -262,6 +266,9 @@ struct ClusterQueue {
 // The ClusterQueue annotation that sets max_run_seconds: a duration
 // ("4h", "1h30m", core/duration.h).
 inline constexpr char kMaxRunDurationKey[] = "allot.dev/max-run-duration";
+// The ClusterQueue or Workload annotation that parks an idle workload
+// ("30m"; "0s" on a workload: never, whatever its ClusterQueue says).
+inline constexpr char kIdleAfterKey[] = "allot.dev/idle-after";
 
 // A node of the cohort tree; may hold quota of its own.
 struct Cohort {
@@ -434,6 +441,10 @@ struct PodSetAssignment {
 struct Admission {
   std::string cluster_queue;
   std::vector<PodSetAssignment> pod_set_assignments;
+  // Parked (docs/parking.md): the quota is kept, the devices were given
+  // back, so there are no placements. Not in manifests: the server keeps
+  // it as the workload's state (Parked).
+  bool parked = false;
 
   bool operator==(const Admission&) const = default;
 };
@@ -457,9 +468,12 @@ struct Workload {
   // spec.maximumExecutionTimeSeconds; a Job's activeDeadlineSeconds).
   // 0: no limit.
   int64_t max_execution_seconds = 0;
-  // Kueue's spec.active: false holds the workload out of its queue (an
-  // admitted one is evicted first) until it is active again.
+  // Kueue's spec.active: false holds the workload out of its queue until it
+  // is active again; an admitted one is parked instead (docs/parking.md).
   bool active = true;
+  // Its own kIdleAfterKey annotation: -1 none (its ClusterQueue's
+  // applies), 0 never, else seconds.
+  int64_t idle_after_seconds = -1;
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.
   SourceRef source;

@@ -44,6 +44,11 @@ struct AdmittedView {
   int64_t max_execution_seconds = 0;  // Its own limit; 0: none.
   // Time its pods spent getting their images so far (not run time).
   int64_t pull_ms = 0;
+  // Since when all its GPUs have been under the idle threshold (0: not
+  // idle, or no telemetry), and its own idle-after (core::Workload::
+  // idle_after_seconds: -1 none, 0 never).
+  int64_t idle_since_ms = 0;
+  int64_t idle_after_seconds = -1;
 };
 
 // A workload whose current attempt has a failed pod.
@@ -80,6 +85,14 @@ class View {
       const std::function<void(const AdmittedView&)>& fn) const {
     ForEachAdmitted(fn);
   }
+  // Every admitted workload that can have an idle-after time (its own or
+  // its ClusterQueue's) and idle telemetry, for the idle parker; it may
+  // visit others too. By default every admitted workload; the simulator's
+  // jobs have no telemetry, so its view visits none.
+  virtual void ForEachAdmittedWithIdlePolicy(
+      const std::function<void(const AdmittedView&)>& fn) const {
+    ForEachAdmitted(fn);
+  }
   virtual void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const = 0;
   virtual void ForEachAgent(const std::function<void(const AgentView&)>& fn) const = 0;
   // nullptr when there is none of that name.
@@ -94,6 +107,7 @@ struct Action {
     kFail,          // Finish workload `target` as Failed (reason, message).
     kRestartGang,   // Start workload `target`'s pods again, a new attempt.
     kNodeNotReady,  // Mark node `target` NotReady and evict what runs there.
+    kPark,          // Park workload `target` (docs/parking.md; reason, message).
   };
   Type type = Type::kFail;
   std::string target;

@@ -2,6 +2,7 @@
 
 #include "ctrl/deadlines.h"
 #include "ctrl/gang_restart.h"
+#include "ctrl/idle_parker.h"
 #include "ctrl/node_lifecycle.h"
 
 namespace allot::ctrl {
@@ -11,6 +12,7 @@ std::vector<std::unique_ptr<Controller>> DefaultControllers(const Options& o) {
   c.push_back(std::make_unique<NodeLifecycle>(o));
   c.push_back(std::make_unique<GangRestart>());
   c.push_back(std::make_unique<Deadlines>());
+  c.push_back(std::make_unique<IdleParker>());
   return c;
 }
 

@@ -9,6 +9,7 @@ const char* ToString(Action::Type t) {
     case Action::Type::kFail: return "fail";
     case Action::Type::kRestartGang: return "restart";
     case Action::Type::kNodeNotReady: return "mark-not-ready";
+    case Action::Type::kPark: return "park";
   }
   return "?";
 }

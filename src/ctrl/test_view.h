@@ -14,6 +14,8 @@ struct Admitted {
   int64_t reserved_ms = 0;
   int64_t max_execution_seconds = 0;
   int64_t pull_ms = 0;
+  int64_t idle_since_ms = 0;
+  int64_t idle_after_seconds = -1;
 };
 struct PodFailure {
   std::string key;
@@ -47,7 +49,8 @@ class TestView : public View {
   int64_t StartedMs() const override { return started_ms; }
   void ForEachAdmitted(const std::function<void(const AdmittedView&)>& fn) const override {
     for (const Admitted& a : admitted) {
-      fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds, a.pull_ms});
+      fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds, a.pull_ms,
+          a.idle_since_ms, a.idle_after_seconds});
     }
   }
   void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const override {

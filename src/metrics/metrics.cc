@@ -77,7 +77,15 @@ struct Metrics::Families {
         requests(Counters(r, "allot_http_requests_total",
                           "API requests, by method, route and code.")),
         request_seconds(Histograms(r, "allot_http_request_duration_seconds",
-                                   "API request latency, by method and route.")) {}
+                                   "API request latency, by method and route.")),
+        parks(Counters(r, "allot_parks_total",
+                       "Workloads parked (pods stopped, devices given back, quota kept), "
+                       "per cluster_queue and reason.")),
+        resumes(Counters(r, "allot_resumes_total",
+                         "Parked workloads placed again, per cluster_queue.")),
+        resume_seconds(Histograms(r, "allot_resume_latency_seconds",
+                                  "From a resume's request to its workload's new "
+                                  "placement, per cluster_queue (its pods start after).")) {}
 
   static Family<Counter>& Counters(prometheus::Registry& r, const char* name,
                                    const char* help) {
@@ -109,8 +117,20 @@ struct Metrics::Families {
   Family<Counter>& commit_batches;
   Family<Counter>& requests;
   Family<Histogram>& request_seconds;
+  Family<Counter>& parks;
+  Family<Counter>& resumes;
+  Family<Histogram>& resume_seconds;
   const std::vector<double> wait_buckets = WaitBuckets();
   const std::vector<double> latency_buckets = LatencyBuckets();
+  // A resume takes milliseconds with free devices, minutes waiting for
+  // them: the latency buckets, then the wait buckets above them.
+  const std::vector<double> resume_buckets = [this] {
+    std::vector<double> b = latency_buckets;
+    for (double w : wait_buckets) {
+      if (w > b.back()) b.push_back(w);
+    }
+    return b;
+  }();
 };
 
 Metrics::Metrics()
@@ -148,6 +168,16 @@ void Metrics::Admitted(const QueueLabels& q, double wait_seconds) {
   f_->lq_admitted.Add(lq).Increment();
   f_->lq_quota_wait.Add(lq, f_->wait_buckets).Observe(wait_seconds);
   f_->lq_admission_wait.Add(lq, f_->wait_buckets).Observe(wait_seconds);
+}
+
+void Metrics::Parked(const std::string& cluster_queue, const std::string& reason) {
+  f_->parks.Add({{"cluster_queue", cluster_queue}, {"reason", reason}}).Increment();
+}
+
+void Metrics::Resumed(const std::string& cluster_queue, double latency_seconds) {
+  f_->resumes.Add({{"cluster_queue", cluster_queue}}).Increment();
+  f_->resume_seconds.Add({{"cluster_queue", cluster_queue}}, f_->resume_buckets)
+      .Observe(latency_seconds);
 }
 
 void Metrics::Evicted(const QueueLabels& q, const std::string& reason) {

@@ -56,6 +56,10 @@ class Metrics {
   void Finished(const QueueLabels& q);
 
   // ---- Allot's ----------------------------------------------------------
+  // Parking (docs/parking.md): a workload parked for `reason` (UserRequest,
+  // ...), and one placed again `latency_seconds` after its resume was asked.
+  void Parked(const std::string& cluster_queue, const std::string& reason);
+  void Resumed(const std::string& cluster_queue, double latency_seconds);
   // One owner turn's scheduling (State::FinishTurn) and its cycles.
   void SchedulingTurn(double seconds, int32_t cycles);
   // One group commit of the store.

@@ -77,10 +77,15 @@ void Scheduler::Impl::Unlist(WlIdx w) {
   (parked ? cq.parked : cq.queue).Drop(stamp);
 }
 
-void Scheduler::Impl::Admit(WlIdx w, Assignment a) {
+void Scheduler::Impl::Admit(WlIdx w, Assignment a, bool placed) {
   Wl& wl = wls[w];
-  pool->Commit(a.requests, a.placement);
-  IndexNodes(w, a.placement, /*add=*/true);
+  if (placed) {
+    pool->Commit(a.requests, a.placement);
+    IndexNodes(w, a.placement, /*add=*/true);
+  } else {
+    for (auto& per_set : a.placement) per_set.clear();
+  }
+  wl.unplaced = !placed;
   AddUsage(wl.cq, a);
   wl.adm = std::make_unique<Assignment>(std::move(a));
   UpdateBands(w, +1);
@@ -111,8 +116,11 @@ void Scheduler::Impl::ForgetEvictions(WlIdx w) {
 
 void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
-  pool->Release(wl.adm->requests, wl.adm->placement);
-  IndexNodes(w, wl.adm->placement, /*add=*/false);
+  if (!wl.unplaced) {
+    pool->Release(wl.adm->requests, wl.adm->placement);
+    IndexNodes(w, wl.adm->placement, /*add=*/false);
+  }
+  wl.unplaced = false;
   RemoveUsage(wl.cq, *wl.adm);
   UpdateBands(w, -1);
   auto& list = cqs[wl.cq].admitted;
@@ -473,6 +481,53 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
   return Status::Ok();
 }
 
+Status Scheduler::ParkWorkload(const std::string& key) {
+  Impl& m = *impl_;
+  auto it = m.by_key.find(key);
+  if (it == m.by_key.end()) return Status::NotFound("workload " + key + " does not exist");
+  const WlIdx w = it->second;
+  Wl& wl = m.wls[w];
+  if (wl.state != Wl::State::kAdmitted) {
+    return Status::FailedPrecondition("workload " + key + " is not admitted: it holds no quota to keep");
+  }
+  if (wl.unplaced) return Status::FailedPrecondition("workload " + key + " is parked already");
+  const Assignment freed = *wl.adm;
+  m.pool->Release(wl.adm->requests, wl.adm->placement);
+  m.IndexNodes(w, wl.adm->placement, /*add=*/false);
+  for (auto& per_set : wl.adm->placement) per_set.clear();
+  wl.unplaced = true;
+  // Its quota stays used: only workloads short of devices can gain.
+  m.WakePlacementWaiters(freed);
+  return Status::Ok();
+}
+
+Status Scheduler::ResumeWorkload(const std::string& key) {
+  Impl& m = *impl_;
+  auto it = m.by_key.find(key);
+  if (it == m.by_key.end()) return Status::NotFound("workload " + key + " does not exist");
+  const WlIdx w = it->second;
+  Wl& wl = m.wls[w];
+  if (wl.state != Wl::State::kAdmitted || !wl.unplaced) {
+    return Status::FailedPrecondition("workload " + key + " is not parked");
+  }
+  Placement p;
+  std::string why;
+  if (!m.pool->Find(wl.adm->requests, &p, &why)) {
+    return Status::FailedPrecondition("no free devices of its flavors can take it now: " + why);
+  }
+  m.pool->Commit(wl.adm->requests, p);
+  m.IndexNodes(w, p, /*add=*/true);
+  wl.adm->placement = std::move(p);
+  wl.unplaced = false;
+  return Status::Ok();
+}
+
+bool Scheduler::IsParked(const std::string& key) const {
+  auto it = impl_->by_key.find(key);
+  return it != impl_->by_key.end() && impl_->wls[it->second].state == Wl::State::kAdmitted &&
+         impl_->wls[it->second].unplaced;
+}
+
 CycleResult Scheduler::RunCycle() {
   Impl& m = *impl_;
   CycleResult r;
@@ -582,6 +637,7 @@ core::Admission Scheduler::Impl::AdmissionOf(WlIdx w) const {
   const Wl& wl = wls[w];
   core::Admission adm;
   adm.cluster_queue = cqs[wl.cq].spec.name;
+  adm.parked = wl.unplaced;
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
     core::PodSetAssignment psa;
     psa.name = wl.spec.pod_sets[p].name;

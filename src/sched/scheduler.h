@@ -193,6 +193,18 @@ class Scheduler {
   // errors change nothing.
   Status EvictWorkload(const std::string& key);
 
+  // Parking (docs/parking.md). ParkWorkload gives an admitted workload's
+  // devices back to the pool and keeps its admission: its flavors and its
+  // usage in the quota tree (so no one else gets its quota; workloads that
+  // only lacked devices are woken). It can still be preempted, as any
+  // admitted workload (it frees quota, no devices). ResumeWorkload places
+  // it again on free devices of its flavors, the NodePool's best, without
+  // queueing; FailedPrecondition saying why when none can take it now (it
+  // stays parked). NotFound for an unknown key; FailedPrecondition when
+  // not admitted (Park) or not parked (Resume); errors change nothing.
+  Status ParkWorkload(const std::string& key);
+  Status ResumeWorkload(const std::string& key);
+  bool IsParked(const std::string& key) const;
   // One scheduling cycle over the active heads.
   CycleResult RunCycle();
   // Runs cycles until one changes nothing; returns the number run. Stops

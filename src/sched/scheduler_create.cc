@@ -374,6 +374,15 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
     if (acc[fr] != 0) a.usage.emplace_back(fr, acc[fr]);
   }
   a.requests = Requests(w, a.counts, a.flavors);
+  if (adm.parked) {
+    if (explicit_placement) {
+      return Located(wl.spec.source, wl.key, "status.admission.podSetAssignments",
+                     "a parked workload has no placements");
+    }
+    a.mode = Mode::kFit;
+    Admit(w, std::move(a), /*placed=*/false);
+    return Status::Ok();
+  }
   if (explicit_placement) {
     for (size_t p = 0; p < sets.size(); ++p) {
       if (a.counts[p] > 0 && a.placement[p].empty()) {

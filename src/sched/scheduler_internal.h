@@ -314,6 +314,9 @@ struct Wl {
   // Set while admitted (a pointer: most workloads wait, and an empty
   // Assignment is 200+ bytes each).
   std::unique_ptr<Assignment> adm;
+  // Admitted and parked: its usage stays in the quota tree, its devices
+  // went back to the pool (adm->placement is empty) until it resumes.
+  bool unplaced = false;
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
   bool tried = false;  // Tried and not admitted since.
@@ -443,7 +446,8 @@ struct Scheduler::Impl {
   void CountPods(Wl* wl) const;
   Status AdmitExisting(WlIdx w);
   void Enqueue(WlIdx w);
-  void Admit(WlIdx w, Assignment a);
+  // `placed`: false admits quota only (a parked workload, AdmitExisting).
+  void Admit(WlIdx w, Assignment a, bool placed = true);
   void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);
   void AdmitByPreempting(
       WlIdx w, Assignment a,

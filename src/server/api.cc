@@ -491,6 +491,14 @@ void Api::Route(const ApiCall& c) {
     return;
   }
 
+  // ---- parking: POST /api/v1/workloads/TENANT/NAME/{park,resume} ---------
+  if (!seg.empty() && seg[0] == "workloads" &&
+      ((seg.size() == 4 && (seg[3] == "park" || seg[3] == "resume")) ||
+       (seg.size() == 3 && (seg[2].ends_with(":park") || seg[2].ends_with(":resume"))))) {
+    HandleWorkloadAction(c);
+    return;
+  }
+
   // ---- pod logs: GET /api/v1/workloads/TENANT/NAME/log -------------------
   if (seg.size() == 4 && seg[0] == "workloads" && seg[3] == "log") {
     HandlePodLog(c);

@@ -90,6 +90,9 @@ void HandleOverview(const ApiCall& c);
 void HandleUsage(const ApiCall& c);
 // api_objects.cc
 void HandleApply(const ApiCall& c);
+// POST /api/v1/workloads/TENANT/NAME/{park,resume} (or NAME:park,
+// NAME:resume): api_parking.cc.
+void HandleWorkloadAction(const ApiCall& c);
 void HandleObject(
     const ApiCall& c);  // /KIND[/TENANT]/NAME; 404 for anything else.
 

@@ -23,6 +23,8 @@ enum class WorkloadState {
   kEvicted,
   kRequeued,
   kSuspended,
+  // Admitted, quota kept, devices given back, no pods (docs/parking.md).
+  kParked,
 };
 const char* ToString(WorkloadState s);
 Result<WorkloadState> ParseWorkloadState(const std::string& s);
@@ -63,6 +65,9 @@ struct WorkloadRecord {
   // (ctrl/deadlines.h) start after them.
   int64_t pull_ms = 0;
   int64_t pulling_since_ms = 0;
+  // How long the current admission has been parked (closed stretches,
+  // docs/parking.md): neither run time nor GPU-hours.
+  int64_t parked_ms = 0;
   // The pull time so far at `now`.
   int64_t PullMsAt(int64_t now) const {
     return pull_ms + (pulling_since_ms > 0 ? now - pulling_since_ms : 0);
@@ -72,6 +77,11 @@ struct WorkloadRecord {
 
   bool finished() const {
     return state == WorkloadState::kSucceeded || state == WorkloadState::kFailed;
+  }
+  // Whether the scheduler holds it: unfinished and active, or parked
+  // (spec.active: false on an admitted workload parks it, docs/parking.md).
+  bool scheduled() const {
+    return !finished() && (spec.active || state == WorkloadState::kParked);
   }
 };
 

@@ -23,7 +23,7 @@ namespace json = boost::json;
 namespace {
 constexpr const char* kStates[] = {"Pending",   "Admitted", "Running",
                                    "Succeeded", "Failed",   "Evicted",
-                                   "Requeued",  "Suspended"};
+                                   "Requeued",  "Suspended", "Parked"};
 
 // What a conflict with admitted workloads adds to its message.
 constexpr char kDrainHint[] =
@@ -45,13 +45,13 @@ std::string FewNames(const std::vector<std::string>& names) {
 const char* ToString(WorkloadState s) { return kStates[int(s)]; }
 
 Result<WorkloadState> ParseWorkloadState(const std::string& s) {
-  for (int i = 0; i < 8; ++i) {
+  for (size_t i = 0; i < std::size(kStates); ++i) {
     if (s == kStates[i]) return WorkloadState(i);
   }
   return Status::InvalidArgument(
       "unknown workload state '" + s +
           "': use Pending, Admitted, Running, Succeeded, Failed, Evicted, "
-          "Requeued or Suspended",
+          "Requeued, Suspended or Parked",
       "state");
 }
 
@@ -180,6 +180,9 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       if (json::value* v = status.if_contains("pullMs"); v && v->is_int64()) {
         rec.pull_ms = v->as_int64();
       }
+      if (json::value* v = status.if_contains("parkedMs"); v && v->is_int64()) {
+        rec.parked_ms = v->as_int64();
+      }
       if (json::value* v = status.if_contains("pullingSinceMs"); v && v->is_int64()) {
         rec.pulling_since_ms = v->as_int64();
       }
@@ -234,6 +237,15 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
         if (c.workloads.size() != 1) return Status::Internal(where + ": no object");
         rec.spec = std::move(c.workloads[0]);
         rec.spec.source = src;
+        if (rec.state == WorkloadState::kParked && rec.spec.admission) {
+          rec.spec.admission->parked = true;
+          // A resume that was waiting for devices still waits.
+          for (const Condition& pc : rec.conditions) {
+            if (pc.type == "Parked" && pc.status && pc.reason == "Resuming") {
+              st->resume_wanted_[row.key] = pc.time_unix_ms;
+            }
+          }
+        }
         rec.resource_version = row.resource_version;
         st->seq_ = std::max(st->seq_, rec.seq);
         st->workloads_[row.key] = std::move(rec);
@@ -287,8 +299,9 @@ core::Config State::BuildConfig(const Objects& o,
   std::vector<const WorkloadRecord*> recs;
   recs.reserve(workloads_.size());
   for (const auto& [k, r] : workloads_) {
-    // Finished ones hold nothing; inactive ones are held out (spec.active).
-    if (!r.finished() && r.spec.active) recs.push_back(&r);
+    // Finished ones hold nothing; inactive ones are held out (spec.active),
+    // but for the parked (their admission stays).
+    if (r.scheduled()) recs.push_back(&r);
   }
   std::sort(recs.begin(), recs.end(),
             [](const WorkloadRecord* a, const WorkloadRecord* b) {

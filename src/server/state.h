@@ -183,6 +183,21 @@ class State {
   std::vector<std::string> Snapshot(const Principal& p, Kind kind,
                                     const std::string& tenant) const;
 
+  // ---- Parking (server/state_parking.cc, docs/parking.md) ----------------
+  // Parks admitted workload `key`: its pods stop and its devices go back,
+  // its admission and quota stay (state Parked, condition Parked with
+  // `reason` and `message`, who or what asked and why). NotFound; Failed-
+  // Precondition naming its state when it is not admitted, or parked.
+  Status ParkWorkload(const std::string& key, const std::string& reason,
+                      const std::string& message, Txn* txn);
+  // Resumes parked workload `key`: placed again now on free devices of its
+  // flavors, without queueing; when none can take it, at the start of every
+  // later turn until some can, before the queues' heads (its condition says
+  // why). A Suspended workload (inactive, or preempted while parked) goes
+  // back to its queue. FailedPrecondition otherwise. *result: "resumed",
+  // "waiting" or "queued".
+  Status ResumeWorkload(const Actor& a, const std::string& key, Txn* txn, std::string* result);
+
   // ---- Node agents (server/state_agents.cc, server/agents.h) --------------
   // Registers or updates the agent's node (hardware changes evict what no
   // longer fits), marks it alive, and applies its pod reports: Running when
@@ -426,6 +441,21 @@ class State {
   int64_t controllers_started_ms_ = 0;
   uint32_t ctrl_changes_ = 0;
   std::map<std::string, std::string> pod_failures_;  // Key -> why.
+  // Parked workloads whose resume waits for devices: key -> when asked.
+  std::map<std::string, int64_t> resume_wanted_;
+  // Places what resume_wanted_ holds where devices allow (FinishTurn,
+  // before the cycles).
+  void TryResumes(int64_t now);
+  // The record of a resumed workload (its new placement from the scheduler).
+  void Resumed(WorkloadRecord* rec, int64_t asked_ms, int64_t now);
+  // Kueue's spec.active changed by an apply of workload `key` (unfinished):
+  // false parks an admitted one and holds a pending one out of its queue
+  // (Suspended); true resumes (ResumeWorkload).
+  Status SetActive(const Actor& a, const std::string& key, bool active, Txn* txn);
+  // A parked workload lost its quota to a preemption: out of the scheduler,
+  // Suspended until resumed.
+  void SuspendPreemptedParked(WorkloadRecord* rec, const std::string& message,
+                              const std::string& detail, int64_t now);
   // Applies what controllers asked for, each action as the principal
   // "controller:NAME" and audited so. An action whose target no longer
   // qualifies (finished, requeued, already NotReady) is skipped. Nodes

@@ -226,6 +226,8 @@ Result<std::vector<ApplyResult>> State::Apply(const Actor& a,
   std::vector<ApplyResult> results;
   std::set<std::string> seen;
   std::vector<bool> unchanged(d.workloads.size(), false);
+  // Only spec.active differs from what runs: park or resume (docs/parking.md).
+  std::vector<bool> toggled(d.workloads.size(), false);
   // Workloads are checked against the configuration as it will be.
   auto check = [&](const Objects& cand) -> Status {
     for (size_t i = 0; i < d.workloads.size(); ++i) {
@@ -244,9 +246,14 @@ Result<std::vector<ApplyResult>> State::Apply(const Actor& a,
         same.creation_unix_ms = old->spec.creation_unix_ms;
         same.admission = old->spec.admission;
         same.priority = old->spec.priority;
+        same.active = old->spec.active;
         if (json::serialize(core::EncodeWorkload(same)) ==
             json::serialize(core::EncodeWorkload(old->spec))) {
-          unchanged[i] = true;
+          // Kueue's spec.active is the one field that may change.
+          const bool running = old->state != WorkloadState::kParked &&
+                               old->state != WorkloadState::kSuspended;
+          toggled[i] = !old->finished() && w.active != running;
+          unchanged[i] = !toggled[i];
           continue;
         }
         return Status::AlreadyExists(
@@ -265,6 +272,11 @@ Result<std::vector<ApplyResult>> State::Apply(const Actor& a,
     std::string key = d.workloads[i].second.Key();
     if (unchanged[i]) {
       results.push_back({Kind::kWorkload, key, "unchanged"});
+      continue;
+    }
+    if (toggled[i]) {
+      ALLOT_RETURN_IF_ERROR(SetActive(a, key, d.workloads[i].second.active, txn));
+      results.push_back({Kind::kWorkload, key, "configured"});
       continue;
     }
     Status s = SubmitWorkload(a, std::move(d.workloads[i].second), txn);

@@ -25,8 +25,10 @@ class State::ControllerView : public ctrl::View {
       if (rec.finished() || !rec.spec.admission) continue;
       for (const Condition& c : rec.conditions) {
         if (c.type != "QuotaReserved" || !c.status) continue;
-        fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms,
-            rec.spec.max_execution_seconds, rec.PullMsAt(now_)});
+        // Parked time is not run time: the reservation counts as later.
+        fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms + rec.parked_ms,
+            rec.spec.max_execution_seconds, rec.PullMsAt(now_), rec.idle_since_ms,
+            rec.spec.idle_after_seconds});
       }
     }
   }
@@ -87,6 +89,9 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
     if (rec.finished() || !rec.spec.admission) continue;
     if (a.type == ctrl::Action::Type::kFail) {
       Finish(&rec, false, a.reason, a.message, now);
+    } else if (a.type == ctrl::Action::Type::kPark) {
+      if (rec.state == WorkloadState::kParked) continue;
+      if (!ParkWorkload(a.target, a.reason, a.message, txn).ok()) continue;
     } else {
       // The whole gang again, as a new attempt on the same admission:
       // agents stop the old pods and start the new ones.

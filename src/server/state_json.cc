@@ -75,6 +75,7 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
     status["utilMilliMs"] = rec.util_milli_ms;
   }
   if (rec.pull_ms > 0) status["pullMs"] = rec.pull_ms;
+  if (rec.parked_ms > 0) status["parkedMs"] = rec.parked_ms;
   if (rec.pulling_since_ms > 0) status["pullingSinceMs"] = rec.pulling_since_ms;
   // The pull's progress, as the agents last said (not read back from the
   // store): its pods' furthest, as the pods of a node that pull one image

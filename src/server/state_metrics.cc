@@ -34,8 +34,21 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   std::map<std::string, LqLevels> lqs;  // "ns/name"
   std::map<std::string, int64_t> cq_finished;
   std::map<std::string, int64_t> by_state;
+  std::map<std::string, std::pair<int64_t, int64_t>> parked;  // CQ -> (workloads, GPU milli)
   for (const auto& [key, rec] : workloads_) {
     ++by_state[ToString(rec.state)];
+    if (rec.state == WorkloadState::kParked && rec.spec.admission) {
+      auto& [n, gpus] = parked[rec.spec.admission->cluster_queue];
+      ++n;
+      for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
+        for (const core::PodSet& ps : rec.spec.pod_sets) {
+          if (ps.name != psa.name) continue;
+          for (const auto& [res, q] : ps.requests) {
+            if (core::IsGpuResource(res)) gpus += q.milli() * psa.count;
+          }
+        }
+      }
+    }
     LqLevels& lq = lqs[rec.spec.ns + "/" + rec.spec.queue_name];
     if (rec.finished()) {
       ++lq.finished;
@@ -83,6 +96,20 @@ void State::CollectMetrics(metrics::Gauges* g) const {
     g->Add({{"cluster_queue", c.name}, {"status", "active"}},
            c.st.pending - c.st.inadmissible);
     g->Add({{"cluster_queue", c.name}, {"status", "inadmissible"}}, c.st.inadmissible);
+  }
+  g->Family("allot_parked_workloads",
+            "Parked workloads (pods stopped, devices given back, quota kept), per "
+            "cluster_queue.");
+  for (const CqRow& c : cqs) {
+    auto p = parked.find(c.name);
+    g->Add({{"cluster_queue", c.name}}, p == parked.end() ? 0 : double(p->second.first));
+  }
+  g->Family("allot_parked_gpus",
+            "GPUs (or MIG slices) that parked workloads gave back and whose quota they "
+            "keep, per cluster_queue.");
+  for (const CqRow& c : cqs) {
+    auto p = parked.find(c.name);
+    g->Add({{"cluster_queue", c.name}}, p == parked.end() ? 0 : Units(p->second.second));
   }
   g->Family("kueue_reserving_active_workloads",
             "Workloads reserving quota, per cluster_queue.");

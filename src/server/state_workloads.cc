@@ -170,12 +170,13 @@ Status State::DeleteWorkload(const std::string& key, Txn* txn) {
   if (it == workloads_.end()) {
     return Status::NotFound("Workload " + key + " does not exist");
   }
-  if (!it->second.finished() && it->second.spec.active) {
+  if (it->second.scheduled()) {
     Status s = sched_->RemoveWorkload(key);
     if (!s.ok()) return Status::Internal(s.message());
     accounting_.Close(&it->second, txn->now_unix_ms, objs_.flavors);
   }
   agents_.Reindex(key, it->second, /*gone=*/true);  // Its pods are stopped.
+  resume_wanted_.erase(key);
   json::object last = WorkloadJson(it->second, false);
   ++rv_;
   internal::SetResourceVersion(&last, rv_);
@@ -274,6 +275,9 @@ int32_t State::FinishTurn(Txn* txn) {
   int32_t cycles = 0;
   using Clock = std::chrono::steady_clock;
   const Clock::time_point turn_start = Clock::now();
+  // Resumes first: devices freed in this turn go to parked workloads that
+  // asked for them before any queued one.
+  if (!resume_wanted_.empty()) TryResumes(txn->now_unix_ms);
   for (;;) {
     const Clock::time_point t0 = Clock::now();
     sched::CycleResult r = sched_->RunCycle();
@@ -314,6 +318,16 @@ int32_t State::FinishTurn(Txn* txn) {
           foreign ? "preempted by a higher-priority workload of another tenant" +
                         (by_cq.empty() ? std::string() : " in ClusterQueue " + by_cq)
                   : named;
+      if (rec.state == WorkloadState::kParked) {
+        // Its quota went; nothing of it ran: held, not queued, until
+        // resumed (an idle workload should not start by itself).
+        metrics_->Evicted(QueueOf(rec), "Preempted");
+        SetCondition(&rec.conditions, {"Evicted", true, "Preempted", shown + " (" + reason + ")",
+                                       now, foreign ? named + " (" + reason + ")" : ""});
+        SetCondition(&rec.conditions, {"Admitted", false, "Preempted", shown, now, ""});
+        SuspendPreemptedParked(&rec, shown, foreign ? named : "", now);
+        continue;
+      }
       Evicted(&rec, "Preempted", shown + " (" + reason + ")", now,
               foreign ? named + " (" + reason + ")" : "");
       SetCondition(&rec.conditions,
@@ -327,6 +341,7 @@ int32_t State::FinishTurn(Txn* txn) {
       if (fresh) {
         if (rec.admitted_unix_ms != 0) accounting_.Close(&rec, now, objs_.flavors);
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
+        rec.parked_ms = 0;
         // Waiting since creation or the last requeue.
         int64_t since = rec.spec.creation_unix_ms;
         for (const Condition& c : rec.conditions) {

@@ -227,6 +227,9 @@ class SimView : public ctrl::View {
       fn({key, s_.names_[size_t(job.cq)], job.run_start_ms, 0});
     }
   }
+  // No telemetry: nothing is ever idle (the idle parker reads nothing).
+  void ForEachAdmittedWithIdlePolicy(
+      const std::function<void(const ctrl::AdmittedView&)>&) const override {}
   void ForEachPodFailure(const std::function<void(const ctrl::PodFailureView&)>&) const override {}
   void ForEachAgent(const std::function<void(const ctrl::AgentView&)>&) const override {}
   const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {

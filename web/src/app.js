@@ -35,8 +35,8 @@ async function listed(path, params, what) {
            note: r.continue === undefined ? "" : `<p class="muted" id="capped">Showing the first ${kMaxRows} ${what}. <a href="${esc(showAllHref())}">Show all</a></p>` };
 }
 
-async function api(path) {
-  const r = await fetch(path, { headers: { Authorization: "Bearer " + token } });
+async function api(path, method = "GET") {
+  const r = await fetch(path, { method, headers: { Authorization: "Bearer " + token } });
   if (r.status === 401) { signOut(); throw new Error("signed out"); }
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(body?.error?.message || r.status + " " + path);
@@ -127,6 +127,7 @@ async function overviewPage(main) {
     ${card(g.idle, `held but idle (&lt;${o.idleUtilPct} %, ${o.idleMinutes} min)`, "idle")}${card(g.unhealthy, "unhealthy", "unhealthy")}
     ${card(count(["Pending", "Requeued"]), "workloads pending", "pending")}
     ${card(count(["Admitted", "Running"]), "admitted or running", "admitted")}
+    ${card(count(["Parked"]), "parked (GPUs given back, quota kept)", "parked")}
     ${card(o.thisMonth ? fmt(o.thisMonth.total.cost, 2) : "-", "cost this month", "cost")}</div>
     ${g.simulated ? `<p><span class="sim">simulated</span> ${g.simulated} of these GPUs are simulated (<code>--simulate-gpus</code>).</p>` : ""}
     <table><tr><th>Flavor · location</th><th>free</th><th>allocated</th><th>held but idle</th><th>unhealthy</th></tr>
@@ -255,6 +256,11 @@ function plainReason(w) {
   const st = w.status || {};
   // The reason ends with its place in line ("; 2nd in queue").
   if (st.pendingReason) return st.pendingReason + (st.position ? ` · ClusterQueue ${st.clusterQueue}` : "");
+  // Parked: since when and why (who asked), or why its resume waits.
+  const parked = (st.conditions || []).find((c) => c.type === "Parked" && c.status === "True");
+  if (st.state === "Parked" && parked) {
+    return `${parked.message} (since ${new Date(parked.lastTransitionUnixMs).toLocaleString()})`;
+  }
   const c = (st.conditions || []).find((c) => c.type === "Finished" || c.type === "Evicted" && c.status === "True");
   // detail: the message naming another tenant's workload (cluster-admins only).
   if (c) return c.detail || c.message || c.reason;
@@ -288,7 +294,8 @@ async function workloadsPage(main, params) {
     ? capped((await api(path)).items.filter((w) => (w.metadata.namespace + "/" + w.metadata.name).includes(q)),
              params, "workloads")
     : await listed(path, params, "workloads");
-  const states = ["Pending", "Admitted", "Running", "Succeeded", "Failed", "Evicted", "Requeued"];
+  const states = ["Pending", "Admitted", "Running", "Parked", "Suspended", "Succeeded", "Failed", "Evicted",
+                  "Requeued"];
   main.innerHTML = `<h2>Workloads</h2><div class="filters">
     <input id="q" placeholder="filter by tenant/name" value="${esc(q)}">
     <select id="state"><option value="">any state</option>${states.map((s) =>
@@ -351,10 +358,24 @@ async function readTail(key) {
     const text = r.ok ? await r.text() : (await r.json().catch(() => ({})))?.error?.message || r.status;
     let log = text;
     try { const j = JSON.parse(text); log = j.data ?? text; } catch (e) { /* plain text */ }
+    // Park an admitted workload (its GPUs go back, its quota stays); resume
+    // a parked one (docs/parking.md). Viewers get the server's refusal.
+    const verb = st.state === "Parked" || st.state === "Suspended" ? "resume"
+      : st.state === "Admitted" || st.state === "Running" ? "park" : "";
     d.innerHTML = `<h2>${esc(key)}</h2><table id="pods">${images(w)}
-      <tr><th>state</th><td>${esc(st.state)} ${esc(plainReason(w))}</td></tr></table>
+      <tr><th>state</th><td>${esc(st.state)} ${esc(plainReason(w))}
+      ${verb ? `<button id="park" data-verb="${verb}">${verb === "park" ? "Park" : "Resume"}</button>` : ""}</td></tr></table>
       <pre class="log" id="log">${esc(log)}</pre>`;
     $("#log").scrollTop = $("#log").scrollHeight;
+    if (verb) {
+      $("#park").onclick = async () => {
+        try {
+          const r = await api(`/api/v1/workloads/${key}/${verb}`, "POST");
+          setStatus(`${key}: ${r.result}${r.message ? " (" + r.message + ")" : ""}`);
+        } catch (e) { setStatus(e.message); }
+        readTail(key);
+      };
+    }
   } catch (e) { d.innerHTML = `<p class="err">${esc(e.message)}</p>`; }
 }
 

@@ -1,7 +1,8 @@
 // The dashboard in a real browser (Debian's chromium through playwright-core)
 // against a live `allot up`: sign in, see a workload submitted through the
-// CLI appear and run, open a node's GPUs (simulated, marked so), and a
-// tenant's member not seeing another tenant's workloads. Screenshots go to
+// CLI appear and run, open a node's GPUs (simulated, marked so), park and
+// resume a workload, and a tenant's member not seeing another tenant's
+// workloads. Screenshots go to
 // OUTDIR (test artifacts; docs/dashboard.png in the README is one).
 //
 //   node web/test/dashboard.mjs ALLOT_BIN OUTDIR
@@ -167,6 +168,27 @@ spec: {clusterQueue: shared}
   if ((gpus.match(/team-a\/train/g) || []).length !== 2) fail("the node's GPUs do not name team-a/train twice");
   if (!/\d+ °C/.test(gpus)) fail("the node's GPUs show no temperature: " + gpus);
   await page.screenshot({ path: join(outdir, "node.png"), fullPage: true });
+
+  // Park a running workload from its detail: its GPU goes back, its quota
+  // stays (team-b/wide still waits for it), the list says why; then resume.
+  await page.goto(url + "/#/workloads");
+  await page.waitForSelector('tr[data-workload="team-b/eval"] td[data-state="Running"]');
+  await page.click('tr[data-workload="team-b/eval"]');
+  await page.waitForSelector('#park[data-verb="park"]');
+  await page.click("#park");
+  await page.waitForSelector('tr[data-workload="team-b/eval"] td[data-state="Parked"]', { timeout: 60000 });
+  const parkedWhy = await page.textContent('tr[data-workload="team-b/eval"] td:nth-child(4)');
+  if (!parkedWhy.includes("parked by ") || !parkedWhy.includes("its quota in ClusterQueue shared is kept")) {
+    fail("the parked row's why column shows " + JSON.stringify(parkedWhy));
+  }
+  if (await page.textContent('tr[data-workload="team-b/wide"] td[data-state]') !== "Pending") {
+    fail("the parked workload's quota went to team-b/wide");
+  }
+  await page.screenshot({ path: join(outdir, "parked.png") });
+  await page.click('tr[data-workload="team-b/eval"]');
+  await page.waitForSelector('#park[data-verb="resume"]');
+  await page.click("#park");
+  await page.waitForSelector('tr[data-workload="team-b/eval"] td[data-state="Running"]', { timeout: 60000 });
 
   // A tenant's member sees its own workloads only.
   await page.click("#signout");

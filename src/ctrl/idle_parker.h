@@ -1,0 +1,28 @@
+// IdleParker: admitted workloads whose GPUs have all stayed under the
+// server's idle threshold (--idle-util-pct, by the agents' telemetry) for
+// their idle-after time are parked (docs/parking.md): their pods stop, their
+// GPUs go back, their quota stays, and a resume runs them again.
+//
+// The idle-after time is the workload's own allot.dev/idle-after annotation
+// ("0s": never) or, when it has none, its ClusterQueue's; neither: never.
+// A burst over the threshold starts the idle time again (the accounting's
+// idle_since), so a workload that computes now and then is not parked.
+#pragma once
+
+#include "ctrl/controller.h"
+
+namespace allot::ctrl {
+
+class IdleParker : public Controller {
+ public:
+  // While some workload has an idle-after time it runs at least this often:
+  // telemetry, not a state change, marks workloads idle.
+  static constexpr int64_t kPollMs = 30000;
+
+  std::string_view Name() const override { return "idle-parker"; }
+  uint32_t Triggers() const override { return kAdmissions | kConfig; }
+  int64_t MinIntervalMs() const override { return 1000; }
+  Plan Run(const View& view, int64_t now_ms) const override;
+};
+
+}  // namespace allot::ctrl

@@ -1,0 +1,199 @@
+// Parking end to end (docs/parking.md), with a real `allot serve` and a
+// real agent running real pod processes on simulated GPUs
+// (agent_test_util.h): a parked workload's processes end and its GPUs go
+// to another tenant's job while its quota stays; a resume that finds no
+// free GPU waits, and the workload runs again, as a new attempt, as soon
+// as they are free, without going through its queue; a server restart
+// keeps it parked; who may park is who may delete.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "server/agent_test_util.h"
+
+namespace allot::server {
+namespace {
+
+using namespace testing;  // The agents' fixture: agent_test_util.h.
+namespace json = boost::json;
+
+std::string TeamB(const std::string& name, int gpus, const std::string& script) {
+  json::value w = json::parse(AgentWorkload(name, 1, gpus, script));
+  w.at("metadata").as_object()["namespace"] = "team-b";
+  return json::serialize(w);
+}
+
+std::string Usage(TestServer& srv, const std::string& cq) {
+  int code = 0;
+  json::value v = srv.Json("GET", "/api/v1/clusterqueues/" + cq, "", &code);
+  return std::string(
+      v.at("status").at("flavorsUsage").at(0).at("resources").at(0).at("total").as_string());
+}
+
+json::value As(TestServer& srv, const std::string& token, const std::string& method,
+               const std::string& target, int* code) {
+  net::Response r = srv.Call(token, method, target);
+  *code = r.status;
+  boost::system::error_code ec;
+  json::value v = json::parse(r.body, ec);
+  return ec ? json::value() : v;
+}
+
+std::string ParkedCondition(const json::value& w) {
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Parked") {
+      return std::string(c.at("status").as_string()) + " " +
+             std::string(c.at("reason").as_string()) + ": " +
+             std::string(c.at("message").as_string());
+    }
+  }
+  return "";
+}
+
+TEST_F(AgentTest, AParkedWorkloadGivesItsGpusBackKeepsItsQuotaAndResumesFirst) {
+  namespace b = allot::testing;
+  ASSERT_TRUE(srv_->Apply(b::Namespace("team-b") + b::GpuCq("cq-b", "", "sim", "nominalQuota: 8") +
+                          b::LocalQueue("team-b", "q", "cq-b")));
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("idle", 2, &w));
+  const pid_t first = WaitPodPid(*n1, PodId(w, 0));
+  ASSERT_TRUE(Alive(first));
+
+  int code = 0;
+  json::value r = srv_->Json("POST", "/api/v1/workloads/team-a/idle/park", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("result").as_string(), "parked");
+  EXPECT_TRUE(WaitDead(first)) << n1->Output();
+  w = srv_->Json("GET", "/api/v1/workloads/team-a/idle", "", &code);
+  EXPECT_EQ(State(w), "Parked");
+  EXPECT_NE(ParkedCondition(w).find("True UserRequest: parked by admin"), std::string::npos)
+      << ParkedCondition(w);
+  const json::value* placements = w.at("status").at("admission").at("podSetAssignments").at(0)
+                                     .as_object().if_contains("placements");
+  EXPECT_TRUE(placements == nullptr || placements->as_array().empty()) << json::serialize(w);
+  EXPECT_EQ(Usage(*srv_, "cq-a"), "2");  // Its quota is kept...
+  // ...and parking twice, or a pending workload, is refused saying why.
+  srv_->Json("POST", "/api/v1/workloads/team-a/idle:park", "", &code);
+  EXPECT_EQ(code, 409);
+
+  // Its GPUs go to team-b's job (within team-b's own quota).
+  srv_->Json("POST", "/api/v1/workloads", TeamB("borrower", 2, "sleep 300 & echo PID=$!; wait"),
+             &code);
+  ASSERT_EQ(code, 201);
+  json::value bw = srv_->WaitForWorkload(
+      "team-b/borrower", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(bw), "Running") << json::serialize(bw);
+
+  // No GPU is free: the resume waits, saying why, and the workload stays
+  // parked (not queued).
+  r = srv_->Json("POST", "/api/v1/workloads/team-a/idle/resume", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("result").as_string(), "waiting");
+  EXPECT_NE(std::string(r.at("message").as_string()).find("no free devices"), std::string::npos)
+      << json::serialize(r);
+  w = srv_->Json("GET", "/api/v1/workloads/team-a/idle", "", &code);
+  EXPECT_EQ(State(w), "Parked");
+
+  // A server restart keeps it parked and its resume waiting.
+  srv_->Kill9();
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  w = srv_->Json("GET", "/api/v1/workloads/team-a/idle", "", &code);
+  EXPECT_EQ(State(w), "Parked") << json::serialize(w);
+  EXPECT_EQ(Usage(*srv_, "cq-a"), "2");
+
+  // The borrower ends: the parked workload runs again at once, as a new
+  // attempt with a new process.
+  srv_->Json("DELETE", "/api/v1/workloads/team-b/borrower", "", &code);
+  ASSERT_EQ(code, 200);
+  w = WaitFor("idle", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running") << json::serialize(w);
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+  EXPECT_NE(ParkedCondition(w).find("False Resumed: resumed: placed again on 2 device(s) on n1"),
+            std::string::npos)
+      << ParkedCondition(w);
+  const pid_t second = WaitPodPid(*n1, PodId(w, 0));
+  EXPECT_TRUE(Alive(second));
+  EXPECT_NE(second, first);
+  const std::string metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
+  // (Counters start again with the server: the park was before its restart.)
+  EXPECT_NE(metrics.find("allot_resumes_total{cluster_queue=\"cq-a\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("allot_resume_latency_seconds_count{cluster_queue=\"cq-a\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("allot_parked_workloads{cluster_queue=\"cq-a\"} 0"), std::string::npos);
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/idle", "", &code);
+  EXPECT_TRUE(WaitDead(second));
+}
+
+TEST_F(AgentTest, WhoMayDeleteAWorkloadMayParkItAndNothingElse) {
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("mine", 1, &w));
+  const std::string viewer = srv_->NewToken("v", "viewer", "team-a");
+  const std::string member = srv_->NewToken("m", "member", "team-a");
+  const std::string other = srv_->NewToken("o", "member", "default");
+  int code = 0;
+  const std::string park = "/api/v1/workloads/team-a/mine/park";
+  As(*srv_, viewer, "POST", park, &code);
+  EXPECT_EQ(code, 403);
+  As(*srv_, other, "POST", park, &code);
+  EXPECT_EQ(code, 404);  // Another tenant's workload does not exist for it.
+  As(*srv_, member, "GET", park, &code);
+  EXPECT_EQ(code, 405);
+  json::value r = As(*srv_, member, "POST", park, &code);
+  EXPECT_EQ(code, 200) << json::serialize(r);
+  r = As(*srv_, member, "POST", "/api/v1/workloads/team-a/mine/resume", &code);
+  EXPECT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("result").as_string(), "resumed");
+  // A workload that was never admitted has no quota to keep.
+  srv_->Json("POST", "/api/v1/workloads", AgentWorkload("huge", 1, 64, "true"), &code);
+  ASSERT_EQ(code, 201);
+  r = As(*srv_, member, "POST", "/api/v1/workloads/team-a/huge/park", &code);
+  EXPECT_EQ(code, 409);
+  EXPECT_NE(json::serialize(r).find("only an admitted workload can be parked"),
+            std::string::npos)
+      << json::serialize(r);
+  // The audit trail has both.
+  json::value audit = srv_->Json("GET", "/api/v1/audit?verb=park", "", &code);
+  EXPECT_NE(json::serialize(audit).find("Workload team-a/mine"), std::string::npos)
+      << json::serialize(audit);
+}
+
+// Kueue's spec.active: false on an admitted workload parks it (Allot keeps
+// its quota where Kueue would evict it), true resumes it; the same apply
+// again changes nothing.
+TEST_F(AgentTest, KueuesSpecActiveParksAndResumes) {
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  const std::string script = "sleep 300 & echo PID=$!; wait";
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", AgentWorkload("flip", 1, 1, script), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = WaitFor("flip", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running");
+  const pid_t first = WaitPodPid(*n1, PodId(w, 0));
+  auto apply = [&](bool active) {
+    net::Response r = srv_->Admin("POST", "/api/v1/apply",
+                                  AgentWorkload("flip", 1, 1, script, {{"active", active}}));
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body).at("results").at(0).at("action").as_string();
+  };
+  EXPECT_EQ(apply(false), "configured");
+  w = srv_->Json("GET", "/api/v1/workloads/team-a/flip", "", &code);
+  EXPECT_EQ(State(w), "Parked");
+  EXPECT_NE(ParkedCondition(w).find("True Inactive: spec.active set to false by admin"),
+            std::string::npos)
+      << ParkedCondition(w);
+  EXPECT_EQ(w.at("spec").at("active").as_bool(), false);
+  EXPECT_TRUE(WaitDead(first));
+  EXPECT_EQ(apply(false), "unchanged");
+  EXPECT_EQ(apply(true), "configured");
+  w = WaitFor("flip", [](const json::value& v) { return State(v) == "Running"; });
+  EXPECT_EQ(State(w), "Running");
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+  EXPECT_EQ(apply(true), "unchanged");
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/flip", "", &code);
+}
+
+}  // namespace
+}  // namespace allot::server

@@ -1,0 +1,218 @@
+// State: parking (docs/parking.md). A parked workload keeps its admission
+// and its quota (the scheduler keeps its usage; sched::Scheduler::
+// ParkWorkload) and gives its devices back: no placements, so no pods
+// (Agents::DesiredPods), no GPU-hours charged (its accounting is closed),
+// and no node failure can evict it. A resume places it again on free
+// devices of its flavors, never through the queue; one that finds none
+// waits at the head of every later turn (TryResumes, before the cycles).
+#include <algorithm>
+#include <string>
+
+#include "server/state.h"
+#include "server/state_internal.h"
+
+namespace allot::server {
+
+using internal::SetCondition;
+
+namespace {
+
+// "2 GPUs on gpu-07, gpu-08": where a resumed workload runs now.
+std::string WhereItRuns(const core::Admission& adm) {
+  std::vector<std::string> nodes;
+  size_t devices = 0;
+  for (const core::PodSetAssignment& psa : adm.pod_set_assignments) {
+    for (const core::PodPlacement& pl : psa.placements) {
+      devices += pl.gpus.size();
+      if (std::find(nodes.begin(), nodes.end(), pl.node) == nodes.end()) nodes.push_back(pl.node);
+    }
+  }
+  std::string out = std::to_string(devices) + " device(s) on ";
+  for (size_t i = 0; i < nodes.size(); ++i) out += (i ? ", " : "") + nodes[i];
+  return out;
+}
+
+}  // namespace
+
+Status State::ParkWorkload(const std::string& key, const std::string& reason,
+                           const std::string& message, Txn* txn) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) return Status::NotFound("Workload " + key + " does not exist");
+  WorkloadRecord& rec = it->second;
+  const int64_t now = txn->now_unix_ms;
+  if (rec.state == WorkloadState::kParked) {
+    return Status::FailedPrecondition("Workload " + key + " is parked already");
+  }
+  if (rec.finished() || !rec.spec.admission) {
+    return Status::FailedPrecondition(
+        "Workload " + key + " is " + ToString(rec.state) +
+        ": only an admitted workload can be parked (it keeps its quota while its pods are "
+        "stopped); hold a pending one with spec.active: false, or delete it");
+  }
+  if (Status s = sched_->ParkWorkload(key); !s.ok()) return Status::Internal(s.message());
+  accounting_.Close(&rec, now, objs_.flavors);  // Parked time uses no GPU.
+  if (rec.pulling_since_ms > 0) {
+    rec.pull_ms += now - rec.pulling_since_ms;
+    rec.pulling_since_ms = 0;
+  }
+  const std::string cq = rec.spec.admission->cluster_queue;
+  rec.spec.admission = sched_->AdmissionOf(key);
+  rec.state = WorkloadState::kParked;
+  SetCondition(&rec.conditions,
+               {"Parked", true, reason,
+                message + ": its pods are stopped and its devices given back; its quota in "
+                          "ClusterQueue " + cq + " is kept",
+                now, ""});
+  SetCondition(&rec.conditions, {"PodsReady", false, "Parked", "parked: no pods run", now, ""});
+  pod_failures_.erase(key);
+  resume_wanted_.erase(key);
+  metrics_->Parked(cq, reason);
+  MarkDirty(key);
+  return Status::Ok();
+}
+
+Status State::ResumeWorkload(const Actor& a, const std::string& key, Txn* txn,
+                            std::string* result) {
+  *result = "resumed";
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) return Status::NotFound("Workload " + key + " does not exist");
+  WorkloadRecord& rec = it->second;
+  const int64_t now = txn->now_unix_ms;
+  if (rec.state == WorkloadState::kSuspended) {
+    // Back to its queue, as spec.active: true would.
+    rec.spec.active = true;
+    rec.spec.admission.reset();
+    if (Status s = sched_->AddWorkload(rec.spec); !s.ok()) {
+      rec.spec.active = false;
+      return Status::Internal(s.message());
+    }
+    rec.state = WorkloadState::kPending;
+    *result = "queued";
+    SetCondition(&rec.conditions, {"QuotaReserved", false, "Pending",
+                                   "resumed by " + a.name + ": back in its queue", now, ""});
+    for (const Condition& c : rec.conditions) {
+      if (c.type == "Parked" && c.status) {
+        SetCondition(&rec.conditions,
+                     {"Parked", false, "Requeued", "resumed: back in its queue", now, ""});
+        break;
+      }
+    }
+    MarkDirty(key);
+    return Status::Ok();
+  }
+  if (rec.state != WorkloadState::kParked) {
+    return Status::FailedPrecondition("Workload " + key + " is " + ToString(rec.state) +
+                                      ": only a parked or suspended workload can be resumed");
+  }
+  if (resume_wanted_.count(key)) {
+    *result = "waiting";
+    return Status::Ok();
+  }
+  rec.spec.active = true;  // If spec.active: false parked it.
+  if (sched_->ResumeWorkload(key).ok()) {
+    Resumed(&rec, now, now);
+    return Status::Ok();
+  }
+  resume_wanted_[key] = now;
+  *result = "waiting";
+  TryResumes(now);  // Says why it waits.
+  return Status::Ok();
+}
+
+void State::Resumed(WorkloadRecord* rec, int64_t asked_ms, int64_t now) {
+  const std::string key = rec->spec.Key();
+  rec->spec.admission = sched_->AdmissionOf(key);
+  ++rec->attempt;  // New pods on the new placement.
+  agents_.ForgetPods(key);
+  Accounting::Open(rec, now);
+  rec->state = WorkloadState::kAdmitted;
+  // Parked time is not run time (ctrl/deadlines.h reads parked_ms).
+  for (const Condition& c : rec->conditions) {
+    if (c.type == "PodsReady" && c.reason == "Parked") {
+      rec->parked_ms += std::max<int64_t>(0, now - c.time_unix_ms);
+    }
+  }
+  SetCondition(&rec->conditions,
+               {"Parked", false, "Resumed",
+                "resumed: placed again on " + WhereItRuns(*rec->spec.admission), now, ""});
+  SetCondition(&rec->conditions, {"PodsReady", false, "PodsStarting",
+                                  "the pods of this admission are starting", now, ""});
+  metrics_->Resumed(rec->spec.admission->cluster_queue, std::max<int64_t>(0, now - asked_ms) / 1e3);
+  resume_wanted_.erase(key);
+  MarkDirty(key);
+}
+
+void State::TryResumes(int64_t now) {
+  for (auto it = resume_wanted_.begin(); it != resume_wanted_.end();) {
+    auto w = workloads_.find(it->first);
+    if (w == workloads_.end() || w->second.state != WorkloadState::kParked) {
+      it = resume_wanted_.erase(it);
+      continue;
+    }
+    WorkloadRecord& rec = w->second;
+    Status s = sched_->ResumeWorkload(it->first);
+    if (s.ok()) {
+      const int64_t asked = it->second;
+      ++it;  // Resumed erases the entry.
+      Resumed(&rec, asked, now);
+      continue;
+    }
+    // Said once per reason, not at every turn.
+    const std::string why = "resume asked; waiting: " + s.message();
+    bool same = false;
+    for (const Condition& c : rec.conditions) {
+      same = same || (c.type == "Parked" && c.reason == "Resuming" && c.message == why);
+    }
+    if (!same) {
+      SetCondition(&rec.conditions, {"Parked", true, "Resuming", why, it->second, ""});
+      MarkDirty(it->first);
+    }
+    ++it;
+  }
+}
+
+Status State::SetActive(const Actor& a, const std::string& key, bool active, Txn* txn) {
+  WorkloadRecord& rec = workloads_.at(key);
+  const int64_t now = txn->now_unix_ms;
+  if (active) {
+    std::string result;
+    return ResumeWorkload(a, key, txn, &result);
+  }
+  if (rec.spec.admission) {
+    ALLOT_RETURN_IF_ERROR(ParkWorkload(key, "Inactive", "spec.active set to false by " + a.name, txn));
+    rec.spec.active = false;
+    return Status::Ok();
+  }
+  // Pending: out of its queue, as a workload submitted inactive.
+  if (Status s = sched_->RemoveWorkload(key); !s.ok()) return Status::Internal(s.message());
+  ++removed_since_rebuild_;
+  rec.spec.active = false;
+  rec.state = WorkloadState::kSuspended;
+  SetCondition(&rec.conditions, {"QuotaReserved", false, "Inactive",
+                                 "spec.active is false: held out of its queue", now, ""});
+  MarkDirty(key);
+  return Status::Ok();
+}
+
+void State::SuspendPreemptedParked(WorkloadRecord* rec, const std::string& message,
+                                   const std::string& detail, int64_t now) {
+  const std::string key = rec->spec.Key();
+  (void)sched_->RemoveWorkload(key);  // Evict queued it: out, as inactive.
+  ++removed_since_rebuild_;
+  rec->spec.active = false;
+  rec->spec.admission.reset();
+  rec->state = WorkloadState::kSuspended;
+  resume_wanted_.erase(key);
+  SetCondition(&rec->conditions,
+               {"Parked", false, "Preempted",
+                "its quota was taken while it was parked (" + message +
+                    "); resume it to queue again",
+                now, detail});
+  SetCondition(&rec->conditions, {"QuotaReserved", false, "Inactive",
+                                  "preempted while parked: held out of its queue until resumed",
+                                  now, ""});
+  agents_.ForgetPods(key);
+  MarkDirty(key);
+}
+
+}  // namespace allot::server
