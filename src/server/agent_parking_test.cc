@@ -160,6 +160,50 @@ TEST_F(AgentTest, WhoMayDeleteAWorkloadMayParkItAndNothingElse) {
       << json::serialize(audit);
 }
 
+// A parked workload keeps its quota only as long as no higher priority in
+// its ClusterQueue needs it: preempted, it is Suspended (not queued: an
+// idle workload should not start again by itself) until resumed, which
+// puts it back in its queue.
+TEST_F(AgentTest, APreemptedParkedWorkloadIsSuspendedUntilResumed) {
+  namespace b = allot::testing;
+  ASSERT_TRUE(srv_->Apply(b::Namespace("team-p") +
+                          b::GpuCq("cq-p", "", "sim", "nominalQuota: 2",
+                                   "  preemption: {withinClusterQueue: LowerPriority}\n") +
+                          b::LocalQueue("team-p", "q", "cq-p") + b::PriorityClass("high", 100)));
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  auto in_p = [](const std::string& name, const std::string& cls) {
+    json::value w = json::parse(AgentWorkload(name, 1, 2, "sleep 300"));
+    w.at("metadata").as_object()["namespace"] = "team-p";
+    if (!cls.empty()) w.at("spec").as_object()["priorityClassName"] = cls;
+    return json::serialize(w);
+  };
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", in_p("low", ""), &code);
+  ASSERT_EQ(code, 201);
+  json::value w = srv_->WaitForWorkload("team-p/low", [](const json::value& v) {
+    return State(v) == "Running";
+  });
+  ASSERT_EQ(State(w), "Running");
+  srv_->Json("POST", "/api/v1/workloads/team-p/low/park", "", &code);
+  ASSERT_EQ(code, 200);
+  srv_->Json("POST", "/api/v1/workloads", in_p("urgent", "high"), &code);
+  ASSERT_EQ(code, 201);
+  json::value u = srv_->WaitForWorkload("team-p/urgent", [](const json::value& v) {
+    return State(v) == "Running";
+  });
+  EXPECT_EQ(State(u), "Running") << json::serialize(u);
+  w = srv_->Json("GET", "/api/v1/workloads/team-p/low", "", &code);
+  EXPECT_EQ(State(w), "Suspended") << json::serialize(w);
+  EXPECT_NE(ParkedCondition(w).find("False Preempted: its quota was taken while it was parked"),
+            std::string::npos)
+      << ParkedCondition(w);
+  json::value r = srv_->Json("POST", "/api/v1/workloads/team-p/low/resume", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("result").as_string(), "queued");
+  w = srv_->Json("GET", "/api/v1/workloads/team-p/low", "", &code);
+  EXPECT_EQ(State(w), "Pending") << json::serialize(w);
+}
+
 // Kueue's spec.active: false on an admitted workload parks it (Allot keeps
 // its quota where Kueue would evict it), true resumes it; the same apply
 // again changes nothing.

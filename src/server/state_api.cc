@@ -250,8 +250,10 @@ Result<std::vector<ApplyResult>> State::Apply(const Actor& a,
         if (json::serialize(core::EncodeWorkload(same)) ==
             json::serialize(core::EncodeWorkload(old->spec))) {
           // Kueue's spec.active is the one field that may change.
-          const bool running = old->state != WorkloadState::kParked &&
-                               old->state != WorkloadState::kSuspended;
+          // (A parked workload whose resume waits counts as active.)
+          const bool running =
+              (old->state != WorkloadState::kParked || resume_wanted_.count(key) > 0) &&
+              old->state != WorkloadState::kSuspended;
           toggled[i] = !old->finished() && w.active != running;
           unchanged[i] = !toggled[i];
           continue;

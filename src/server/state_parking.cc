@@ -178,6 +178,16 @@ Status State::SetActive(const Actor& a, const std::string& key, bool active, Txn
     std::string result;
     return ResumeWorkload(a, key, txn, &result);
   }
+  if (rec.state == WorkloadState::kParked) {
+    // Its resume waited for devices: no longer wanted.
+    resume_wanted_.erase(key);
+    rec.spec.active = false;
+    SetCondition(&rec.conditions, {"Parked", true, "Inactive",
+                                   "spec.active set to false by " + a.name + ": no longer resuming",
+                                   now, ""});
+    MarkDirty(key);
+    return Status::Ok();
+  }
   if (rec.spec.admission) {
     ALLOT_RETURN_IF_ERROR(ParkWorkload(key, "Inactive", "spec.active set to false by " + a.name, txn));
     rec.spec.active = false;
