@@ -184,10 +184,15 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         const std::string k = live[size_t(pick(int(live.size())))];
         const bool parked = sched.IsParked(k);
         Status r = sched.ResumeWorkload(k);
-        if (!parked) EXPECT_FALSE(r.ok()) << k;
-        // Resumed or not, a parked workload keeps its admission.
-        if (parked) EXPECT_TRUE(sched.AdmissionOf(k).has_value()) << k;
-        if (r.ok()) EXPECT_FALSE(sched.IsParked(k)) << k;
+        if (!parked) {
+          EXPECT_FALSE(r.ok()) << k;
+        } else {
+          // Resumed or not, a parked workload keeps its admission.
+          EXPECT_TRUE(sched.AdmissionOf(k).has_value()) << k;
+        }
+        if (r.ok()) {
+          EXPECT_FALSE(sched.IsParked(k)) << k;
+        }
       } else {
         sched.RunCycle();
       }
