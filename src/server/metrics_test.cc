@@ -231,6 +231,24 @@ TEST_F(MetricsTest, DcgmGpuMetricsNameWhoHoldsEachGpu) {
   EXPECT_EQ(Value(m, "allot_gpus", {{"state", "free"}, {"simulated", "true"}}), 6);
   EXPECT_EQ(Value(m, "allot_gpus", {{"state", "free"}, {"simulated", "false"}}), 0);
   EXPECT_EQ(Value(m, "allot_agents_connected", {}), 1);
+  // Busy: no idle series for it. All its GPUs idle: since when, for
+  // autoscalers that park (time() minus it); parked: its own series.
+  const std::map<std::string, std::string> train{
+      {"namespace", "team-a"}, {"workload", "train"}, {"cluster_queue", "cq-a"}};
+  EXPECT_TRUE(std::isnan(Value(m, "allot_workload_idle_since_seconds", train))) << m;
+  r = srv_->Json("POST", "/api/v1/agents/sync", Sync({0, 0, 0, 0, 0, 0, 0, 0}), &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  m = Scrape();
+  EXPECT_GT(Value(m, "allot_workload_idle_since_seconds", train), 1.7e9) << m;
+  srv_->Json("POST", "/api/v1/workloads/team-a/train/park", "", &code);
+  ASSERT_EQ(code, 200);
+  m = Scrape();
+  EXPECT_EQ(Value(m, "allot_workload_parked", train), 1) << m;
+  EXPECT_TRUE(std::isnan(Value(m, "allot_workload_idle_since_seconds", train)));
+  EXPECT_EQ(Value(m, "allot_parked_workloads", {{"cluster_queue", "cq-a"}}), 1);
+  EXPECT_EQ(Value(m, "allot_parked_gpus", {{"cluster_queue", "cq-a"}}), 2);
+  EXPECT_EQ(Value(m, "allot_workloads", {{"state", "Parked"}}), 1);
+  EXPECT_EQ(Value(m, "allot_gpus", {{"state", "allocated"}, {"simulated", "true"}}), 0);
 }
 
 TEST_F(MetricsTest, BadSamplesAreRefusedAndChangeNothing) {

@@ -111,6 +111,30 @@ void State::CollectMetrics(metrics::Gauges* g) const {
     auto p = parked.find(c.name);
     g->Add({{"cluster_queue", c.name}}, p == parked.end() ? 0 : Units(p->second.second));
   }
+  // Per workload, for autoscalers that park and resume (KEDA): how long
+  // its GPUs have all been idle, and whether it is parked.
+  g->Family("allot_workload_idle_since_seconds",
+            "Since when (Unix time) every GPU of a running workload has been under the "
+            "idle threshold; absent while any is busy. Idle for: time() minus this.");
+  for (const auto& [key, rec] : workloads_) {
+    if (rec.finished() || !rec.spec.admission || rec.state == WorkloadState::kParked ||
+        rec.idle_since_ms <= 0) {
+      continue;
+    }
+    g->Add({{"namespace", rec.spec.ns},
+            {"workload", rec.spec.name},
+            {"cluster_queue", rec.spec.admission->cluster_queue}},
+           double(rec.idle_since_ms) / 1000.0);
+  }
+  g->Family("allot_workload_parked",
+            "1 for each parked workload (its GPUs given back, its quota kept).");
+  for (const auto& [key, rec] : workloads_) {
+    if (rec.state != WorkloadState::kParked || !rec.spec.admission) continue;
+    g->Add({{"namespace", rec.spec.ns},
+            {"workload", rec.spec.name},
+            {"cluster_queue", rec.spec.admission->cluster_queue}},
+           1);
+  }
   g->Family("kueue_reserving_active_workloads",
             "Workloads reserving quota, per cluster_queue.");
   for (const CqRow& c : cqs) g->Add({{"cluster_queue", c.name}}, c.st.admitted);
@@ -315,7 +339,7 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   }
   g->Family("allot_workloads", "Workloads the server knows, by state.");
   for (const char* s : {"Pending", "Admitted", "Running", "Succeeded", "Failed",
-                        "Evicted", "Requeued", "Suspended"}) {
+                        "Evicted", "Requeued", "Suspended", "Parked"}) {
     auto it = by_state.find(s);
     g->Add({{"state", s}}, it == by_state.end() ? 0 : double(it->second));
   }

@@ -337,6 +337,17 @@ function asks(w) {
   }).join(" + ");
 }
 
+// The Park / Resume button of a workload's detail (docs/parking.md).
+function parkButton(key, verb) {
+  $("#park").onclick = async () => {
+    try {
+      const r = await api(`/api/v1/workloads/${key}/${verb}`, "POST");
+      setStatus(`${key}: ${r.result}${r.message ? " (" + r.message + ")" : ""}`);
+    } catch (e) { setStatus(e.message); }
+    readTail(key);
+  };
+}
+
 async function readTail(key) {
   const d = $("#detail");
   if (!d) return;
@@ -351,7 +362,9 @@ async function readTail(key) {
         <tr><th>why</th><td>${esc(st.pendingReason || "")}</td></tr>
         <tr><th>position</th><td>${st.position ? `#${st.position} in ClusterQueue ${esc(st.clusterQueue)}` : "in no queue"}</td></tr>
         <tr><th>asks for</th><td>${esc(asks(w))}</td></tr>${images(w)}
-        <tr><th>priority</th><td>${esc(String(st.priority ?? 0))}</td></tr></table>`;
+        <tr><th>priority</th><td>${esc(String(st.priority ?? 0))}</td></tr></table>
+        ${st.state === "Suspended" ? '<button id="park" data-verb="resume">Resume</button>' : ""}`;
+      if (st.state === "Suspended") parkButton(key, "resume");
       return;
     }
     const r = await fetch(`/api/v1/workloads/${key}/log?limit=8192`, { headers: { Authorization: "Bearer " + token } });
@@ -360,22 +373,14 @@ async function readTail(key) {
     try { const j = JSON.parse(text); log = j.data ?? text; } catch (e) { /* plain text */ }
     // Park an admitted workload (its GPUs go back, its quota stays); resume
     // a parked one (docs/parking.md). Viewers get the server's refusal.
-    const verb = st.state === "Parked" || st.state === "Suspended" ? "resume"
+    const verb = st.state === "Parked" ? "resume"
       : st.state === "Admitted" || st.state === "Running" ? "park" : "";
     d.innerHTML = `<h2>${esc(key)}</h2><table id="pods">${images(w)}
       <tr><th>state</th><td>${esc(st.state)} ${esc(plainReason(w))}
       ${verb ? `<button id="park" data-verb="${verb}">${verb === "park" ? "Park" : "Resume"}</button>` : ""}</td></tr></table>
       <pre class="log" id="log">${esc(log)}</pre>`;
     $("#log").scrollTop = $("#log").scrollHeight;
-    if (verb) {
-      $("#park").onclick = async () => {
-        try {
-          const r = await api(`/api/v1/workloads/${key}/${verb}`, "POST");
-          setStatus(`${key}: ${r.result}${r.message ? " (" + r.message + ")" : ""}`);
-        } catch (e) { setStatus(e.message); }
-        readTail(key);
-      };
-    }
+    if (verb) parkButton(key, verb);
   } catch (e) { d.innerHTML = `<p class="err">${esc(e.message)}</p>`; }
 }
 
