@@ -155,5 +155,84 @@ TEST(ControllersInProcess, ABadMaxRunDurationIsRefusedAndChangesNothing) {
             "1h30m");
 }
 
+
+// The idle policy end to end in process: an agent's node, its GPU samples
+// on the fake clock, ClusterQueue "idle" parking after 30 min of idleness.
+// A busy sample starts the idle time again; the park is the controller's,
+// audited as such; the workload keeps its quota; a bad annotation is
+// refused naming it.
+TEST(ControllersInProcess, TheIdleParkerParksWhatStayedIdleForItsTime) {
+  namespace b = allot::testing;
+  // The agent syncs only when the test says: no NotReady on the way.
+  ctrl::Options slow;
+  slow.node_timeout_ms = 24 * 60 * kMin;
+  Harness h(slow);
+  ASSERT_TRUE(h.Apply(b::Namespace("t1") + b::Flavor("f1", "") + R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: idle
+  annotations: {allot.dev/idle-after: 30m}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]
+---
+)" + b::LocalQueue("t1", "idle", "idle"))
+                  .ok());
+  AgentReport r;
+  r.node.name = "a1";
+  r.node.cpu = Quantity::FromUnits(32);
+  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
+  for (int i = 0; i < 2; ++i) {
+    core::Gpu g;
+    g.uuid = "GPU-a1-" + std::to_string(i);
+    g.product = "H100-80GB";
+    g.memory = Quantity::FromUnits(int64_t(80) << 30);
+    r.node.gpus.push_back(g);
+  }
+  r.address = "a1";
+  ASSERT_TRUE(h.Sync(r).ok());
+  ASSERT_TRUE(h.Apply(Workload("nb", "idle")).ok());
+  ASSERT_EQ(h.WorkloadState("t1/nb"), "Admitted");
+  auto sample = [&](int util) {
+    AgentReport s = r;
+    for (int i = 0; i < 2; ++i) s.gpu_samples.push_back({"GPU-a1-" + std::to_string(i), i, util});
+    ASSERT_TRUE(h.Sync(s).ok());
+  };
+  sample(0);  // Idle from now...
+  h.Advance(20 * kMin);
+  sample(90);  // ...but a burst starts it again.
+  sample(0);
+  h.Advance(29 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb"), "Admitted") << "29 minutes idle since the burst";
+  h.Advance(2 * kMin);  // The controller looks at least every 30 s.
+  EXPECT_EQ(h.WorkloadState("t1/nb"), "Parked");
+  EXPECT_EQ(h.Reason("t1/nb", "Parked"), "Idle");
+  const store::AuditRow last = h.AuditLog().back();
+  EXPECT_EQ(last.principal, "controller:idle-parker");
+  EXPECT_EQ(last.verb, "park");
+  EXPECT_EQ(last.object, "Workload t1/nb");
+  // Its quota is kept: a second workload waits for it.
+  ASSERT_TRUE(h.Apply(Workload("other", "idle")).ok());
+  EXPECT_EQ(h.WorkloadState("t1/other"), "Pending");
+  // A bad annotation is refused, naming it.
+  for (const char* bad : {"0s", "soon", "-5m"}) {
+    Status s = h.Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: idle
+  annotations: {allot.dev/idle-after: ")" + std::string(bad) + R"("}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
+)");
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(s.field(), "metadata.annotations.allot.dev/idle-after") << bad << ": " << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace allot::server
