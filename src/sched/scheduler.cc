@@ -481,16 +481,29 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
   return Status::Ok();
 }
 
+Result<WlIdx> Scheduler::Impl::ParkingTarget(const std::string& key, bool want_parked) const {
+  auto it = by_key.find(key);
+  if (it == by_key.end()) return Status::NotFound("workload " + key + " does not exist");
+  const Wl& wl = wls[it->second];
+  if (want_parked && (wl.state != Wl::State::kAdmitted || !wl.unplaced)) {
+    return Status::FailedPrecondition("workload " + key + " is not parked");
+  }
+  if (!want_parked && wl.state != Wl::State::kAdmitted) {
+    return Status::FailedPrecondition("workload " + key +
+                                      " is not admitted: it holds no quota to keep");
+  }
+  if (!want_parked && wl.unplaced) {
+    return Status::FailedPrecondition("workload " + key + " is parked already");
+  }
+  return it->second;
+}
+
 Status Scheduler::ParkWorkload(const std::string& key) {
   Impl& m = *impl_;
-  auto it = m.by_key.find(key);
-  if (it == m.by_key.end()) return Status::NotFound("workload " + key + " does not exist");
-  const WlIdx w = it->second;
+  Result<WlIdx> target = m.ParkingTarget(key, /*want_parked=*/false);
+  if (!target.ok()) return target.status();
+  const WlIdx w = *target;
   Wl& wl = m.wls[w];
-  if (wl.state != Wl::State::kAdmitted) {
-    return Status::FailedPrecondition("workload " + key + " is not admitted: it holds no quota to keep");
-  }
-  if (wl.unplaced) return Status::FailedPrecondition("workload " + key + " is parked already");
   const Assignment freed = *wl.adm;
   m.pool->Release(wl.adm->requests, wl.adm->placement);
   m.IndexNodes(w, wl.adm->placement, /*add=*/false);
@@ -503,13 +516,10 @@ Status Scheduler::ParkWorkload(const std::string& key) {
 
 Status Scheduler::ResumeWorkload(const std::string& key) {
   Impl& m = *impl_;
-  auto it = m.by_key.find(key);
-  if (it == m.by_key.end()) return Status::NotFound("workload " + key + " does not exist");
-  const WlIdx w = it->second;
+  Result<WlIdx> target = m.ParkingTarget(key, /*want_parked=*/true);
+  if (!target.ok()) return target.status();
+  const WlIdx w = *target;
   Wl& wl = m.wls[w];
-  if (wl.state != Wl::State::kAdmitted || !wl.unplaced) {
-    return Status::FailedPrecondition("workload " + key + " is not parked");
-  }
   Placement p;
   std::string why;
   if (!m.pool->Find(wl.adm->requests, &p, &why)) {

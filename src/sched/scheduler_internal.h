@@ -446,6 +446,10 @@ struct Scheduler::Impl {
   void CountPods(Wl* wl) const;
   Status AdmitExisting(WlIdx w);
   void Enqueue(WlIdx w);
+  // Workload `key` for ParkWorkload (`want_parked` false: admitted, not
+  // parked) or ResumeWorkload (true: parked); else NotFound or
+  // FailedPrecondition saying why.
+  Result<WlIdx> ParkingTarget(const std::string& key, bool want_parked) const;
   // `placed`: false admits quota only (a parked workload, AdmitExisting).
   void Admit(WlIdx w, Assignment a, bool placed = true);
   void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);

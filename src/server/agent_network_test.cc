@@ -107,10 +107,7 @@ class CrossNodeNetworkTest : public ServerTest {
     state_.reset();
   }
 
-  static std::string StateOf(const json::value& w) {
-    const json::value* s = w.as_object().if_contains("status");
-    return s ? std::string(s->at("state").as_string()) : "";
-  }
+
   static std::string Host(int i) { return std::string(kLan) + "." + std::to_string(i + 2); }
 
   // Host i's agent: nodes n0 and n1, three simulated GPUs each.
@@ -142,12 +139,7 @@ class CrossNodeNetworkTest : public ServerTest {
         },
         std::chrono::seconds(60));
   }
-  static std::string PodIdOf(const json::value& w, int index) {
-    return std::string(w.at("metadata").at("namespace").as_string()) + "/" +
-           std::string(w.at("metadata").at("name").as_string()) + "/a" +
-           std::to_string(w.at("status").at("attempt").as_int64()) + "/main/" +
-           std::to_string(index);
-  }
+
 
   std::string skip_;
   std::string ns_[2], bridge_;
@@ -188,9 +180,9 @@ TEST_F(CrossNodeNetworkTest, AWorkloadOnTwoNodesMeetsAsTorchrunDoesAndOtherTenan
              ImageWorkload("team-a", "train", 2, 2, state_->image, train), &code);
   ASSERT_EQ(code, 201);
   json::value w = srv_->WaitForWorkload("team-a/train", [](const json::value& v) {
-    return StateOf(v) == "Running";
+    return WorkloadStateOf(v) == "Running";
   });
-  ASSERT_EQ(StateOf(w), "Running") << json::serialize(w);
+  ASSERT_EQ(WorkloadStateOf(w), "Running") << json::serialize(w);
   ASSERT_NE(Placement(w, 0).at("node").as_string(), Placement(w, 1).at("node").as_string());
   const int rank0_host = &On(w, 0) == agents_[0].get() ? 0 : 1;
   std::smatch m;
@@ -250,13 +242,13 @@ TEST_F(CrossNodeNetworkTest, AWorkloadOnTwoNodesMeetsAsTorchrunDoesAndOtherTenan
              ImageWorkload("team-b", "probe", 2, 1, state_->image, probes), &code);
   ASSERT_EQ(code, 201);
   json::value p = srv_->WaitForWorkload("team-b/probe", [](const json::value& v) {
-    return StateOf(v) == "Succeeded" || StateOf(v) == "Failed";
+    return WorkloadStateOf(v) == "Succeeded" || WorkloadStateOf(v) == "Failed";
   });
-  ASSERT_EQ(StateOf(p), "Succeeded") << On(p, 0).PodLog(PodIdOf(p, 0)) << "\n"
-                                      << On(p, 1).PodLog(PodIdOf(p, 1));
+  ASSERT_EQ(WorkloadStateOf(p), "Succeeded") << On(p, 0).PodLog(PodId(p, 0)) << "\n"
+                                      << On(p, 1).PodLog(PodId(p, 1));
   ASSERT_NE(Placement(p, 0).at("node").as_string(), Placement(p, 1).at("node").as_string());
   for (int i = 0; i < 2; ++i) {
-    const std::string out = On(p, i).PodLog(PodIdOf(p, i));
+    const std::string out = On(p, i).PodLog(PodId(p, i));
     EXPECT_NE(out.find("blocked-rank0\nblocked-master\nblocked-host0\nblocked-host1\n"
                        "blocked-server\nreached-lan\ndone"),
               std::string::npos)

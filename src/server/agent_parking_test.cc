@@ -17,9 +17,12 @@ namespace {
 using namespace testing;  // The agents' fixture: agent_test_util.h.
 namespace json = boost::json;
 
-std::string TeamB(const std::string& name, int gpus, const std::string& script) {
+// AgentWorkload's one-pod workload in `tenant`, of priority class `cls`.
+std::string InTenant(const std::string& tenant, const std::string& name, int gpus,
+                     const std::string& script, const std::string& cls = "") {
   json::value w = json::parse(AgentWorkload(name, 1, gpus, script));
-  w.at("metadata").as_object()["namespace"] = "team-b";
+  w.at("metadata").as_object()["namespace"] = tenant;
+  if (!cls.empty()) w.at("spec").as_object()["priorityClassName"] = cls;
   return json::serialize(w);
 }
 
@@ -78,7 +81,7 @@ TEST_F(AgentTest, AParkedWorkloadGivesItsGpusBackKeepsItsQuotaAndResumesFirst) {
   EXPECT_EQ(code, 409);
 
   // Its GPUs go to team-b's job (within team-b's own quota).
-  srv_->Json("POST", "/api/v1/workloads", TeamB("borrower", 2, "sleep 300 & echo PID=$!; wait"),
+  srv_->Json("POST", "/api/v1/workloads", InTenant("team-b", "borrower", 2, "sleep 300 & echo PID=$!; wait"),
              &code);
   ASSERT_EQ(code, 201);
   json::value bw = srv_->WaitForWorkload(
@@ -171,14 +174,9 @@ TEST_F(AgentTest, APreemptedParkedWorkloadIsSuspendedUntilResumed) {
                                    "  preemption: {withinClusterQueue: LowerPriority}\n") +
                           b::LocalQueue("team-p", "q", "cq-p") + b::PriorityClass("high", 100)));
   auto n1 = StartReadyAgent("n1", "2xH100-80GB");
-  auto in_p = [](const std::string& name, const std::string& cls) {
-    json::value w = json::parse(AgentWorkload(name, 1, 2, "sleep 300"));
-    w.at("metadata").as_object()["namespace"] = "team-p";
-    if (!cls.empty()) w.at("spec").as_object()["priorityClassName"] = cls;
-    return json::serialize(w);
-  };
+
   int code = 0;
-  srv_->Json("POST", "/api/v1/workloads", in_p("low", ""), &code);
+  srv_->Json("POST", "/api/v1/workloads", InTenant("team-p", "low", 2, "sleep 300"), &code);
   ASSERT_EQ(code, 201);
   json::value w = srv_->WaitForWorkload("team-p/low", [](const json::value& v) {
     return State(v) == "Running";
@@ -186,7 +184,7 @@ TEST_F(AgentTest, APreemptedParkedWorkloadIsSuspendedUntilResumed) {
   ASSERT_EQ(State(w), "Running");
   srv_->Json("POST", "/api/v1/workloads/team-p/low/park", "", &code);
   ASSERT_EQ(code, 200);
-  srv_->Json("POST", "/api/v1/workloads", in_p("urgent", "high"), &code);
+  srv_->Json("POST", "/api/v1/workloads", InTenant("team-p", "urgent", 2, "sleep 300", "high"), &code);
   ASSERT_EQ(code, 201);
   json::value u = srv_->WaitForWorkload("team-p/urgent", [](const json::value& v) {
     return State(v) == "Running";

@@ -65,6 +65,12 @@ struct ContainerState {
   bool ok = false;
 };
 
+// A workload's status.state ("" before it has one).
+inline std::string WorkloadStateOf(const boost::json::value& w) {
+  const boost::json::value* s = w.as_object().if_contains("status");
+  return s ? std::string(s->at("state").as_string()) : "";
+}
+
 class AgentTest : public ServerTest {
  protected:
   void SetUp() override {
@@ -118,10 +124,7 @@ class AgentTest : public ServerTest {
       return State(v) == "Succeeded" || State(v) == "Failed";
     });
   }
-  static std::string State(const boost::json::value& w) {
-    const boost::json::value* s = w.as_object().if_contains("status");
-    return s ? std::string(s->at("state").as_string()) : "";
-  }
+  static std::string State(const boost::json::value& w) { return WorkloadStateOf(w); }
   // Waits (up to 10 s) until `name` is registered.
   void WaitForNode(const std::string& name) {
     bool registered = allot::testing::WaitFor(
@@ -140,7 +143,8 @@ class AgentTest : public ServerTest {
 
 // The pod id of pod `index` of the workload's current attempt.
 inline std::string PodId(const boost::json::value& w, int index) {
-  return "team-a/" + std::string(w.at("metadata").at("name").as_string()) +
+  return std::string(w.at("metadata").at("namespace").as_string()) + "/" +
+         std::string(w.at("metadata").at("name").as_string()) +
          "/a" + std::to_string(w.at("status").at("attempt").as_int64()) +
          "/main/" + std::to_string(index);
 }

@@ -35,20 +35,10 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   std::map<std::string, int64_t> cq_finished;
   std::map<std::string, int64_t> by_state;
   std::map<std::string, std::pair<int64_t, int64_t>> parked;  // CQ -> (workloads, GPU milli)
+  // The per-workload rows (admitted ones): idle, and parked.
+  std::vector<const WorkloadRecord*> idle_rows, parked_rows;
   for (const auto& [key, rec] : workloads_) {
     ++by_state[ToString(rec.state)];
-    if (rec.state == WorkloadState::kParked && rec.spec.admission) {
-      auto& [n, gpus] = parked[rec.spec.admission->cluster_queue];
-      ++n;
-      for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
-        for (const core::PodSet& ps : rec.spec.pod_sets) {
-          if (ps.name != psa.name) continue;
-          for (const auto& [res, q] : ps.requests) {
-            if (core::IsGpuResource(res)) gpus += q.milli() * psa.count;
-          }
-        }
-      }
-    }
     LqLevels& lq = lqs[rec.spec.ns + "/" + rec.spec.queue_name];
     if (rec.finished()) {
       ++lq.finished;
@@ -64,12 +54,23 @@ void State::CollectMetrics(metrics::Gauges* g) const {
       continue;
     }
     ++lq.admitted;
+    const bool is_parked = rec.state == WorkloadState::kParked;
+    if (is_parked) {
+      ++parked[rec.spec.admission->cluster_queue].first;
+      parked_rows.push_back(&rec);
+    } else if (rec.idle_since_ms > 0) {
+      idle_rows.push_back(&rec);
+    }
     for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
       for (const core::PodSet& ps : rec.spec.pod_sets) {
         if (ps.name != psa.name) continue;
         for (const auto& [res, flavor] : psa.flavors) {
           auto q = ps.requests.find(res);
-          if (q != ps.requests.end()) lq.usage[{flavor, res}] += q->second.milli() * psa.count;
+          if (q == ps.requests.end()) continue;
+          lq.usage[{flavor, res}] += q->second.milli() * psa.count;
+          if (is_parked && core::IsGpuResource(res)) {
+            parked[rec.spec.admission->cluster_queue].second += q->second.milli() * psa.count;
+          }
         }
       }
     }
@@ -116,25 +117,17 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   g->Family("allot_workload_idle_since_seconds",
             "Since when (Unix time) every GPU of a running workload has been under the "
             "idle threshold; absent while any is busy. Idle for: time() minus this.");
-  for (const auto& [key, rec] : workloads_) {
-    if (rec.finished() || !rec.spec.admission || rec.state == WorkloadState::kParked ||
-        rec.idle_since_ms <= 0) {
-      continue;
-    }
-    g->Add({{"namespace", rec.spec.ns},
+  auto workload_labels = [](const WorkloadRecord& rec) -> L {
+    return {{"namespace", rec.spec.ns},
             {"workload", rec.spec.name},
-            {"cluster_queue", rec.spec.admission->cluster_queue}},
-           double(rec.idle_since_ms) / 1000.0);
+            {"cluster_queue", rec.spec.admission->cluster_queue}};
+  };
+  for (const WorkloadRecord* rec : idle_rows) {
+    g->Add(workload_labels(*rec), double(rec->idle_since_ms) / 1000.0);
   }
   g->Family("allot_workload_parked",
             "1 for each parked workload (its GPUs given back, its quota kept).");
-  for (const auto& [key, rec] : workloads_) {
-    if (rec.state != WorkloadState::kParked || !rec.spec.admission) continue;
-    g->Add({{"namespace", rec.spec.ns},
-            {"workload", rec.spec.name},
-            {"cluster_queue", rec.spec.admission->cluster_queue}},
-           1);
-  }
+  for (const WorkloadRecord* rec : parked_rows) g->Add(workload_labels(*rec), 1);
   g->Family("kueue_reserving_active_workloads",
             "Workloads reserving quota, per cluster_queue.");
   for (const CqRow& c : cqs) g->Add({{"cluster_queue", c.name}}, c.st.admitted);

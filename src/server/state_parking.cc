@@ -32,6 +32,17 @@ std::string WhereItRuns(const core::Admission& adm) {
   return out;
 }
 
+// Says on rec's Parked condition why its resume, asked at `asked_ms`,
+// waits: once per reason, not at every turn. Whether it changed.
+bool NoteResumeWaits(WorkloadRecord* rec, const Status& why, int64_t asked_ms) {
+  const std::string message = "resume asked; waiting: " + why.message();
+  for (const Condition& c : rec->conditions) {
+    if (c.type == "Parked" && c.reason == "Resuming" && c.message == message) return false;
+  }
+  SetCondition(&rec->conditions, {"Parked", true, "Resuming", message, asked_ms, ""});
+  return true;
+}
+
 }  // namespace
 
 Status State::ParkWorkload(const std::string& key, const std::string& reason,
@@ -109,13 +120,13 @@ Status State::ResumeWorkload(const Actor& a, const std::string& key, Txn* txn,
     return Status::Ok();
   }
   rec.spec.active = true;  // If spec.active: false parked it.
-  if (sched_->ResumeWorkload(key).ok()) {
-    Resumed(&rec, now, now);
+  if (Status s = sched_->ResumeWorkload(key); !s.ok()) {
+    resume_wanted_[key] = now;  // TryResumes places it when it can.
+    *result = "waiting";
+    if (NoteResumeWaits(&rec, s, now)) MarkDirty(key);
     return Status::Ok();
   }
-  resume_wanted_[key] = now;
-  *result = "waiting";
-  TryResumes(now);  // Says why it waits.
+  Resumed(&rec, now, now);
   return Status::Ok();
 }
 
@@ -157,16 +168,7 @@ void State::TryResumes(int64_t now) {
       Resumed(&rec, asked, now);
       continue;
     }
-    // Said once per reason, not at every turn.
-    const std::string why = "resume asked; waiting: " + s.message();
-    bool same = false;
-    for (const Condition& c : rec.conditions) {
-      same = same || (c.type == "Parked" && c.reason == "Resuming" && c.message == why);
-    }
-    if (!same) {
-      SetCondition(&rec.conditions, {"Parked", true, "Resuming", why, it->second, ""});
-      MarkDirty(it->first);
-    }
+    if (NoteResumeWaits(&rec, s, it->second)) MarkDirty(it->first);
     ++it;
   }
 }
