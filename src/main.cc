@@ -331,17 +331,30 @@ int main(int argc, char** argv) {
   del->callback([&] { rc = CmdDelete(cf, x_kind, x_name, x_tenant, x_drain); });
 
   // park / resume
-  std::string p_name, p_tenant;
+  std::string p_name, p_tenant, p_prometheus, p_query, p_every;
   for (const char* action : {"park", "resume"}) {
     auto* pk = app.add_subcommand(
         action, std::string(action) == "park"
                     ? "park a workload: stop its pods and give its GPUs back, keep its quota"
                     : "resume a parked workload on free GPUs (a suspended one: back to its queue)");
-    pk->add_option("name", p_name, "the workload")->required();
+    auto* by_name = pk->add_option("name", p_name, "the workload");
     pk->add_option("-t,--tenant", p_tenant, "tenant (default: the token's, else default)");
+    auto* by_query = pk->add_option(
+        "--query", p_query,
+        "instead of a name: every workload this PromQL names (labels namespace and workload), "
+        "e.g. '(time() - allot_workload_idle_since_seconds) > 1800'");
+    auto* prom = pk->add_option("--prometheus", p_prometheus,
+                                "the Prometheus that --query asks (http://host:9090)");
+    pk->add_option("--every", p_every, "with --query: again every DURATION (30s), until killed");
+    by_name->excludes(by_query);
+    by_query->needs(prom);
+    prom->needs(by_query);
     client_flags(pk);
     std::string a = action;
-    pk->callback([&, a] { rc = CmdPark(cf, a, p_name, p_tenant); });
+    pk->callback([&, a] {
+      rc = p_query.empty() ? CmdPark(cf, a, p_name, p_tenant)
+                           : CmdParkByQuery(cf, a, p_prometheus, p_query, p_every);
+    });
   }
 
   // cordon / uncordon / drain

@@ -564,7 +564,11 @@ int CmdDescribe(const ClientFlags& c, const std::string& kind,
               << "Why pending:   " << reason << "\n";
   }
   if (const json::value* a = JsonAt(o, {"status", "admission"})) {
-    std::cout << "Admission:     ClusterQueue " << JsonStr(*a, {"clusterQueue"}) << "\n";
+    std::cout << "Admission:     ClusterQueue " << JsonStr(*a, {"clusterQueue"})
+              << (JsonStr(o, {"status", "onParkedCapacity"}) == "true"
+                      ? ", on parked capacity (no quota; the first to go when its owners resume)"
+                      : "")
+              << "\n";
     if (const json::value* psas = JsonAt(*a, {"podSetAssignments"}); psas && psas->is_array()) {
       for (const json::value& psa : psas->as_array()) {
         std::cout << "  pod set " << JsonStr(psa, {"name"}) << ": "
@@ -615,6 +619,9 @@ int CmdDelete(const ClientFlags& c, const std::string& kind,
 
 int CmdPark(const ClientFlags& c, const std::string& action, const std::string& name,
             const std::string& tenant) {
+  if (name.empty()) {
+    return Fail(Status::InvalidArgument("name a workload, or give --query and --prometheus"));
+  }
   auto cl = Connect(c);
   if (!cl.ok()) return Fail(cl.status());
   Result<std::string> t = (*cl)->Tenant(tenant);

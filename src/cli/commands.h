@@ -97,6 +97,12 @@ int CmdDelete(const ClientFlags& c, const std::string& kind,
 // action: park | resume (docs/parking.md).
 int CmdPark(const ClientFlags& c, const std::string& action, const std::string& name,
             const std::string& tenant);
+// park | resume every workload that the instant vector of PROMQL `query`
+// on Prometheus at `prometheus` names (labels namespace and workload), once
+// or, with `every` (a duration), again and again until killed;
+// park_query.cc.
+int CmdParkByQuery(const ClientFlags& c, const std::string& action, const std::string& prometheus,
+                   const std::string& query, const std::string& every);
 // action: cordon | uncordon | drain
 int CmdNode(const ClientFlags& c, const std::string& action,
             const std::string& node);

@@ -243,6 +243,39 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
     }
   }
   EXPECT_GE(exprs, 20);
+
+  // An autoscaler's loop on Prometheus (docs/parking.md): park what a query
+  // names by its namespace and workload labels (here: team-a's workloads
+  // holding GPUs), then resume what allot_workload_parked says is parked.
+  Ran parked = Allot({"park", "--server", url_, "--prometheus", "http://127.0.0.1:" +
+                      std::to_string(port), "--query",
+                      R"(group by (namespace, workload) (DCGM_FI_DEV_GPU_UTIL{namespace="team-a"}))"},
+                     token_);
+  EXPECT_EQ(parked.code, 0) << parked.out << parked.err;
+  EXPECT_NE(parked.out.find("workload team-a/a2 parked"), std::string::npos) << parked.out << parked.err;
+  EXPECT_NE(parked.out.find("workload team-a/a3 parked"), std::string::npos) << parked.out;
+  for (const char* key : {"team-a/a3", "team-a/a2"}) {
+    WaitFor(key, [](const json::value& w) { return State(w) == "Parked"; });
+  }
+  EXPECT_EQ(State(Get("/api/v1/workloads/team-b/b1", &code)), "Running");
+  WaitQuery("sum(allot_workload_parked)", [](const auto& m) {
+    return m.size() == 1 && m.begin()->second == 2;
+  });
+  Ran resumed = Allot({"resume", "--server", url_, "--prometheus", "http://127.0.0.1:" +
+                       std::to_string(port), "--query", "allot_workload_parked == 1"},
+                      token_);
+  EXPECT_EQ(resumed.code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("workload team-a/a3 resumed"), std::string::npos) << resumed.out;
+  for (const char* key : {"team-a/a3", "team-a/a2"}) {
+    WaitFor(key, [](const json::value& w) { return State(w) == "Running"; });
+  }
+  // A query whose series do not name workloads is an error saying so.
+  Ran bad = Allot({"park", "--server", url_, "--prometheus", "http://127.0.0.1:" +
+                   std::to_string(port), "--query", "up"},
+                  token_);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE((bad.out + bad.err).find("no namespace and workload labels"), std::string::npos)
+      << bad.out << bad.err;
 }
 
 }  // namespace

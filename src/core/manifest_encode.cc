@@ -592,7 +592,9 @@ json::object EncodeLocalQueue(const LocalQueue& q, KueueVersion v) {
 json::object EncodePriorityClass(const WorkloadPriorityClass& pc,
                                  KueueVersion v) {
   json::object o = Header(KueueApiVersionOf(v), "WorkloadPriorityClass");
-  o.emplace("metadata", Metadata(pc, "", {}));
+  json::object meta = Metadata(pc, "", {});
+  if (pc.preemptible) meta["annotations"] = json::object{{kPreemptibleKey, "true"}};
+  o.emplace("metadata", std::move(meta));
   o.emplace("value", pc.value);
   return o;
 }

@@ -389,6 +389,13 @@ Status ParseClusterQueue(const Doc& d, Config* out);
 Status ParseCohort(const Doc& d, Config* out);
 Status ParseLocalQueue(const Doc& d, Config* out);
 Status ParsePriorityClass(const Doc& d, Config* out);
+// A duration annotation (core/duration.h), when given, in seconds into
+// *out: 0 only with `allow_zero`; an error names the annotation.
+Status DurationAnnotation(const Labels& annotations, const char* key, bool allow_zero,
+                          int64_t* out);
+// The kPreemptibleKey annotation, when given: "true" or "false"
+// (manifest_workload.cc).
+Status ParsePreemptible(const Labels& annotations, bool* out);
 
 // The workload kinds (manifest_workload.cc).
 Status ParseAllotWorkload(const Doc& d, Config* out);

@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/duration.h"
 #include "core/manifest_internal.h"
 #include "core/priority_policy.h"
 
@@ -398,32 +397,14 @@ Status ParseClusterQueue(const Doc& d, Config* out) {
        {"HoldAndDrain", StopPolicy::kHoldAndDrain}},
       &cq.stop_policy));
   cq.annotations = d.annotations;
-  if (auto it = d.annotations.find(kMaxRunDurationKey); it != d.annotations.end()) {
-    const std::string field = std::string("metadata.annotations.") + kMaxRunDurationKey;
-    Result<int64_t> secs = ParseDurationSeconds(it->second);
-    if (!secs.ok()) {
-      return Status::InvalidArgument(
-          std::string(kMaxRunDurationKey) + ": " + secs.status().message(), field);
-    }
-    if (*secs <= 0) {
-      return Status::InvalidArgument(
-          std::string(kMaxRunDurationKey) + ": must be longer than 0s", field);
-    }
-    cq.max_run_seconds = *secs;
-  }
-  if (auto it = d.annotations.find(kIdleAfterKey); it != d.annotations.end()) {
-    const std::string field = std::string("metadata.annotations.") + kIdleAfterKey;
-    Result<int64_t> secs = ParseDurationSeconds(it->second);
-    if (!secs.ok()) {
-      return Status::InvalidArgument(std::string(kIdleAfterKey) + ": " + secs.status().message(),
-                                     field);
-    }
-    if (*secs <= 0) {
-      return Status::InvalidArgument(std::string(kIdleAfterKey) + ": must be longer than 0s",
-                                     field);
-    }
-    cq.idle_after_seconds = *secs;
-  }
+  ALLOT_RETURN_IF_ERROR(
+      DurationAnnotation(d.annotations, kMaxRunDurationKey, /*allow_zero=*/false, &cq.max_run_seconds));
+  ALLOT_RETURN_IF_ERROR(
+      DurationAnnotation(d.annotations, kIdleAfterKey, /*allow_zero=*/false, &cq.idle_after_seconds));
+  ALLOT_RETURN_IF_ERROR(DurationAnnotation(d.annotations, kReclaimGraceKey, /*allow_zero=*/true,
+                                           &cq.reclaim_grace_seconds));
+  ALLOT_RETURN_IF_ERROR(DurationAnnotation(d.annotations, kMaxParkedKey, /*allow_zero=*/false,
+                                           &cq.max_parked_seconds));
   out->cluster_queues.push_back(std::move(cq));
   return Status::Ok();
 }
@@ -478,7 +459,8 @@ Status ParseLocalQueue(const Doc& d, Config* out) {
 Status ParsePriorityClass(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root.CheckFields(
       {"apiVersion", "kind", "metadata", "value", "description"}));
-  WorkloadPriorityClass pc{d.name, 0, d.source, d.generate_name};
+  WorkloadPriorityClass pc{d.name, 0, d.source, d.generate_name, false};
+  ALLOT_RETURN_IF_ERROR(ParsePreemptible(d.annotations, &pc.preemptible));
   ALLOT_RETURN_IF_ERROR(d.root["value"].Require());
   ALLOT_RETURN_IF_ERROR(d.root["value"].Get(&pc.value));
   out->priority_classes.push_back(std::move(pc));

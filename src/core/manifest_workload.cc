@@ -308,16 +308,9 @@ Status WorkloadBase(const Doc& d, bool type_label, Workload* w) {
   w->labels = d.labels;
   w->annotations = d.annotations;
   w->source = d.source;
-  if (auto it = d.annotations.find(kIdleAfterKey); it != d.annotations.end()) {
-    Result<int64_t> secs = ParseDurationSeconds(it->second);
-    if (!secs.ok() || *secs < 0) {
-      return Status::InvalidArgument(
-          std::string(kIdleAfterKey) + ": " +
-              (secs.ok() ? std::string("must not be negative") : secs.status().message()),
-          std::string("metadata.annotations.") + kIdleAfterKey);
-    }
-    w->idle_after_seconds = *secs;
-  }
+  ALLOT_RETURN_IF_ERROR(
+      DurationAnnotation(d.annotations, kIdleAfterKey, /*allow_zero=*/true, &w->idle_after_seconds));
+  ALLOT_RETURN_IF_ERROR(ParsePreemptible(d.annotations, &w->preemptible));
   if (type_label) {
     ALLOT_RETURN_IF_ERROR(
         ParseType(d.metadata["labels"].Entry(kWorkloadTypeLabel), &w->type));
@@ -522,6 +515,34 @@ Status ParseJob(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(ParsePodTemplate(spec["template"], &ps));
   w.pod_sets.push_back(std::move(ps));
   out->workloads.push_back(std::move(w));
+  return Status::Ok();
+}
+
+Status DurationAnnotation(const Labels& annotations, const char* key, bool allow_zero,
+                          int64_t* out) {
+  auto it = annotations.find(key);
+  if (it == annotations.end()) return Status::Ok();
+  const std::string field = std::string("metadata.annotations.") + key;
+  Result<int64_t> secs = ParseDurationSeconds(it->second);
+  if (!secs.ok()) return Status::InvalidArgument(std::string(key) + ": " + secs.status().message(), field);
+  if (*secs < 0 || (*secs == 0 && !allow_zero)) {
+    return Status::InvalidArgument(
+        std::string(key) + (allow_zero ? ": must not be negative" : ": must be longer than 0s"),
+        field);
+  }
+  *out = *secs;
+  return Status::Ok();
+}
+
+Status ParsePreemptible(const Labels& annotations, bool* out) {
+  auto it = annotations.find(kPreemptibleKey);
+  if (it == annotations.end()) return Status::Ok();
+  if (it->second != "true" && it->second != "false") {
+    return Status::InvalidArgument(std::string(kPreemptibleKey) + ": " + Quote(it->second) +
+                                       " is neither \"true\" nor \"false\"",
+                                   std::string("metadata.annotations.") + kPreemptibleKey);
+  }
+  *out = it->second == "true";
   return Status::Ok();
 }
 

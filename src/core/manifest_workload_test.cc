@@ -2,12 +2,15 @@
 // workingDir of every workload kind, and their errors.
 #include <gtest/gtest.h>
 
+#include <boost/json/serialize.hpp>
+
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/manifest.h"
+#include "core/manifest_encode.h"
 
 namespace allot::core {
 namespace {
@@ -389,6 +392,65 @@ TEST(ManifestWorkloadTest, AffinityAndLimitsErrors) {
     EXPECT_NE(s.message().find(c.message), std::string::npos) << s.message();
     EXPECT_EQ(s.field(), c.field);
   }
+}
+
+// Parking's annotations (docs/parking.md): allot.dev/preemptible on a
+// workload or a WorkloadPriorityClass, allot.dev/reclaim-grace on a
+// ClusterQueue; a bad value is an error naming the annotation; the class's
+// flag survives an encode and parse.
+TEST(ManifestWorkloadTest, PreemptibleAndReclaimGraceAnnotations) {
+  const std::string wl =
+      "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w, namespace: t, "
+      "annotations: {allot.dev/preemptible: \"VALUE\"}}\nspec:\n  queueName: q\n  podSets:\n"
+      "  - template: {resources: {requests: {nvidia.com/gpu: 1}}}\n";
+  auto with = [&](const std::string& v) {
+    std::string y = wl;
+    y.replace(y.find("VALUE"), 5, v);
+    return y;
+  };
+  EXPECT_TRUE(ParseOne(with("true")).preemptible);
+  EXPECT_FALSE(ParseOne(with("false")).preemptible);
+  Config c;
+  Status s = ParseManifests(with("yes"), "w.yaml", &c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("allot.dev/preemptible: \"yes\" is neither"), std::string::npos)
+      << s.message();
+
+  const std::string cls =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\n"
+      "metadata: {name: spot, annotations: {allot.dev/preemptible: \"true\"}}\nvalue: 5\n";
+  Config pc;
+  ASSERT_TRUE(ParseManifests(cls, "c.yaml", &pc).ok());
+  ASSERT_EQ(pc.priority_classes.size(), 1u);
+  EXPECT_TRUE(pc.priority_classes[0].preemptible);
+  Config again;
+  ASSERT_TRUE(ParseManifests(boost::json::serialize(EncodePriorityClass(pc.priority_classes[0])),
+                             "e.json", &again)
+                  .ok());
+  EXPECT_EQ(again.priority_classes.at(0), pc.priority_classes[0]);
+
+  const std::string cq =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+      "metadata: {name: cq, annotations: {allot.dev/reclaim-grace: GRACE}}\n"
+      "spec:\n  namespaceSelector: {}\n  resourceGroups: []\n";
+  auto grace = [&](const std::string& v, Config* out) {
+    std::string y = cq;
+    y.replace(y.find("GRACE"), 5, v);
+    return ParseManifests(y, "cq.yaml", out);
+  };
+  Config q;
+  ASSERT_TRUE(grace("2m", &q).ok());
+  EXPECT_EQ(q.cluster_queues.at(0).reclaim_grace_seconds, 120);
+  Config dflt;
+  ASSERT_TRUE(ParseManifests("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                             "metadata: {name: cq}\nspec: {namespaceSelector: {}}\n",
+                             "cq.yaml", &dflt)
+                  .ok());
+  EXPECT_EQ(dflt.cluster_queues.at(0).reclaim_grace_seconds, 30);
+  Config bad;
+  s = grace("soon", &bad);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("allot.dev/reclaim-grace"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -258,6 +258,15 @@ struct ClusterQueue {
   // server's idle threshold (docs/parking.md), from the annotation
   // kIdleAfterKey; 0: never. A workload's own annotation wins.
   int64_t idle_after_seconds = 0;
+  // How long a workload running on capacity that a parked workload of
+  // this ClusterQueue lent (docs/parking.md) may take to stop once that
+  // workload resumes, from the annotation kReclaimGraceKey: its pods' grace
+  // period is capped at the smallest of its cohort tree's.
+  int64_t reclaim_grace_seconds = 30;
+  // A workload parked longer than this is stopped: its quota is freed and
+  // it is held out of the queue (Suspended) until resumed, from the
+  // annotation kMaxParkedKey; 0: never.
+  int64_t max_parked_seconds = 0;
   std::string generate_name{};  // As ResourceFlavor::generate_name.
 
   bool operator==(const ClusterQueue&) const = default;
@@ -269,6 +278,14 @@ inline constexpr char kMaxRunDurationKey[] = "allot.dev/max-run-duration";
 // The ClusterQueue or Workload annotation that parks an idle workload
 // ("30m"; "0s" on a workload: never, whatever its ClusterQueue says).
 inline constexpr char kIdleAfterKey[] = "allot.dev/idle-after";
+// The ClusterQueue annotation that sets max_parked_seconds ("24h").
+inline constexpr char kMaxParkedKey[] = "allot.dev/max-parked";
+// The ClusterQueue annotation that sets reclaim_grace_seconds ("30s").
+inline constexpr char kReclaimGraceKey[] = "allot.dev/reclaim-grace";
+// The Workload or WorkloadPriorityClass annotation ("true" or "false")
+// that lets a workload run on capacity parked workloads gave back, as the
+// first to go when they resume (docs/parking.md).
+inline constexpr char kPreemptibleKey[] = "allot.dev/preemptible";
 
 // A node of the cohort tree; may hold quota of its own.
 struct Cohort {
@@ -299,6 +316,9 @@ struct WorkloadPriorityClass {
   int32_t value = 0;
   SourceRef source;
   std::string generate_name{};  // As ResourceFlavor::generate_name.
+  // Its kPreemptibleKey annotation: its workloads are preemptible unless
+  // they say otherwise.
+  bool preemptible = false;
 
   bool operator==(const WorkloadPriorityClass&) const = default;
 };
@@ -445,6 +465,10 @@ struct Admission {
   // back, so there are no placements. Not in manifests: the server keeps
   // it as the workload's state (Parked).
   bool parked = false;
+  // Runs on capacity that parked workloads of its cohort tree gave back
+  // (docs/parking.md): it holds no quota of its own and is the first to
+  // go when they resume. The server keeps it (status.onParkedCapacity).
+  bool on_parked_capacity = false;
 
   bool operator==(const Admission&) const = default;
 };
@@ -474,6 +498,9 @@ struct Workload {
   // Its own kIdleAfterKey annotation: -1 none (its ClusterQueue's
   // applies), 0 never, else seconds.
   int64_t idle_after_seconds = -1;
+  // It may run on capacity that parked workloads lent (kPreemptibleKey, its
+  // own or its priority class's): it is then the first to go.
+  bool preemptible = false;
   std::vector<PodSet> pod_sets;
   std::optional<Admission> admission;  // Set: already admitted.
   SourceRef source;

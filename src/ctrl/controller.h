@@ -34,6 +34,7 @@ enum Change : uint32_t {
   kConfig = 1u << 1,       // Flavors, queues, cohorts or classes changed.
   kPodFailures = 1u << 2,  // A pod of a current attempt exited non-zero.
   kAgents = 1u << 3,       // An agent was heard from for the first time or came back.
+  kParks = 1u << 4,        // A workload was parked.
 };
 
 // An admitted, unfinished workload, as controllers see it.
@@ -49,6 +50,14 @@ struct AdmittedView {
   // idle_after_seconds: -1 none, 0 never).
   int64_t idle_since_ms = 0;
   int64_t idle_after_seconds = -1;
+};
+
+// A parked workload (docs/parking.md).
+struct ParkedView {
+  std::string_view key;
+  std::string_view cluster_queue;
+  int64_t parked_ms = 0;  // When it was parked.
+  bool resuming = false;  // A resume was asked and waits for devices.
 };
 
 // A workload whose current attempt has a failed pod.
@@ -93,6 +102,10 @@ class View {
       const std::function<void(const AdmittedView&)>& fn) const {
     ForEachAdmitted(fn);
   }
+  // Every parked workload. None by default (the simulator parks nothing).
+  virtual void ForEachParked(const std::function<void(const ParkedView&)>& fn) const {
+    (void)fn;
+  }
   virtual void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const = 0;
   virtual void ForEachAgent(const std::function<void(const AgentView&)>& fn) const = 0;
   // nullptr when there is none of that name.
@@ -108,6 +121,7 @@ struct Action {
     kRestartGang,   // Start workload `target`'s pods again, a new attempt.
     kNodeNotReady,  // Mark node `target` NotReady and evict what runs there.
     kPark,          // Park workload `target` (docs/parking.md; reason, message).
+    kStopParked,    // Free parked workload `target`'s quota, hold it (reason, message).
   };
   Type type = Type::kFail;
   std::string target;

@@ -4,6 +4,7 @@
 #include "ctrl/gang_restart.h"
 #include "ctrl/idle_parker.h"
 #include "ctrl/node_lifecycle.h"
+#include "ctrl/park_limit.h"
 
 namespace allot::ctrl {
 
@@ -13,6 +14,7 @@ std::vector<std::unique_ptr<Controller>> DefaultControllers(const Options& o) {
   c.push_back(std::make_unique<GangRestart>());
   c.push_back(std::make_unique<Deadlines>());
   c.push_back(std::make_unique<IdleParker>());
+  c.push_back(std::make_unique<ParkLimit>());
   return c;
 }
 

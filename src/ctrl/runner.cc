@@ -10,6 +10,7 @@ const char* ToString(Action::Type t) {
     case Action::Type::kRestartGang: return "restart";
     case Action::Type::kNodeNotReady: return "mark-not-ready";
     case Action::Type::kPark: return "park";
+    case Action::Type::kStopParked: return "stop-parked";
   }
   return "?";
 }

@@ -23,6 +23,12 @@ struct PodFailure {
   int32_t backoff_limit = 0;
   std::string why;
 };
+struct Parked {
+  std::string key;
+  std::string cluster_queue = "cq";
+  int64_t parked_ms = 0;
+  bool resuming = false;
+};
 struct Agent {
   std::string name;
   bool ready = true;
@@ -35,6 +41,7 @@ class TestView : public View {
   std::vector<Admitted> admitted;
   std::vector<PodFailure> failures;
   std::vector<Agent> agents;
+  std::vector<Parked> parked;
   std::vector<core::ClusterQueue> queues;
 
   // A ClusterQueue "name" whose workloads may run `max_run_s` by default.
@@ -52,6 +59,9 @@ class TestView : public View {
       fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds, a.pull_ms,
           a.idle_since_ms, a.idle_after_seconds});
     }
+  }
+  void ForEachParked(const std::function<void(const ParkedView&)>& fn) const override {
+    for (const Parked& p : parked) fn({p.key, p.cluster_queue, p.parked_ms, p.resuming});
   }
   void ForEachPodFailure(const std::function<void(const PodFailureView&)>& fn) const override {
     for (const PodFailure& f : failures) fn({f.key, f.restarts, f.backoff_limit, f.why});

@@ -83,6 +83,9 @@ struct Metrics::Families {
                        "per cluster_queue and reason.")),
         resumes(Counters(r, "allot_resumes_total",
                          "Parked workloads placed again, per cluster_queue.")),
+        reclaims(Counters(r, "allot_parked_reclaims_total",
+                          "Workloads running on capacity that parked workloads lent, "
+                          "evicted because it was taken back, per cluster_queue (theirs).")),
         resume_seconds(Histograms(r, "allot_resume_latency_seconds",
                                   "From a resume's request to its workload's new "
                                   "placement, per cluster_queue (its pods start after).")) {}
@@ -119,6 +122,7 @@ struct Metrics::Families {
   Family<Histogram>& request_seconds;
   Family<Counter>& parks;
   Family<Counter>& resumes;
+  Family<Counter>& reclaims;
   Family<Histogram>& resume_seconds;
   const std::vector<double> wait_buckets = WaitBuckets();
   const std::vector<double> latency_buckets = LatencyBuckets();
@@ -178,6 +182,10 @@ void Metrics::Resumed(const std::string& cluster_queue, double latency_seconds) 
   f_->resumes.Add({{"cluster_queue", cluster_queue}}).Increment();
   f_->resume_seconds.Add({{"cluster_queue", cluster_queue}}, f_->resume_buckets)
       .Observe(latency_seconds);
+}
+
+void Metrics::Reclaimed(const std::string& cluster_queue) {
+  f_->reclaims.Add({{"cluster_queue", cluster_queue}}).Increment();
 }
 
 void Metrics::Evicted(const QueueLabels& q, const std::string& reason) {

@@ -60,6 +60,9 @@ class Metrics {
   // ...), and one placed again `latency_seconds` after its resume was asked.
   void Parked(const std::string& cluster_queue, const std::string& reason);
   void Resumed(const std::string& cluster_queue, double latency_seconds);
+  // A workload on parked capacity of `cluster_queue` (its own ClusterQueue)
+  // evicted because the capacity was taken back.
+  void Reclaimed(const std::string& cluster_queue);
   // One owner turn's scheduling (State::FinishTurn) and its cycles.
   void SchedulingTurn(double seconds, int32_t cycles);
   // One group commit of the store.

@@ -557,6 +557,8 @@ void Scheduler::Impl::RemoveUsage(int32_t cq, const Assignment& a) {
 bool Scheduler::Impl::FailsLikeFloor(WlIdx w) const {
   const Wl& wl = wls[w];
   if (!wl.single_need || wl.cq < 0 || config.fair_sharing) return false;
+  // Parked capacity may take it without quota (parked_lending.cc).
+  if (wl.spec.preemptible) return false;
   const CQ& cq = cqs[wl.cq];
   const QuotaFloor& f = cq.floor;
   if (f.wl < 0 || f.version != tree_version[cq.root]) return false;

@@ -34,6 +34,8 @@ const char* ToString(PreemptionReason r) {
       return "InCohortFairSharing";
     case PreemptionReason::kInCohortReclaimWhileBorrowing:
       return "InCohortReclaimWhileBorrowing";
+    case PreemptionReason::kParkedCapacityReclaim:
+      return "ParkedCapacityReclaim";
   }
   return "Unknown";
 }
@@ -88,6 +90,7 @@ void Scheduler::Impl::Admit(WlIdx w, Assignment a, bool placed) {
   wl.unplaced = !placed;
   AddUsage(wl.cq, a);
   wl.adm = std::make_unique<Assignment>(std::move(a));
+  if (!placed) CountParked(w, +1);
   UpdateBands(w, +1);
   wl.state = Wl::State::kAdmitted;
   wl.admit_seq = next_admit_seq++;
@@ -120,6 +123,20 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
     pool->Release(wl.adm->requests, wl.adm->placement);
     IndexNodes(w, wl.adm->placement, /*add=*/false);
   }
+  if (wl.lent) {  // Not in the quota tree (parked_lending.cc).
+    CountUse(wl.cq, *wl.adm, -1, /*lent=*/true);
+    CQ& cq = cqs[wl.cq];
+    auto it = std::find(cq.lent.begin(), cq.lent.end(), w);
+    ALLOT_CHECK(it != cq.lent.end());
+    *it = cq.lent.back();
+    cq.lent.pop_back();
+    --lent_count;
+    wl.lent = false;
+    wl.adm.reset();
+    --admitted_count;
+    return;
+  }
+  if (wl.unplaced) CountParked(w, -1);
   wl.unplaced = false;
   RemoveUsage(wl.cq, *wl.adm);
   UpdateBands(w, -1);
@@ -162,13 +179,22 @@ void Scheduler::Impl::Evict(WlIdx victim, WlIdx preemptor,
   v.tried = false;
   // Another tenant's workload is not named to the victim's (tenants learn
   // nothing of each other); the ClusterQueue is shared and may be.
+  if (preemptor < 0) {  // The parked capacity it ran on went.
+    v.reason = std::string("the parked capacity it ran on was taken back (") +
+               ToString(reason) + ")";
+    Enqueue(victim);
+    preemptions.push_back({v.key, "", reason});
+    return;
+  }
   const Wl& by = wls[preemptor];
-  v.reason = "preempted by " +
-             (by.spec.ns == v.spec.ns
-                  ? by.key
-                  : "a higher-priority workload of another tenant in ClusterQueue " +
-                        by.cq_name) +
-             " (" + ToString(reason) + ")";
+  const bool reclaim = reason == PreemptionReason::kParkedCapacityReclaim;
+  const std::string who =
+      by.spec.ns == v.spec.ns
+          ? by.key
+          : std::string(reclaim ? "a workload" : "a higher-priority workload") +
+                " of another tenant in ClusterQueue " + by.cq_name;
+  v.reason = (reclaim ? "the parked capacity it ran on was taken back by " : "preempted by ") +
+             who + " (" + ToString(reason) + ")";
   Enqueue(victim);
   preemptions.push_back({v.key, wls[preemptor].key, reason});
   evicted_by[preemptor].insert(victim);
@@ -337,6 +363,23 @@ bool Scheduler::Impl::TryAdmit(WlIdx w, bool* quota_alone) {
     Admit(w, std::move(a));
     return true;
   }
+  // Its quota fits but workloads on parked capacity hold the devices: they
+  // go first (they hold no quota; docs/parking.md).
+  if (a.mode == Mode::kPreempt && !a.short_flavors.empty() && lent_count > 0) {
+    const std::vector<int32_t> short_flavors = a.short_flavors;
+    auto fits = [&] {
+      AssignInto(w, counts, /*quota_only=*/false, /*explain=*/false, &a);
+      return a.mode == Mode::kFit;
+    };
+    if (ReclaimLentFor(w, short_flavors, fits) && fits()) {
+      Admit(w, std::move(a));
+      return true;
+    }
+    AssignInto(w, counts, /*quota_only=*/false, /*explain=*/false, &a);
+  }
+  // A preemptible workload may run on capacity parked workloads gave back
+  // before anyone is preempted for it.
+  if (TryLendParked(w)) return true;
   if (a.mode == Mode::kPreempt) {
     std::vector<std::pair<WlIdx, PreemptionReason>> victims;
     if (!a.oracle_victims.empty()) {
@@ -476,8 +519,10 @@ Status Scheduler::RemoveWorkload(const std::string& key) {
     }
   }
   m.ForgetEvictions(w);
+  if (wl.cq >= 0 && wl.spec.preemptible) --m.cqs[wl.cq].preemptible;
   wl.state = Wl::State::kGone;
   m.by_key.erase(it);
+  m.SettleLent();  // A parked workload's quota went: its borrowers may go.
   return Status::Ok();
 }
 
@@ -495,6 +540,11 @@ Result<WlIdx> Scheduler::Impl::ParkingTarget(const std::string& key, bool want_p
   if (!want_parked && wl.unplaced) {
     return Status::FailedPrecondition("workload " + key + " is parked already");
   }
+  if (!want_parked && wl.lent) {
+    return Status::FailedPrecondition(
+        "workload " + key +
+        " runs on capacity that parked workloads lent: it holds no quota to keep");
+  }
   return it->second;
 }
 
@@ -509,8 +559,13 @@ Status Scheduler::ParkWorkload(const std::string& key) {
   m.IndexNodes(w, wl.adm->placement, /*add=*/false);
   for (auto& per_set : wl.adm->placement) per_set.clear();
   wl.unplaced = true;
-  // Its quota stays used: only workloads short of devices can gain.
+  m.CountParked(w, +1);
+  // Its quota stays used: workloads short of devices can gain, and
+  // preemptible ones of its cohort tree may run on its capacity.
   m.WakePlacementWaiters(freed);
+  for (int32_t c : m.tree_cqs.at(m.cqs[wl.cq].root)) {
+    if (m.cqs[c].preemptible > 0) m.RequeueCq(c);
+  }
   return Status::Ok();
 }
 
@@ -522,14 +577,41 @@ Status Scheduler::ResumeWorkload(const std::string& key) {
   Wl& wl = m.wls[w];
   Placement p;
   std::string why;
-  if (!m.pool->Find(wl.adm->requests, &p, &why)) {
-    return Status::FailedPrecondition("no free devices of its flavors can take it now: " + why);
+  auto fits = [&] { return m.pool->Find(wl.adm->requests, &p, &why); };
+  if (!fits()) {
+    // Workloads on parked capacity of its flavors go first (their pods
+    // stop within the reclaim grace; the agents start its pods once the
+    // devices are free).
+    std::vector<int32_t> flavor_list;
+    for (const auto& per_set : wl.adm->flavors) {
+      for (int32_t f : per_set) {
+        if (f >= 0) flavor_list.push_back(f);
+      }
+    }
+    if (m.lent_count == 0 || !m.ReclaimLentFor(w, flavor_list, fits) || !fits()) {
+      return Status::FailedPrecondition("no free devices of its flavors can take it now: " + why);
+    }
   }
   m.pool->Commit(wl.adm->requests, p);
   m.IndexNodes(w, p, /*add=*/true);
   wl.adm->placement = std::move(p);
   wl.unplaced = false;
+  // What it held parked is no longer there to lend.
+  m.CountParked(w, -1);
+  m.lent_dirty.erase(m.cqs[wl.cq].root);
+  m.EnforceLentBound(m.cqs[wl.cq].root, w);
   return Status::Ok();
+}
+
+int64_t Scheduler::ReclaimGraceSeconds(const std::string& key) const {
+  const Impl& m = *impl_;
+  auto it = m.by_key.find(key);
+  if (it == m.by_key.end() || !m.wls[it->second].lent) return -1;
+  int64_t grace = INT64_MAX;
+  for (int32_t c : m.tree_cqs.at(m.cqs[m.wls[it->second].cq].root)) {
+    grace = std::min(grace, m.cqs[c].spec.reclaim_grace_seconds);
+  }
+  return grace;
 }
 
 bool Scheduler::IsParked(const std::string& key) const {
@@ -542,6 +624,12 @@ CycleResult Scheduler::RunCycle() {
   Impl& m = *impl_;
   CycleResult r;
   m.SettleAll();  // Requeues after node changes (RequeueAll).
+  m.SettleLent();
+  // Evictions made since the last cycle outside one (a resume took back
+  // the parked capacity a workload ran on) are reported with this one.
+  for (size_t i = m.reported; i < m.preemptions.size(); ++i) {
+    r.preempted.push_back(m.preemptions[i]);
+  }
   // 1. Heads: the first workload of every active ClusterQueue.
   struct Head {
     std::tuple<int64_t, int32_t, int64_t, int64_t> order;
@@ -584,6 +672,7 @@ CycleResult Scheduler::RunCycle() {
         m.ListParked(w);
       }
     }
+    m.SettleLent();  // A parked victim's borrowers may have to go.
     for (size_t i = before; i < m.preemptions.size(); ++i)
       r.preempted.push_back(m.preemptions[i]);
   };
@@ -624,6 +713,7 @@ CycleResult Scheduler::RunCycle() {
       ++it;
     }
   }
+  m.reported = m.preemptions.size();
   // Idle: no queue has a head to try. The eviction history that guards
   // against preemption loops only needs to cover one busy period.
   if (m.active_cqs.empty()) {
@@ -648,6 +738,7 @@ core::Admission Scheduler::Impl::AdmissionOf(WlIdx w) const {
   core::Admission adm;
   adm.cluster_queue = cqs[wl.cq].spec.name;
   adm.parked = wl.unplaced;
+  adm.on_parked_capacity = wl.lent;
   for (size_t p = 0; p < wl.spec.pod_sets.size(); ++p) {
     core::PodSetAssignment psa;
     psa.name = wl.spec.pod_sets[p].name;
@@ -854,6 +945,10 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
           u.borrowed_milli =
               std::max<int64_t>(0, u.usage_milli - m.quota->Subtree(cq.node, fr));
           u.lent_milli = m.Lent(it->second, fr);
+          if (const int32_t pos = cq.FrPos(fr); pos >= 0) {
+            u.parked_milli = cq.parked_use[size_t(pos)];
+            u.on_parked_milli = cq.lent_use[size_t(pos)];
+          }
         }
         st.quota.push_back(std::move(u));
       }
@@ -861,7 +956,7 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
   }
   st.pending = int32_t(cq.queue.size() + cq.parked.size());
   st.inadmissible = m.ParkedCount(cq);
-  st.admitted = int32_t(cq.admitted.size());
+  st.admitted = int32_t(cq.admitted.size() + cq.lent.size());
   st.weighted_share = m.WeightedShare(it->second);
   return st;
 }

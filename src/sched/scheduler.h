@@ -45,6 +45,9 @@ enum class PreemptionReason {
   kInCohortReclamation,
   kInCohortFairSharing,
   kInCohortReclaimWhileBorrowing,
+  // Allot's: it ran on capacity a parked workload lent, which resumed (or
+  // the parked workload's quota went); docs/parking.md.
+  kParkedCapacityReclaim,
 };
 // Kueue's names: "InClusterQueue", "InCohortReclamation", ...
 const char* ToString(PreemptionReason r);
@@ -95,13 +98,19 @@ struct QuotaUsage {
   // in proportion to it, so the lent amounts of a tree add up to what it
   // borrows.
   int64_t lent_milli = 0;
+  // Parking (docs/parking.md): the part of usage_milli held by its parked
+  // workloads (on no device), and what its workloads running on parked
+  // capacity of its cohort tree use (not in usage_milli: they hold no
+  // quota).
+  int64_t parked_milli = 0;
+  int64_t on_parked_milli = 0;
 };
 
 struct ClusterQueueStatus {
   std::vector<QuotaUsage> quota;  // In resourceGroups/flavors order.
   int32_t pending = 0;            // In its queue (set-aside ones included).
   int32_t inadmissible = 0;       // Of those, set aside until a change.
-  int32_t admitted = 0;
+  int32_t admitted = 0;  // Those on parked capacity included.
   // Kueue's fairSharing.weightedShare: the largest ratio, over resources,
   // of what it borrows to what its cohort could lend it, x1000, divided by
   // its weight and rounded up; INT64_MAX when its weight is 0 and it
@@ -197,14 +206,31 @@ class Scheduler {
   // devices back to the pool and keeps its admission: its flavors and its
   // usage in the quota tree (so no one else gets its quota; workloads that
   // only lacked devices are woken). It can still be preempted, as any
-  // admitted workload (it frees quota, no devices). ResumeWorkload places
-  // it again on free devices of its flavors, the NodePool's best, without
-  // queueing; FailedPrecondition saying why when none can take it now (it
-  // stays parked). NotFound for an unknown key; FailedPrecondition when
-  // not admitted (Park) or not parked (Resume); errors change nothing.
+  // admitted workload (it frees quota, no devices).
+  //
+  // Its devices may be lent: a preemptible workload (core::Workload::
+  // preemptible) of its cohort tree that its own quota cannot admit runs
+  // on parked capacity (Admission::on_parked_capacity), holding no quota,
+  // as long as the tree's workloads on parked capacity use no more of any
+  // flavor-resource than its parked workloads hold. They are the first to
+  // go: when that bound breaks (a resume, a parked workload removed or
+  // preempted), and before anyone else when a workload with quota lacks
+  // devices that they hold (reason kParkedCapacityReclaim; evictions made
+  // outside a cycle are reported by the next RunCycle).
+  //
+  // ResumeWorkload places it again on free devices of its flavors, the
+  // NodePool's best, without queueing, evicting workloads on parked
+  // capacity when free devices are short; FailedPrecondition saying why
+  // when none can take it even then (it stays parked). NotFound for an
+  // unknown key; FailedPrecondition when not admitted or on parked
+  // capacity (Park) or not parked (Resume); errors change nothing.
   Status ParkWorkload(const std::string& key);
   Status ResumeWorkload(const std::string& key);
   bool IsParked(const std::string& key) const;
+  // For a workload on parked capacity, the longest its pods may take to
+  // stop when the capacity is taken back: the smallest reclaim grace of its
+  // cohort tree's ClusterQueues; -1 for any other.
+  int64_t ReclaimGraceSeconds(const std::string& key) const;
   // One scheduling cycle over the active heads.
   CycleResult RunCycle();
   // Runs cycles until one changes nothing; returns the number run. Stops

@@ -125,6 +125,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(
         for (int32_t r : cq.groups[gi].resources) cq.frs.push_back(m.Fr(f, r));
     }
     std::sort(cq.frs.begin(), cq.frs.end());
+    cq.parked_use.assign(cq.frs.size(), 0);
+    cq.lent_use.assign(cq.frs.size(), 0);
     m.cq_idx[spec.name] = int32_t(m.cqs.size());
     m.cqs.push_back(std::move(cq));
   }
@@ -245,6 +247,7 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
     }
     wl.cq = it->second;
     CountPods(&wl);
+    if (wl.spec.preemptible) ++cqs[wl.cq].preemptible;
     return Status::Ok();  // Admitted by AdmitExisting.
   }
   auto lq = local_queues.find({w.ns, w.queue_name});
@@ -268,6 +271,7 @@ Status Scheduler::Impl::AddWorkloadInternal(const core::Workload& w) {
       } else {
         wl.cq = it->second;
         CountPods(&wl);
+        if (wl.spec.preemptible) ++cqs[wl.cq].preemptible;
       }
     }
   }
@@ -383,6 +387,11 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
     Admit(w, std::move(a), /*placed=*/false);
     return Status::Ok();
   }
+  if (adm.on_parked_capacity && !wl.spec.preemptible) {
+    return Located(wl.spec.source, wl.key, "status.admission",
+                   "only a preemptible workload (" + std::string(core::kPreemptibleKey) +
+                       ") runs on parked capacity");
+  }
   if (explicit_placement) {
     for (size_t p = 0; p < sets.size(); ++p) {
       if (a.counts[p] > 0 && a.placement[p].empty()) {
@@ -405,6 +414,13 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
     }
   }
   a.mode = Mode::kFit;
+  // On parked capacity: as it was, outside the quota tree. The parked
+  // workloads it borrows from may come later in the input; the bound is
+  // kept from the next change on (EnforceLentBound).
+  if (adm.on_parked_capacity) {
+    AdmitLent(w, std::move(a));
+    return Status::Ok();
+  }
   Admit(w, std::move(a));
   return Status::Ok();
 }

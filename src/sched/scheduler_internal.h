@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -183,6 +184,16 @@ struct CQ {
   };
   std::vector<Band> bands;
   QuotaFloor floor;
+  // Parking (parked_lending.cc), per entry of `frs`: the usage of its
+  // parked workloads (in the quota tree, on no device), and of its
+  // workloads that run on parked capacity (on devices, not in the quota
+  // tree, not in `admitted` nor `bands`).
+  std::vector<int64_t> parked_use;
+  std::vector<int64_t> lent_use;
+  std::vector<WlIdx> lent;  // Its workloads on parked capacity. Unordered.
+  // Its preemptible workloads (any state; removed ones leave): a park
+  // retries its set-aside workloads only when some may borrow.
+  int32_t preemptible = 0;
   // Index of `fr` in `frs`, or -1.
   int32_t FrPos(int32_t fr) const {
     auto it = std::lower_bound(frs.begin(), frs.end(), fr);
@@ -317,6 +328,9 @@ struct Wl {
   // Admitted and parked: its usage stays in the quota tree, its devices
   // went back to the pool (adm->placement is empty) until it resumes.
   bool unplaced = false;
+  // Admitted on parked capacity (Impl::AdmitLent): its usage is not in the
+  // quota tree but in its CQ's lent_use.
+  bool lent = false;
   int64_t admit_seq = 0;
   std::string reason;  // Why pending, when not recomputable.
   bool tried = false;  // Tried and not admitted since.
@@ -601,6 +615,48 @@ struct Scheduler::Impl {
   std::set<WlIdx> TransitiveEvictors(WlIdx w) const;
   // Drops the eviction-graph edges into and out of `w` (it was removed).
   void ForgetEvictions(WlIdx w);
+
+  // parked_lending.cc: parked capacity lent to preemptible workloads
+  // (docs/parking.md). The usage of a cohort tree's workloads on parked
+  // capacity never exceeds, per flavor-resource, the usage of its parked
+  // workloads (EnforceLentBound), so the quota a parked workload keeps
+  // exists as devices once its borrowers are gone.
+  // Adds (+1) or removes (-1) parked workload w's usage in parked_use.
+  void CountParked(WlIdx w, int sign);
+  // Parked, and lent, usage of `fr` over the cohort tree under `root`.
+  int64_t TreeParked(int32_t root, int32_t fr) const;
+  int64_t TreeLent(int32_t root, int32_t fr) const;
+  // The same sums, kept: per QuotaTree root, per fr (empty until used).
+  std::vector<std::vector<int64_t>> tree_parked, tree_lent;
+  // Adds `sign` x `a`'s usage to CQ c's cells (`lent`: lent_use, else
+  // parked_use) and its tree's sums.
+  void CountUse(int32_t c, const Assignment& a, int sign, bool lent);
+  // Admits preemptible `w` in full on parked capacity of its cohort tree
+  // and free devices, or returns false.
+  bool TryLendParked(WlIdx w);
+  void AdmitLent(WlIdx w, Assignment a);
+  // Within the tree under `root`: while its workloads on parked capacity
+  // use more of some flavor-resource than its parked workloads hold, one
+  // of them (lowest priority, newest first) takes quota of its own when
+  // its ClusterQueue has it, else is evicted (kParkedCapacityReclaim, by
+  // `by`, or by nobody when -1).
+  void EnforceLentBound(int32_t root, WlIdx by);
+  // Runs EnforceLentBound for the trees whose parked usage fell since.
+  void SettleLent();
+  std::set<int32_t> lent_dirty;  // Roots for SettleLent.
+  int32_t lent_count = 0;        // Workloads on parked capacity.
+  // Workloads on parked capacity using a flavor of `flavor_list`, in the
+  // order they are reclaimed (lowest priority, newest first).
+  std::vector<WlIdx> LentOn(const std::vector<int32_t>& flavor_list) const;
+  // Evicts for `w` the fewest workloads on parked capacity of those
+  // flavors (in LentOn order, then filled back) that make `fits` (which
+  // looks at the pool) say yes; changes nothing and returns false when
+  // even all of them are not enough.
+  bool ReclaimLentFor(WlIdx w, const std::vector<int32_t>& flavor_list,
+                      const std::function<bool()>& fits);
+  // Events of evictions made outside RunCycle (a resume, a removal) that
+  // the next RunCycle reports: preemptions[reported, ...).
+  size_t reported = 0;
 
   // fair_sharing.cc
   // Kueue's fair-sharing preemption (Preemptor.fairPreemptions): targets

@@ -153,6 +153,7 @@ Status Scheduler::EvictWorkload(const std::string& key) {
   m.ForgetEvictions(w);
   m.Enqueue(w);
   m.RequeueAll();
+  m.SettleLent();  // A parked workload's quota went: its borrowers may go.
   return Status::Ok();
 }
 

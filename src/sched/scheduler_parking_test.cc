@@ -129,6 +129,132 @@ TEST(SchedulerParkingTest, ARebuildKeepsItParkedAndPreemptionTakesItsQuota) {
   EXPECT_FALSE(Scheduler::Create(cfg).ok());
 }
 
+core::Workload Parse(const std::string& yaml) {
+  core::Config c;
+  Status st = core::ParseManifests(yaml, "w.yaml", &c);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return c.workloads.at(0);
+}
+
+const QuotaUsage& Cell(const Scheduler& s, const std::string& cq) {
+  return s.GetClusterQueueStatus(cq)->quota.at(0);
+}
+
+// One node of 8 GPUs; team-a's quota is all 8, team-b's none, both in one
+// cohort. team-a/a1 holds the 8 and parks.
+const std::string kLending = kH100 + GpuNodes("h", 1, "H100-80GB") +
+                             GpuCq("team-a-cq", "all", "h100", "nominalQuota: 8") +
+                             GpuCq("team-b-cq", "all", "h100", "nominalQuota: 0");
+
+TEST(SchedulerParkingTest, ParkedCapacityIsLentToPreemptibleWorkloadsAndTakenBackOnResume) {
+  auto s = testing::BuildScheduler(kLending + Wl("team-a/a1").Gpus(8).Admitted("team-a-cq", "h100") +
+                                   Wl("team-b/plain").Created(1).Gpus(4) +
+                                   Wl("team-b/spot").Created(2).Gpus(4).Preemptible() +
+                                   Wl("team-b/spot-big").Created(3).Gpus(6).Preemptible());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Scheduler& sched = **s;
+  sched.RunUntilQuiescent();
+  ASSERT_EQ(AdmittedKeys(sched), std::vector<std::string>{"team-a/a1"});
+  ASSERT_TRUE(sched.ParkWorkload("team-a/a1").ok());
+  sched.RunUntilQuiescent();
+  // Only the preemptible one that fits what is parked runs, on its devices,
+  // without quota (team-b has none; a1 still holds team-a's).
+  EXPECT_EQ(AdmittedKeys(sched), (std::vector<std::string>{"team-a/a1", "team-b/spot"}));
+  std::optional<core::Admission> spot = sched.AdmissionOf("team-b/spot");
+  ASSERT_TRUE(spot.has_value());
+  EXPECT_TRUE(spot->on_parked_capacity);
+  EXPECT_EQ(spot->pod_set_assignments.at(0).placements.at(0).gpus.size(), 4u);
+  EXPECT_EQ(Cell(sched, "team-a-cq").usage_milli, 8000);
+  EXPECT_EQ(Cell(sched, "team-a-cq").parked_milli, 8000);
+  EXPECT_EQ(Cell(sched, "team-b-cq").usage_milli, 0);
+  EXPECT_EQ(Cell(sched, "team-b-cq").on_parked_milli, 4000);
+  EXPECT_EQ(sched.GetClusterQueueStatus("team-b-cq")->admitted, 1);
+  EXPECT_EQ(sched.ReclaimGraceSeconds("team-b/spot"), 30);
+  EXPECT_EQ(sched.ReclaimGraceSeconds("team-a/a1"), -1);
+  // It holds no quota to keep.
+  EXPECT_EQ(sched.ParkWorkload("team-b/spot").code(), StatusCode::kFailedPrecondition);
+
+  // The resume takes the devices back at once, from the borrower (4 free
+  // are not enough), without queueing; the next cycle reports it.
+  ASSERT_TRUE(sched.ResumeWorkload("team-a/a1").ok());
+  EXPECT_FALSE(sched.IsParked("team-a/a1"));
+  EXPECT_EQ(sched.AdmissionOf("team-a/a1")->pod_set_assignments.at(0).placements.at(0).gpus.size(),
+            8u);
+  EXPECT_FALSE(sched.AdmissionOf("team-b/spot").has_value());
+  CycleResult r = sched.RunCycle();
+  ASSERT_EQ(r.preempted.size(), 1u);
+  EXPECT_EQ(r.preempted[0].workload, "team-b/spot");
+  EXPECT_EQ(r.preempted[0].preemptor, "team-a/a1");
+  EXPECT_EQ(r.preempted[0].reason, PreemptionReason::kParkedCapacityReclaim);
+  EXPECT_TRUE(sched.RunCycle().preempted.empty());  // Reported once.
+  EXPECT_EQ(Cell(sched, "team-b-cq").on_parked_milli, 0);
+  EXPECT_EQ(Cell(sched, "team-a-cq").parked_milli, 0);
+}
+
+TEST(SchedulerParkingTest, BorrowersGoWhenTheParkedQuotaGoes) {
+  auto s = testing::BuildScheduler(kLending + Wl("team-a/a1").Gpus(8).Admitted("team-a-cq", "h100") +
+                                   Wl("team-b/spot").Created(2).Gpus(8).Preemptible());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Scheduler& sched = **s;
+  ASSERT_TRUE(sched.ParkWorkload("team-a/a1").ok());
+  sched.RunUntilQuiescent();
+  ASSERT_TRUE(sched.AdmissionOf("team-b/spot")->on_parked_capacity);
+  // A rebuild keeps it on parked capacity.
+  core::Config cfg;
+  ASSERT_TRUE(core::ParseManifests(kLending, "base.yaml", &cfg).ok());
+  for (const char* k : {"team-a/a1", "team-b/spot"}) {
+    cfg.workloads.push_back(Parse(k == std::string("team-a/a1")
+                                      ? Wl(k).Gpus(8).Yaml()
+                                      : Wl(k).Created(2).Gpus(8).Preemptible().Yaml()));
+    cfg.workloads.back().admission = sched.AdmissionOf(k);
+  }
+  ASSERT_TRUE(core::ValidateConfig(&cfg).ok());
+  auto again = Scheduler::Create(cfg);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->AdmissionOf("team-b/spot"), sched.AdmissionOf("team-b/spot"));
+  EXPECT_EQ(Cell(**again, "team-b-cq").on_parked_milli, 8000);
+  // Only a preemptible workload may say it runs there.
+  cfg.workloads.back().preemptible = false;
+  EXPECT_FALSE(Scheduler::Create(cfg).ok());
+
+  // a1 finishes while parked: its quota is free, the borrower is evicted
+  // (by nobody) and admitted again, now on quota team-b borrows.
+  ASSERT_TRUE(sched.RemoveWorkload("team-a/a1").ok());
+  CycleResult r = sched.RunCycle();
+  ASSERT_EQ(r.preempted.size(), 1u);
+  EXPECT_EQ(r.preempted[0].workload, "team-b/spot");
+  EXPECT_EQ(r.preempted[0].preemptor, "");
+  sched.RunUntilQuiescent();
+  ASSERT_TRUE(sched.AdmissionOf("team-b/spot").has_value());
+  EXPECT_FALSE(sched.AdmissionOf("team-b/spot")->on_parked_capacity);
+  EXPECT_EQ(Cell(sched, "team-b-cq").usage_milli, 8000);
+}
+
+// Quotas add up to more than the fleet (team-a and team-b hold 8 each of
+// 8 GPUs): a workload with quota finds the devices held by a borrower of
+// parked capacity and takes them back before preempting anyone.
+TEST(SchedulerParkingTest, AWorkloadWithQuotaTakesDevicesBackFromBorrowers) {
+  auto s = testing::BuildScheduler(kH100 + GpuNodes("h", 1, "H100-80GB") +
+                                   GpuCq("team-a-cq", "", "h100", "nominalQuota: 8") +
+                                   GpuCq("team-b-cq", "", "h100", "nominalQuota: 8") +
+                                   Wl("team-a/a1").Gpus(8).Admitted("team-a-cq", "h100") +
+                                   Wl("team-a/spot").Created(1).Gpus(8).Preemptible());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Scheduler& sched = **s;
+  ASSERT_TRUE(sched.ParkWorkload("team-a/a1").ok());
+  sched.RunUntilQuiescent();
+  ASSERT_TRUE(sched.AdmissionOf("team-a/spot")->on_parked_capacity);
+  ASSERT_TRUE(sched.AddWorkload(Parse(Wl("team-b/b1").Created(2).Gpus(8))).ok());
+  CycleResult r = sched.RunCycle();
+  EXPECT_EQ(r.admitted, std::vector<std::string>{"team-b/b1"});
+  ASSERT_EQ(r.preempted.size(), 1u);
+  EXPECT_EQ(r.preempted[0].workload, "team-a/spot");
+  EXPECT_EQ(r.preempted[0].reason, PreemptionReason::kParkedCapacityReclaim);
+  // a1's resume waits now: its quota is kept, the devices are team-b's.
+  EXPECT_EQ(sched.ResumeWorkload("team-a/a1").code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(sched.IsParked("team-a/a1"));
+}
+
 // Random sequences of submissions, removals, parks, resumes and cycles on
 // two nodes shared by three ClusterQueues of one cohort (borrowing and
 // preemption on): after every step no device is held twice, a parked
@@ -143,6 +269,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
                            GpuCq("team-0-cq", "all", "h100", "nominalQuota: 6", preempt) +
                            GpuCq("team-1-cq", "all", "h100", "nominalQuota: 6", preempt) +
                            GpuCq("team-2-cq", "all", "h100", "nominalQuota: 4", preempt);
+  int lent_steps = 0;  // Steps that ended with a workload on parked capacity.
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
@@ -151,6 +278,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     Scheduler& sched = **s;
     std::map<std::string, int> gpus;  // Live workloads: key -> GPUs per pod x pods.
+    std::set<std::string> preemptible;
     core::Config all;  // Every workload added, for the rebuild.
     for (int step = 0; step < 120; ++step) {
       const int op = pick(10);
@@ -159,15 +287,13 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
       if (op < 3 || live.empty()) {
         const int q = pick(3), n = 1 + pick(4), pods = 1 + pick(2);
         const std::string key = "team-" + std::to_string(q) + "/w" + std::to_string(step);
+        Wl spec = Wl(key).Priority(pick(3) * 10).Created(step).Count(pods).Gpus(n);
+        if (pick(3) == 0) {
+          spec.Preemptible();
+          preemptible.insert(key);
+        }
         core::Config c;
-        ASSERT_TRUE(core::ParseManifests(Wl(key)
-                                             .Priority(pick(3) * 10)
-                                             .Created(step)
-                                             .Count(pods)
-                                             .Gpus(n)
-                                             .Yaml(),
-                                         "w.yaml", &c)
-                        .ok());
+        ASSERT_TRUE(core::ParseManifests(spec.Yaml(), "w.yaml", &c).ok());
         ASSERT_TRUE(sched.AddWorkload(c.workloads.at(0)).ok());
         all.workloads.push_back(c.workloads[0]);
         gpus[key] = n * pods;
@@ -178,7 +304,8 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         gpus.erase(k);
       } else if (op < 6) {
         const std::string k = live[size_t(pick(int(live.size())))];
-        const bool admitted = sched.AdmissionOf(k).has_value() && !sched.IsParked(k);
+        const bool admitted = sched.AdmissionOf(k).has_value() && !sched.IsParked(k) &&
+                              !sched.AdmissionOf(k)->on_parked_capacity;
         EXPECT_EQ(sched.ParkWorkload(k).ok(), admitted) << k;
       } else if (op < 8) {
         const std::string k = live[size_t(pick(int(live.size())))];
@@ -199,8 +326,16 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
       // The invariants.
       std::set<std::string> held;
       std::map<std::string, int64_t> usage;
+      int64_t lent = 0, parked = 0;
       for (const AdmittedWorkload& a : sched.Admitted()) {
-        usage[a.admission.cluster_queue] += 1000 * gpus.at(a.workload);
+        // On parked capacity: preemptible, and outside the quota.
+        if (a.admission.on_parked_capacity) {
+          EXPECT_TRUE(preemptible.count(a.workload)) << a.workload;
+          lent += 1000 * gpus.at(a.workload);
+        } else {
+          usage[a.admission.cluster_queue] += 1000 * gpus.at(a.workload);
+        }
+        if (a.admission.parked) parked += 1000 * gpus.at(a.workload);
         EXPECT_EQ(a.admission.parked, sched.IsParked(a.workload));
         size_t pods = 0, devices = 0;
         for (const core::PodSetAssignment& psa : a.admission.pod_set_assignments) {
@@ -218,9 +353,17 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
           EXPECT_EQ(int(devices), gpus.at(a.workload)) << a.workload << ", step " << step;
         }
       }
+      int64_t lent_cells = 0, parked_cells = 0;
       for (const char* q : {"team-0-cq", "team-1-cq", "team-2-cq"}) {
         EXPECT_EQ(Usage(sched, q), usage[q]) << q << ", step " << step;
+        lent_cells += Cell(sched, q).on_parked_milli;
+        parked_cells += Cell(sched, q).parked_milli;
       }
+      // What runs on parked capacity never exceeds what is parked.
+      EXPECT_EQ(lent_cells, lent) << "step " << step;
+      EXPECT_EQ(parked_cells, parked) << "step " << step;
+      EXPECT_LE(lent, parked) << "step " << step;
+      if (lent > 0) ++lent_steps;
       EXPECT_LE(held.size(), 16u);
       if (HasFailure()) return;
     }
@@ -240,6 +383,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
       EXPECT_EQ((*again)->AdmissionOf(k), sched.AdmissionOf(k)) << k;
     }
   }
+  EXPECT_GT(lent_steps, 100);  // The sequences do lend.
 }
 
 }  // namespace

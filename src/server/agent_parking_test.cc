@@ -202,6 +202,101 @@ TEST_F(AgentTest, APreemptedParkedWorkloadIsSuspendedUntilResumed) {
   EXPECT_EQ(State(w), "Pending") << json::serialize(w);
 }
 
+// Lending: team-a's parked workload lends its 2 GPUs to a preemptible
+// workload of team-b (its priority class says so; team-b has no quota of
+// its own). A server restart keeps the lending. The resume takes them
+// back at once: the borrower, which ignores SIGTERM and asks for a 60 s
+// grace, is killed within cq-a's 1 s reclaim grace, and the owner runs on
+// the released GPUs without ever going back to its queue.
+TEST_F(AgentTest, ParkedGpusAreLentToAPreemptibleJobAndTakenBackOnResume) {
+  namespace b = allot::testing;
+  ASSERT_TRUE(srv_->Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+      "metadata: {name: cq-a, annotations: {allot.dev/reclaim-grace: 1s}}\n"
+      "spec:\n  cohort: all\n  namespaceSelector: {}\n  resourceGroups:\n"
+      "  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+      "    - name: sim\n      resources: [{name: nvidia.com/gpu, nominalQuota: 2}]\n---\n" +
+      b::Namespace("team-b") + b::GpuCq("cq-b", "all", "sim", "nominalQuota: 0") +
+      b::LocalQueue("team-b", "q", "cq-b") +
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\n"
+      "metadata: {name: spot, annotations: {allot.dev/preemptible: \"true\"}}\nvalue: 0\n---\n"));
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("idle", 2, &w));
+  const pid_t first = WaitPodPid(*n1, PodId(w, 0));
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads/team-a/idle/park", "", &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_TRUE(WaitDead(first));
+
+  // A plain team-b job waits (no quota anywhere); the preemptible one runs.
+  srv_->Json("POST", "/api/v1/workloads", InTenant("team-b", "plain", 2, "sleep 300"), &code);
+  ASSERT_EQ(code, 201);
+  json::value spot = json::parse(
+      InTenant("team-b", "spot", 2, "trap '' TERM; sleep 300 & echo PID=$!; wait", "spot"));
+  spot.at("metadata").at("annotations").as_object()["allot.dev/termination-grace-period"] = "60s";
+  srv_->Json("POST", "/api/v1/workloads", json::serialize(spot), &code);
+  ASSERT_EQ(code, 201);
+  json::value sw = srv_->WaitForWorkload("team-b/spot",
+                                         [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(sw), "Running") << json::serialize(sw);
+  EXPECT_TRUE(sw.at("status").at("onParkedCapacity").as_bool());
+  EXPECT_EQ(sw.at("metadata").at("annotations").at("allot.dev/preemptible").as_string(), "true");
+  EXPECT_EQ(State(srv_->Json("GET", "/api/v1/workloads/team-b/plain", "", &code)), "Pending");
+  const pid_t borrower = WaitPodPid(*n1, PodId(sw, 0));
+  // It holds no quota to keep: parking it is refused, saying why.
+  json::value refused = srv_->Json("POST", "/api/v1/workloads/team-b/spot/park", "", &code);
+  EXPECT_EQ(code, 409) << json::serialize(refused);
+  json::value cqb = srv_->Json("GET", "/api/v1/clusterqueues/cq-b", "", &code);
+  const json::value& cell = cqb.at("status").at("flavorsUsage").at(0).at("resources").at(0);
+  EXPECT_EQ(cell.at("total").as_string(), "0");
+  EXPECT_EQ(cell.at("onParkedCapacity").as_string(), "2");
+  std::string metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("allot_parked_lent_gpus{cluster_queue=\"cq-b\"} 2"), std::string::npos)
+      << metrics;
+
+  // kill -9 and restart: still parked, still lent, the same pods.
+  srv_->Kill9();
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  sw = srv_->Json("GET", "/api/v1/workloads/team-b/spot", "", &code);
+  EXPECT_EQ(State(sw), "Running") << json::serialize(sw);
+  EXPECT_TRUE(sw.at("status").at("onParkedCapacity").as_bool());
+  EXPECT_EQ(sw.at("status").at("attempt").as_int64(), 1);
+  EXPECT_EQ(State(srv_->Json("GET", "/api/v1/workloads/team-a/idle", "", &code)), "Parked");
+
+  json::value r = srv_->Json("POST", "/api/v1/workloads/team-a/idle/resume", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("result").as_string(), "resumed") << json::serialize(r);
+  // Killed after the 1 s reclaim grace, not the 60 s it asked for.
+  EXPECT_TRUE(WaitDead(borrower)) << n1->Output();
+  w = WaitFor("idle", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running") << json::serialize(w);
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+  for (const json::value& c : w.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "QuotaReserved") {
+      EXPECT_EQ(c.at("status").as_string(), "True") << json::serialize(c);  // Never queued.
+    }
+  }
+  const pid_t second = WaitPodPid(*n1, PodId(w, 0));
+  EXPECT_TRUE(Alive(second));
+  sw = srv_->Json("GET", "/api/v1/workloads/team-b/spot", "", &code);
+  EXPECT_EQ(State(sw), "Requeued") << json::serialize(sw);  // Back in its queue.
+  std::string evicted;
+  for (const json::value& c : sw.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "Evicted") evicted = std::string(c.at("message").as_string());
+  }
+  EXPECT_NE(evicted.find("the parked capacity it ran on was taken back by a workload of another "
+                         "tenant in ClusterQueue cq-a (ParkedCapacityReclaim)"),
+            std::string::npos)
+      << evicted;
+  metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("allot_parked_reclaims_total{cluster_queue=\"cq-b\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("allot_parked_lent_gpus{cluster_queue=\"cq-b\"} 0"), std::string::npos);
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/idle", "", &code);
+  EXPECT_TRUE(WaitDead(second));
+}
+
 // Kueue's spec.active: false on an admitted workload parks it (Allot keeps
 // its quota where Kueue would evict it), true resumes it; the same apply
 // again changes nothing.

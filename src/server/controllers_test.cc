@@ -171,7 +171,7 @@ TEST(ControllersInProcess, TheIdleParkerParksWhatStayedIdleForItsTime) {
 kind: ClusterQueue
 metadata:
   name: idle
-  annotations: {allot.dev/idle-after: 30m}
+  annotations: {allot.dev/idle-after: 30m, allot.dev/max-parked: 8h}
 spec:
   namespaceSelector: {}
   resourceGroups:
@@ -216,6 +216,20 @@ spec:
   // Its quota is kept: a second workload waits for it.
   ASSERT_TRUE(h.Apply(Workload("other", "idle")).ok());
   EXPECT_EQ(h.WorkloadState("t1/other"), "Pending");
+  // Kept for the ClusterQueue's max-parked (8h), then freed: the parked
+  // workload is held out of the queue, the waiting one runs.
+  h.Advance(8 * 60 * kMin - 2 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb"), "Parked");
+  h.Advance(2 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb"), "Suspended");
+  EXPECT_EQ(h.Reason("t1/nb", "Parked"), "MaxParked");
+  EXPECT_EQ(h.WorkloadState("t1/other"), "Admitted");
+  bool stopped = false;
+  for (const store::AuditRow& row : h.AuditLog()) {
+    stopped = stopped || (row.principal == "controller:park-limit" && row.verb == "stop-parked" &&
+                          row.object == "Workload t1/nb");
+  }
+  EXPECT_TRUE(stopped);
   // A bad annotation is refused, naming it.
   for (const char* bad : {"0s", "soon", "-5m"}) {
     Status s = h.Apply(R"(apiVersion: kueue.x-k8s.io/v1beta1

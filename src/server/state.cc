@@ -144,6 +144,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
     }
     json::object& obj = body.as_object();
     WorkloadRecord rec;
+    bool on_parked_capacity = false;  // status.onParkedCapacity
     if (*kind == Kind::kWorkload) {
       // The store keeps the API's JSON; the parser reads only the
       // admission of the status.
@@ -182,6 +183,9 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       }
       if (json::value* v = status.if_contains("parkedMs"); v && v->is_int64()) {
         rec.parked_ms = v->as_int64();
+      }
+      if (json::value* v = status.if_contains("onParkedCapacity"); v && v->is_bool()) {
+        on_parked_capacity = v->as_bool();
       }
       if (json::value* v = status.if_contains("pullingSinceMs"); v && v->is_int64()) {
         rec.pulling_since_ms = v->as_int64();
@@ -237,6 +241,9 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
         if (c.workloads.size() != 1) return Status::Internal(where + ": no object");
         rec.spec = std::move(c.workloads[0]);
         rec.spec.source = src;
+        if (rec.spec.admission && on_parked_capacity) {
+          rec.spec.admission->on_parked_capacity = true;
+        }
         if (rec.state == WorkloadState::kParked && rec.spec.admission) {
           rec.spec.admission->parked = true;
           // A resume that was waiting for devices still waits.

@@ -452,10 +452,11 @@ class State {
   // false parks an admitted one and holds a pending one out of its queue
   // (Suspended); true resumes (ResumeWorkload).
   Status SetActive(const Actor& a, const std::string& key, bool active, Txn* txn);
-  // A parked workload lost its quota to a preemption: out of the scheduler,
-  // Suspended until resumed.
-  void SuspendPreemptedParked(WorkloadRecord* rec, const std::string& message,
-                              const std::string& detail, int64_t now);
+  // A parked workload lost its quota (a preemption: reason Preempted; its
+  // ClusterQueue's max-parked: MaxParked): out of the scheduler, Suspended
+  // until resumed. `message` says why, on its Parked condition.
+  void SuspendParked(WorkloadRecord* rec, const std::string& reason, const std::string& message,
+                     const std::string& detail, int64_t now);
   // Applies what controllers asked for, each action as the principal
   // "controller:NAME" and audited so. An action whose target no longer
   // qualifies (finished, requeued, already NotReady) is skipped. Nodes

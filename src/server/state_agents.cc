@@ -200,6 +200,13 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
 
 std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
   std::vector<DesiredPod> pods = agents_.DesiredPods(node, workloads_);
+  // On parked capacity: its pods stop within the reclaim grace when the
+  // capacity is taken back (docs/parking.md).
+  for (DesiredPod& d : pods) {
+    if (const int64_t grace = sched_->ReclaimGraceSeconds(d.workload); grace >= 0) {
+      d.grace_ms = std::min(d.grace_ms, grace * 1000);
+    }
+  }
   for (DesiredPod& d : pods) {
     // d.id is "ns/name/aN/podset/index".
     const size_t set_at = d.id.find('/', d.workload.size() + 1) + 1;

@@ -42,6 +42,19 @@ class State::ControllerView : public ctrl::View {
     }
   }
 
+  void ForEachParked(const std::function<void(const ctrl::ParkedView&)>& fn) const override {
+    for (const auto& [key, rec] : s_.workloads_) {
+      if (rec.state != WorkloadState::kParked || !rec.spec.admission) continue;
+      // Parked since its pods were stopped (a waiting resume changes the
+      // Parked condition, not this one).
+      int64_t since = 0;
+      for (const Condition& c : rec.conditions) {
+        if (c.type == "PodsReady" && c.reason == "Parked") since = c.time_unix_ms;
+      }
+      fn({key, rec.spec.admission->cluster_queue, since, s_.resume_wanted_.count(key) > 0});
+    }
+  }
+
   void ForEachAgent(const std::function<void(const ctrl::AgentView&)>& fn) const override {
     for (const auto& [name, a] : s_.agents_.all()) fn({name, a.ready, a.last_seen_ms});
   }
@@ -92,6 +105,10 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
     } else if (a.type == ctrl::Action::Type::kPark) {
       if (rec.state == WorkloadState::kParked) continue;
       if (!ParkWorkload(a.target, a.reason, a.message, txn).ok()) continue;
+    } else if (a.type == ctrl::Action::Type::kStopParked) {
+      if (rec.state != WorkloadState::kParked || resume_wanted_.count(a.target)) continue;
+      metrics_->Evicted(QueueOf(rec), a.reason);
+      SuspendParked(&rec, a.reason, a.message, "", now);
     } else {
       // The whole gang again, as a new attempt on the same admission:
       // agents stop the old pods and start the new ones.

@@ -76,6 +76,10 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   }
   if (rec.pull_ms > 0) status["pullMs"] = rec.pull_ms;
   if (rec.parked_ms > 0) status["parkedMs"] = rec.parked_ms;
+  // On capacity parked workloads lent it (docs/parking.md): the first to go.
+  if (rec.spec.admission && rec.spec.admission->on_parked_capacity) {
+    status["onParkedCapacity"] = true;
+  }
   if (rec.pulling_since_ms > 0) status["pullingSinceMs"] = rec.pulling_since_ms;
   // The pull's progress, as the agents last said (not read back from the
   // store): its pods' furthest, as the pods of a node that pull one image
@@ -134,6 +138,11 @@ json::object State::ConfigJson(Kind kind, const std::string& key,
       r["total"] = Quantity(u.usage_milli);
       r["borrowed"] = Quantity(u.borrowed_milli);
       r["lent"] = Quantity(u.lent_milli);  // Allot's: see sched::QuotaUsage.
+      // Allot's, for parking (docs/parking.md): the part of `total` its
+      // parked workloads hold, and what its workloads use on capacity that
+      // parked workloads of its cohort lent (not in `total`).
+      if (u.parked_milli > 0) r["parked"] = Quantity(u.parked_milli);
+      if (u.on_parked_milli > 0) r["onParkedCapacity"] = Quantity(u.on_parked_milli);
       r["nominalQuota"] = Quantity(u.nominal_milli);
       by_flavor[u.flavor].push_back(std::move(r));
     }

@@ -35,6 +35,7 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   std::map<std::string, int64_t> cq_finished;
   std::map<std::string, int64_t> by_state;
   std::map<std::string, std::pair<int64_t, int64_t>> parked;  // CQ -> (workloads, GPU milli)
+  std::map<std::string, int64_t> on_parked;  // CQ -> GPU milli of its workloads on parked capacity
   // The per-workload rows (admitted ones): idle, and parked.
   std::vector<const WorkloadRecord*> idle_rows, parked_rows;
   for (const auto& [key, rec] : workloads_) {
@@ -70,6 +71,9 @@ void State::CollectMetrics(metrics::Gauges* g) const {
           lq.usage[{flavor, res}] += q->second.milli() * psa.count;
           if (is_parked && core::IsGpuResource(res)) {
             parked[rec.spec.admission->cluster_queue].second += q->second.milli() * psa.count;
+          }
+          if (rec.spec.admission->on_parked_capacity && core::IsGpuResource(res)) {
+            on_parked[rec.spec.admission->cluster_queue] += q->second.milli() * psa.count;
           }
         }
       }
@@ -111,6 +115,14 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   for (const CqRow& c : cqs) {
     auto p = parked.find(c.name);
     g->Add({{"cluster_queue", c.name}}, p == parked.end() ? 0 : Units(p->second.second));
+  }
+  g->Family("allot_parked_lent_gpus",
+            "GPUs (or MIG slices) that parked workloads gave back and that preemptible "
+            "workloads of cluster_queue run on now, without quota (the first to go when "
+            "the parked workloads resume).");
+  for (const CqRow& c : cqs) {
+    auto p = on_parked.find(c.name);
+    g->Add({{"cluster_queue", c.name}}, p == on_parked.end() ? 0 : Units(p->second));
   }
   // Per workload, for autoscalers that park and resume (KEDA): how long
   // its GPUs have all been idle, and whether it is parked.

@@ -60,6 +60,12 @@ Status State::ParkWorkload(const std::string& key, const std::string& reason,
         ": only an admitted workload can be parked (it keeps its quota while its pods are "
         "stopped); hold a pending one with spec.active: false, or delete it");
   }
+  if (rec.spec.admission->on_parked_capacity) {
+    return Status::FailedPrecondition(
+        "Workload " + key +
+        " runs on capacity that parked workloads lent: it holds no quota to keep (delete it to "
+        "stop it)");
+  }
   if (Status s = sched_->ParkWorkload(key); !s.ok()) return Status::Internal(s.message());
   accounting_.Close(&rec, now, objs_.flavors);  // Parked time uses no GPU.
   if (rec.pulling_since_ms > 0) {
@@ -77,6 +83,7 @@ Status State::ParkWorkload(const std::string& key, const std::string& reason,
   SetCondition(&rec.conditions, {"PodsReady", false, "Parked", "parked: no pods run", now, ""});
   pod_failures_.erase(key);
   resume_wanted_.erase(key);
+  ctrl_changes_ |= ctrl::kParks;  // ParkLimit counts from now.
   metrics_->Parked(cq, reason);
   MarkDirty(key);
   return Status::Ok();
@@ -206,22 +213,20 @@ Status State::SetActive(const Actor& a, const std::string& key, bool active, Txn
   return Status::Ok();
 }
 
-void State::SuspendPreemptedParked(WorkloadRecord* rec, const std::string& message,
-                                   const std::string& detail, int64_t now) {
+void State::SuspendParked(WorkloadRecord* rec, const std::string& reason,
+                          const std::string& message, const std::string& detail, int64_t now) {
   const std::string key = rec->spec.Key();
-  (void)sched_->RemoveWorkload(key);  // Evict queued it: out, as inactive.
+  (void)sched_->RemoveWorkload(key);  // Its quota is freed; Evict queued it: out.
   ++removed_since_rebuild_;
   rec->spec.active = false;
   rec->spec.admission.reset();
   rec->state = WorkloadState::kSuspended;
   resume_wanted_.erase(key);
   SetCondition(&rec->conditions,
-               {"Parked", false, "Preempted",
-                "its quota was taken while it was parked (" + message +
-                    "); resume it to queue again",
-                now, detail});
+               {"Parked", false, reason, message + "; resume it to queue again", now, detail});
   SetCondition(&rec->conditions, {"QuotaReserved", false, "Inactive",
-                                  "preempted while parked: held out of its queue until resumed",
+                                  "its quota went while it was parked: held out of its queue "
+                                  "until resumed",
                                   now, ""});
   agents_.ForgetPods(key);
   MarkDirty(key);

@@ -138,7 +138,14 @@ Status State::SubmitWorkload(const Actor& a, core::Workload w, Txn* txn) {
   ALLOT_RETURN_IF_ERROR(ResolveImages(objs_, &w));
   ALLOT_RETURN_IF_ERROR(CheckWorkload(a, w, objs_));
   if (!w.priority_class_name.empty()) {
-    w.priority = objs_.priority_classes.at(w.priority_class_name).obj.value;
+    const core::WorkloadPriorityClass& pc = objs_.priority_classes.at(w.priority_class_name).obj;
+    w.priority = pc.value;
+    // Written down, so that the workload stays as it was admitted when the
+    // class changes.
+    if (pc.preemptible && !w.annotations.count(core::kPreemptibleKey)) {
+      w.preemptible = true;
+      w.annotations[core::kPreemptibleKey] = "true";
+    }
   }
   // The server's clock orders the queue: a client may not jump the line.
   w.creation_unix_ms = txn->now_unix_ms;
@@ -312,12 +319,22 @@ int32_t State::FinishTurn(Txn* txn) {
       // The preemptor is named to its own tenant; to another, it is "a
       // workload of another tenant" (the ClusterQueue is shared and
       // named); cluster-admins read its name in the condition's detail.
-      const std::string named = "preempted by " + e->second.preemptor;
-      const bool foreign = TenantOfKey(e->second.preemptor) != rec.spec.ns;
+      // A workload on parked capacity goes when the capacity is taken back
+      // (a resume), or when the parked workload's quota goes (no preemptor).
+      const bool reclaim = e->second.reason == sched::PreemptionReason::kParkedCapacityReclaim;
+      const std::string verb =
+          reclaim ? "the parked capacity it ran on was taken back" : "preempted";
+      const std::string named = e->second.preemptor.empty()
+                                    ? verb
+                                    : verb + " by " + e->second.preemptor;
+      const bool foreign =
+          !e->second.preemptor.empty() && TenantOfKey(e->second.preemptor) != rec.spec.ns;
       const std::string shown =
-          foreign ? "preempted by a higher-priority workload of another tenant" +
+          foreign ? verb + " by " + (reclaim ? "a workload" : "a higher-priority workload") +
+                        " of another tenant" +
                         (by_cq.empty() ? std::string() : " in ClusterQueue " + by_cq)
                   : named;
+      if (reclaim && rec.spec.admission) metrics_->Reclaimed(rec.spec.admission->cluster_queue);
       if (rec.state == WorkloadState::kParked) {
         // Its quota went; nothing of it ran: held, not queued, until
         // resumed (an idle workload should not start by itself).
@@ -325,7 +342,8 @@ int32_t State::FinishTurn(Txn* txn) {
         SetCondition(&rec.conditions, {"Evicted", true, "Preempted", shown + " (" + reason + ")",
                                        now, foreign ? named + " (" + reason + ")" : ""});
         SetCondition(&rec.conditions, {"Admitted", false, "Preempted", shown, now, ""});
-        SuspendPreemptedParked(&rec, shown, foreign ? named : "", now);
+        SuspendParked(&rec, "Preempted", "its quota was taken while it was parked (" + shown + ")",
+                      foreign ? named : "", now);
         continue;
       }
       Evicted(&rec, "Preempted", shown + " (" + reason + ")", now,

@@ -184,6 +184,11 @@ class Wl {
     priority_class_ = c;
     return *this;
   }
+  // allot.dev/preemptible: "true": it may run on parked capacity.
+  Wl& Preemptible() {
+    preemptible_ = true;
+    return *this;
+  }
   // Creation time: 2026-01-01T00:00:00Z plus `minutes`.
   Wl& Created(int minutes) {
     created_min_ = minutes;
@@ -235,7 +240,8 @@ class Wl {
                   1 + created_min_ / 1440, (created_min_ / 60) % 24,
                   created_min_ % 60);
     out += "metadata: {name: " + name_ + ", namespace: " + ns_ +
-           ", creationTimestamp: \"" + ts + "\"}\n";
+           ", creationTimestamp: \"" + ts + "\"" +
+           (preemptible_ ? ", annotations: {allot.dev/preemptible: \"true\"}" : "") + "}\n";
     out += "spec:\n  queueName: " + queue_ + "\n";
     if (!priority_class_.empty()) {
       out += "  priorityClassName: " + priority_class_ + "\n";
@@ -305,6 +311,7 @@ class Wl {
   std::string ns_, name_;
   std::string queue_ = "q";
   int32_t priority_ = 0;
+  bool preemptible_ = false;
   std::string priority_class_;
   int created_min_ = 0;
   std::vector<PodSetSpec> pod_sets_;

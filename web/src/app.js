@@ -143,7 +143,12 @@ function bar(used, nominal) {
 function quotaLine(flavor, r) {
   const used = parseFloat(r.total), nom = parseFloat(r.nominalQuota), b = parseFloat(r.borrowed);
   const lent = parseFloat(r.lent || "0");
-  const note = [b > 0 ? `borrowed ${b}` : "", lent > 0 ? `lent ${+lent.toFixed(2)}` : ""].filter(Boolean).join(", ");
+  // Parking (docs/parking.md): the part of the usage parked workloads hold,
+  // and what runs on parked capacity without quota.
+  const parked = parseFloat(r.parked || "0"), onParked = parseFloat(r.onParkedCapacity || "0");
+  const note = [b > 0 ? `borrowed ${b}` : "", lent > 0 ? `lent ${+lent.toFixed(2)}` : "",
+    parked > 0 ? `parked ${parked}` : "", onParked > 0 ? `+${onParked} on parked capacity` : ""]
+    .filter(Boolean).join(", ");
   return `<div>${esc(flavor)} ${esc(r.name)}: ${used} / ${nom}${note ? ` <span class="muted">(${note})</span>` : ""}${bar(used, nom)}</div>`;
 }
 
@@ -264,6 +269,7 @@ function plainReason(w) {
   const c = (st.conditions || []).find((c) => c.type === "Finished" || c.type === "Evicted" && c.status === "True");
   // detail: the message naming another tenant's workload (cluster-admins only).
   if (c) return c.detail || c.message || c.reason;
+  if (st.onParkedCapacity) return "on parked capacity: the first to go when its parked owners resume";
   // Admitted, its pods still getting their images.
   const pull = (st.conditions || []).find((c) => c.type === "PodsReady" && c.status === "False");
   return pull ? pull.message || pull.reason : "";
