@@ -255,13 +255,17 @@ TEST(SchedulerParkingTest, AWorkloadWithQuotaTakesDevicesBackFromBorrowers) {
   EXPECT_TRUE(sched.IsParked("team-a/a1"));
 }
 
-// Random sequences of submissions, removals, parks, resumes and cycles on
-// two nodes shared by three ClusterQueues of one cohort (borrowing and
-// preemption on): after every step no device is held twice, a parked
-// workload holds quota and no device, every other admitted one all its
-// devices, usage is what the admissions (parked ones included) add up to,
-// a resume never leaves its workload unadmitted, and a rebuild from the
-// admissions (parked flags included) gives back the same.
+// Random sequences of submissions (a third of them preemptible), removals,
+// parks, resumes, node failures and recoveries, and cycles on two nodes
+// shared by three ClusterQueues of one cohort (borrowing and preemption
+// on): after every step no device is held twice, a parked workload holds
+// quota and no device, every other admitted one all its devices, usage is
+// what the admissions (parked ones included, those on parked capacity not)
+// add up to, only preemptible workloads run on parked capacity and never
+// more than is parked, a resume never leaves its workload unadmitted, a
+// node failure leaves parked workloads parked, and a rebuild from the
+// admissions (parked and parked-capacity flags included) gives back the
+// same.
 TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
   const std::string preempt =
       "  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}\n";
@@ -270,6 +274,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
                            GpuCq("team-1-cq", "all", "h100", "nominalQuota: 6", preempt) +
                            GpuCq("team-2-cq", "all", "h100", "nominalQuota: 4", preempt);
   int lent_steps = 0;  // Steps that ended with a workload on parked capacity.
+  int node_changes = 0;
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
@@ -279,6 +284,10 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
     Scheduler& sched = **s;
     std::map<std::string, int> gpus;  // Live workloads: key -> GPUs per pod x pods.
     std::set<std::string> preemptible;
+    core::Config nodes_cfg;
+    ASSERT_TRUE(core::ParseManifests(base, "base.yaml", &nodes_cfg).ok());
+    std::vector<core::Node> nodes = nodes_cfg.nodes;
+    ASSERT_EQ(nodes.size(), 2u);
     core::Config all;  // Every workload added, for the rebuild.
     for (int step = 0; step < 120; ++step) {
       const int op = pick(10);
@@ -307,6 +316,27 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         const bool admitted = sched.AdmissionOf(k).has_value() && !sched.IsParked(k) &&
                               !sched.AdmissionOf(k)->on_parked_capacity;
         EXPECT_EQ(sched.ParkWorkload(k).ok(), admitted) << k;
+      } else if (op == 8 && pick(3) == 0) {
+        // A node fails (what runs there is evicted first, as the server
+        // does) or comes back.
+        core::Node& n = nodes[size_t(pick(2))];
+        std::vector<std::string> parked_now;
+        for (const std::string& k : live) {
+          if (sched.IsParked(k)) parked_now.push_back(k);
+        }
+        if (!n.unschedulable) {
+          for (const AdmittedWorkload& a : sched.Admitted()) {
+            bool here = false;
+            for (const auto& psa : a.admission.pod_set_assignments) {
+              for (const auto& pl : psa.placements) here = here || pl.node == n.name;
+            }
+            if (here) ASSERT_TRUE(sched.EvictWorkload(a.workload).ok()) << a.workload;
+          }
+        }
+        n.unschedulable = !n.unschedulable;
+        ASSERT_TRUE(sched.UpdateNode(n).ok()) << n.name;
+        ++node_changes;
+        for (const std::string& k : parked_now) EXPECT_TRUE(sched.IsParked(k)) << k;
       } else if (op < 8) {
         const std::string k = live[size_t(pick(int(live.size())))];
         const bool parked = sched.IsParked(k);
@@ -370,6 +400,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
     // A rebuild from these admissions gives back the same.
     core::Config cfg;
     ASSERT_TRUE(core::ParseManifests(base, "base.yaml", &cfg).ok());
+    cfg.nodes = nodes;  // As they are now (one may be down).
     for (const core::Workload& w : all.workloads) {
       if (!gpus.count(w.Key())) continue;
       cfg.workloads.push_back(w);
@@ -383,7 +414,8 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
       EXPECT_EQ((*again)->AdmissionOf(k), sched.AdmissionOf(k)) << k;
     }
   }
-  EXPECT_GT(lent_steps, 100);  // The sequences do lend.
+  EXPECT_GT(lent_steps, 100);  // The sequences do lend...
+  EXPECT_GT(node_changes, 50);  // ...and lose nodes.
 }
 
 }  // namespace
