@@ -182,6 +182,7 @@ std::string Agent::ReportJson() {
   const bool send =
       f_.sample_seconds > 0 &&
       now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
+  if (gpus_->simulated()) RefreshActivity();
   if (auto samples = gpus_->Sample(); samples.ok()) {
     const std::vector<GpuInfo>& infos = gpus_->Gpus();
     for (const GpuSample& s : *samples) {
@@ -419,9 +420,27 @@ void Agent::Start(const proto::DesiredPod& d) {
 
 void Agent::UpdateBusy() {
   std::set<std::string> busy;
-  for (const auto& [id, p] : running_)
-    busy.insert(p.gpus.begin(), p.gpus.end());
+  for (const auto& [id, p] : running_) {
+    if (p.active) busy.insert(p.gpus.begin(), p.gpus.end());
+  }
   gpus_->SetBusy(busy);
+}
+
+void Agent::RefreshActivity() {
+  const auto now = std::chrono::steady_clock::now();
+  const std::map<std::string, double> cpu = exec_->PodCpuSeconds();
+  for (auto& [id, p] : running_) {
+    auto c = cpu.find(id);
+    if (c == cpu.end()) {
+      p.active = true;  // Unknown (simulated execution, a container): busy.
+      continue;
+    }
+    const double elapsed = std::chrono::duration<double>(now - p.cpu_at).count();
+    if (p.cpu_s >= 0 && elapsed > 0) p.active = (c->second - p.cpu_s) / elapsed >= kActiveCpuShare;
+    p.cpu_s = c->second;
+    p.cpu_at = now;
+  }
+  UpdateBusy();
 }
 
 }  // namespace allot::agent

@@ -150,7 +150,16 @@ class Agent {
     std::vector<std::string> gpus;
     int64_t grace_ms = 30000;
     bool stopping = false;
+    // Whether it used CPU since the last look (RefreshActivity): its
+    // simulated GPUs read busy only then. Unknown counts as busy.
+    bool active = true;
+    double cpu_s = -1;  // Its CPU seconds at the last look; -1: none yet.
+    std::chrono::steady_clock::time_point cpu_at{};
   };
+  // Simulated GPUs follow what runs: a pod that used less than
+  // kActiveCpuShare of one CPU since the last look leaves its GPUs idle.
+  static constexpr double kActiveCpuShare = 0.05;
+  void RefreshActivity();
 
   // LOG_DIR/TENANT_NAME_aATTEMPT_PODSET_INDEX.log for pod id
   // TENANT/NAME/aATTEMPT/PODSET/INDEX.

@@ -52,6 +52,7 @@
 // Stop() ends it at once with stopped = true, signal 15, exit code 143.
 #include "agent/exec.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -66,8 +67,11 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "agent/spawn.h"
@@ -233,6 +237,38 @@ std::string OomReason(const PodCgroup& cg, int signal) {
   return "";
 }
 
+// User + system CPU seconds per process group of the live processes, from
+// /proc/PID/stat (fields pgrp, utime, stime), for the groups in `pgids`.
+std::map<pid_t, double> ProcessGroupCpuSeconds(const std::set<pid_t>& pgids) {
+  std::map<pid_t, double> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  static const double kTicks = double(sysconf(_SC_CLK_TCK));
+  for (pid_t g : pgids) out[g] = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;  // Gone meanwhile.
+    const size_t close = line.rfind(')');   // The command may hold spaces.
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    std::string field;
+    int64_t pgrp = -1, utime = 0, stime = 0;
+    // After the command: state ppid pgrp session tty_nr tpgid flags minflt
+    // cminflt majflt cmajflt utime stime.
+    for (int i = 0; i < 13 && rest >> field; ++i) {
+      if (i == 2) pgrp = std::atoll(field.c_str());
+      if (i == 11) utime = std::atoll(field.c_str());
+      if (i == 12) stime = std::atoll(field.c_str());
+    }
+    auto it = out.find(pid_t(pgrp));
+    if (it != out.end()) it->second += double(utime + stime) / kTicks;
+  }
+  closedir(d);
+  return out;
+}
+
 class ProcessExecutor : public Executor {
  public:
   explicit ProcessExecutor(std::unique_ptr<CgroupManager> cgroups)
@@ -281,6 +317,20 @@ class ProcessExecutor : public Executor {
     std::vector<std::string> ids;
     for (const auto& [id, pod] : pods_) ids.push_back(id);
     return ids;
+  }
+  std::map<std::string, double> PodCpuSeconds() const override {
+    std::map<pid_t, std::string> by_group;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [id, pod] : pods_) {
+        if (!pod->done && pod->pid > 0) by_group[pod->pid] = id;
+      }
+    }
+    std::set<pid_t> groups;
+    for (const auto& [g, id] : by_group) groups.insert(g);
+    std::map<std::string, double> out;
+    for (const auto& [g, secs] : ProcessGroupCpuSeconds(groups)) out[by_group[g]] = secs;
+    return out;
   }
   void StopAll(milliseconds grace) override {
     std::unique_lock<std::mutex> lock(mu_);

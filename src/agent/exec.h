@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +110,11 @@ class Executor {
     (void)id;
     return {};
   }
+  // Per running pod, the CPU time (user + system, seconds) its live
+  // processes have used so far, for the pods the executor can tell of (one
+  // pass over /proc for all); simulated GPUs read busy only while their
+  // pod uses CPU (Agent::RefreshActivity).
+  virtual std::map<std::string, double> PodCpuSeconds() const { return {}; }
   // Per-tenant networks (container runtime, --network tenant): this node's
   // pod range and its tenants' subnets, for the server to relay (cidr
   // empty: none), and the other nodes' as the server relayed them, for

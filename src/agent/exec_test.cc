@@ -418,6 +418,29 @@ TEST_P(ExecTest, StopAllWaitsForEveryPod) {
   EXPECT_TRUE(exec_->Running().empty());
 }
 
+// The CPU time of a pod's process group (what simulated GPUs follow): a
+// pod that spins uses it, one that sleeps does not; a container's is not
+// known (absent), as its processes are the runtime's.
+TEST_P(ExecTest, PodCpuSecondsFollowWhatRuns) {
+  ASSERT_TRUE(exec_->Start(Sh("spin", "echo up; while :; do :; done")).ok());
+  ASSERT_TRUE(exec_->Start(Sh("nap", "echo up; " + LongSleep())).ok());
+  for (const char* id : {"spin", "nap"}) {
+    ASSERT_TRUE(WaitFor([&] { return ReadAll(dir_ + "/logs/" + id + ".log") == "up\n"; }));
+  }
+  if (container()) {
+    EXPECT_TRUE(exec_->PodCpuSeconds().empty());
+  } else {
+    std::map<std::string, double> cpu;
+    ASSERT_TRUE(WaitFor([&] {
+      cpu = exec_->PodCpuSeconds();
+      return cpu.count("spin") > 0 && cpu["spin"] >= 0.3;
+    }));
+    ASSERT_TRUE(cpu.count("nap"));
+    EXPECT_LT(cpu["nap"], 0.1);
+  }
+  exec_->StopAll(milliseconds(200));
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, ExecTest,
                          ::testing::Values(Runtime::kProcess, Runtime::kContainer),
                          testing::RuntimeName);

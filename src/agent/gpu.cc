@@ -15,7 +15,9 @@
 // jitter of a GPU in a tick is a hash of (uuid, tick). A GPU whose UUID is
 // in the SetBusy() set reads 85-100 % utilization, 60-90 % of its memory
 // used, 300-700 W and 62-77 C; an idle one 0-2 %, 0 bytes, 60-74 W, 30-37
-// C. Health comes from HealthLimits only (no simulated faults).
+// C. Health comes from HealthLimits only (no simulated faults). The agent
+// marks busy the GPUs of pods that use CPU (Agent::RefreshActivity), so
+// the readings follow what runs.
 #include "agent/gpu.h"
 
 #include <cinttypes>

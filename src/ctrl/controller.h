@@ -35,6 +35,7 @@ enum Change : uint32_t {
   kPodFailures = 1u << 2,  // A pod of a current attempt exited non-zero.
   kAgents = 1u << 3,       // An agent was heard from for the first time or came back.
   kParks = 1u << 4,        // A workload was parked.
+  kIdle = 1u << 5,         // A workload's GPUs went idle (its idle_since began).
 };
 
 // An admitted, unfinished workload, as controllers see it.

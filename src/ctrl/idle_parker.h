@@ -15,12 +15,12 @@ namespace allot::ctrl {
 
 class IdleParker : public Controller {
  public:
-  // While some workload has an idle-after time it runs at least this often:
-  // telemetry, not a state change, marks workloads idle.
+  // While some workload has an idle-after time it runs at least this often
+  // (a workload that goes idle wakes it at once: kIdle).
   static constexpr int64_t kPollMs = 30000;
 
   std::string_view Name() const override { return "idle-parker"; }
-  uint32_t Triggers() const override { return kAdmissions | kConfig; }
+  uint32_t Triggers() const override { return kAdmissions | kConfig | kIdle; }
   int64_t MinIntervalMs() const override { return 1000; }
   Plan Run(const View& view, int64_t now_ms) const override;
 };

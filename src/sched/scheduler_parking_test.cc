@@ -330,7 +330,9 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
             for (const auto& psa : a.admission.pod_set_assignments) {
               for (const auto& pl : psa.placements) here = here || pl.node == n.name;
             }
-            if (here) ASSERT_TRUE(sched.EvictWorkload(a.workload).ok()) << a.workload;
+            if (here) {
+              ASSERT_TRUE(sched.EvictWorkload(a.workload).ok()) << a.workload;
+            }
           }
         }
         n.unschedulable = !n.unschedulable;

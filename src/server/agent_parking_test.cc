@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "server/agent_test_util.h"
 
@@ -295,6 +296,81 @@ TEST_F(AgentTest, ParkedGpusAreLentToAPreemptibleJobAndTakenBackOnResume) {
   EXPECT_NE(metrics.find("allot_parked_lent_gpus{cluster_queue=\"cq-b\"} 0"), std::string::npos);
   srv_->Json("DELETE", "/api/v1/workloads/team-a/idle", "", &code);
   EXPECT_TRUE(WaitDead(second));
+}
+
+// The idle policy with real processes on simulated GPUs, whose
+// utilization follows what runs: a pod that sleeps leaves its GPUs idle
+// and its workload is parked after its idle-after; one that computes is
+// not.
+TEST_F(AgentTest, TheIdlePolicyParksAWorkloadWhosePodsSleep) {
+  auto n1 = StartReadyAgent("n1", "4xH100-80GB", {"--sample-seconds", "1"});
+  int code = 0;
+  for (auto [name, script] : {std::pair{"quiet", "sleep 300"},
+                              std::pair{"busy", "while :; do :; done"}}) {
+    json::value w = json::parse(AgentWorkload(name, 1, 2, script));
+    w.at("metadata").at("annotations").as_object()["allot.dev/idle-after"] = "2s";
+    srv_->Json("POST", "/api/v1/workloads", json::serialize(w), &code);
+    ASSERT_EQ(code, 201);
+  }
+  json::value quiet = WaitFor("quiet", [](const json::value& v) { return State(v) == "Parked"; });
+  ASSERT_EQ(State(quiet), "Parked") << json::serialize(quiet);
+  EXPECT_NE(ParkedCondition(quiet).find("True Idle: parked by the idle policy"), std::string::npos)
+      << ParkedCondition(quiet);
+  json::value busy = srv_->Json("GET", "/api/v1/workloads/team-a/busy", "", &code);
+  EXPECT_EQ(State(busy), "Running") << json::serialize(busy);
+  const std::string metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("allot_parks_total{cluster_queue=\"cq-a\",reason=\"Idle\"} 1"),
+            std::string::npos)
+      << metrics;
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/busy", "", &code);
+}
+
+// Resume on demand (the hook routers use): a wake resumes a parked
+// workload and answers once it runs; a wake of a running one answers at
+// once; one that cannot run in time is a 504 saying where it stands; and
+// only the wake that resumed is audited.
+TEST_F(AgentTest, AWakeResumesAParkedWorkloadAndAnswersOnceItRuns) {
+  auto n1 = StartReadyAgent("n1", "2xH100-80GB");
+  json::value w;
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("nb", 2, &w));
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads/team-a/nb/park", "", &code);
+  ASSERT_EQ(code, 200);
+  json::value r = srv_->Json("POST", "/api/v1/workloads/team-a/nb:wake?timeoutSeconds=30", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("state").as_string(), "Running");
+  EXPECT_GT(r.at("waitedMs").as_int64(), 0);
+  w = srv_->Json("GET", "/api/v1/workloads/team-a/nb", "", &code);
+  EXPECT_EQ(State(w), "Running");
+  EXPECT_EQ(w.at("status").at("attempt").as_int64(), 2);
+  r = srv_->Json("POST", "/api/v1/workloads/team-a/nb/wake", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("waitedMs").as_int64(), 0);
+
+  // Parked again, its GPUs taken: the wake times out, saying why.
+  srv_->Json("POST", "/api/v1/workloads/team-a/nb/park", "", &code);
+  ASSERT_EQ(code, 200);
+  ASSERT_NO_FATAL_FAILURE(RunSleeper("other", 2, &w));
+  for (int i = 0; i < 2; ++i) {
+    r = srv_->Json("POST", "/api/v1/workloads/team-a/nb/wake?timeoutSeconds=1", "", &code);
+    EXPECT_EQ(code, 504) << json::serialize(r);
+    EXPECT_NE(std::string(r.at("error").at("message").as_string()).find("no free devices"),
+              std::string::npos)
+        << json::serialize(r);
+  }
+  srv_->Json("POST", "/api/v1/workloads/team-a/nb/wake?timeoutSeconds=601", "", &code);
+  EXPECT_EQ(code, 400);
+  int resumes = 0;
+  json::value audit = srv_->Json("GET", "/api/v1/audit?limit=1000", "", &code);
+  for (const json::value& row : audit.at("items").as_array()) {
+    resumes += row.at("verb").as_string() == "resume" &&
+               row.at("object").as_string() == "Workload team-a/nb";
+  }
+  EXPECT_EQ(resumes, 2);  // One per wake that resumed, not one per wait.
+  // The other one ends: the waiting resume runs it; a wake sees it run.
+  srv_->Json("DELETE", "/api/v1/workloads/team-a/other", "", &code);
+  r = srv_->Json("POST", "/api/v1/workloads/team-a/nb/wake?timeoutSeconds=30", "", &code);
+  EXPECT_EQ(code, 200) << json::serialize(r);
 }
 
 // Kueue's spec.active: false on an admitted workload parks it (Allot keeps

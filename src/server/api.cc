@@ -491,10 +491,11 @@ void Api::Route(const ApiCall& c) {
     return;
   }
 
-  // ---- parking: POST /api/v1/workloads/TENANT/NAME/{park,resume} ---------
+  // ---- parking: POST /api/v1/workloads/TENANT/NAME/{park,resume,wake} ----
   if (!seg.empty() && seg[0] == "workloads" &&
-      ((seg.size() == 4 && (seg[3] == "park" || seg[3] == "resume")) ||
-       (seg.size() == 3 && (seg[2].ends_with(":park") || seg[2].ends_with(":resume"))))) {
+      ((seg.size() == 4 && (seg[3] == "park" || seg[3] == "resume" || seg[3] == "wake")) ||
+       (seg.size() == 3 && (seg[2].ends_with(":park") || seg[2].ends_with(":resume") ||
+                            seg[2].ends_with(":wake"))))) {
     HandleWorkloadAction(c);
     return;
   }

@@ -20,6 +20,7 @@
 #include "metrics/metrics.h"
 #include "net/http.h"
 #include "server/agent_broker.h"
+#include "server/wake_waits.h"
 #include "server/owner.h"
 
 namespace allot::server {
@@ -43,7 +44,10 @@ class Api {
   // Owner thread, at the end of every turn (Owner::SetTurnHook): answers
   // the held agent polls whose node's pods changed or whose wait ran out
   // (AgentBroker::OnTurnEnd).
-  void OnTurnEnd(Turn& t) { broker_.OnTurnEnd(t); }
+  void OnTurnEnd(Turn& t) {
+    broker_.OnTurnEnd(t);
+    wakes_.OnTurnEnd(t);
+  }
 
  private:
   Owner* owner_;
@@ -60,6 +64,10 @@ class Api {
   void HandleAgentSync(const ApiCall& c);
   // The agents' long polls and the log relay; owner thread only.
   AgentBroker broker_;
+  // Network thread: park, resume and wake (api_parking.cc); a wake that
+  // waits is held in wakes_ on the owner thread.
+  void HandleWorkloadAction(const ApiCall& c);
+  WakeWaits wakes_;
 };
 
 // {"error":{"code","message","field"}} with the HTTP status for `s`.

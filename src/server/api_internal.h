@@ -92,7 +92,6 @@ void HandleUsage(const ApiCall& c);
 void HandleApply(const ApiCall& c);
 // POST /api/v1/workloads/TENANT/NAME/{park,resume} (or NAME:park,
 // NAME:resume): api_parking.cc.
-void HandleWorkloadAction(const ApiCall& c);
 void HandleObject(
     const ApiCall& c);  // /KIND[/TENANT]/NAME; 404 for anything else.
 

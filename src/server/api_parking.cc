@@ -1,7 +1,9 @@
 // The API's parking verbs (docs/parking.md): POST
-// /api/v1/workloads/TENANT/NAME/park and .../resume, also spelled
-// NAME:park and NAME:resume. Whoever may delete a workload may park and
-// resume it (members their own tenant's); each is audited.
+// /api/v1/workloads/TENANT/NAME/park, .../resume and .../wake, also
+// spelled NAME:park, NAME:resume and NAME:wake. Whoever may delete a
+// workload may park, resume and wake it (members their own tenant's); each
+// park and resume is audited. A wake resumes a parked (or suspended)
+// workload and answers once it runs (WakeWaits).
 #include <boost/json.hpp>
 #include <string>
 
@@ -12,7 +14,7 @@
 namespace allot::server {
 namespace json = boost::json;
 
-void HandleWorkloadAction(const ApiCall& c) {
+void Api::HandleWorkloadAction(const ApiCall& c) {
   const auto& [ex, req, path, seg, method, authed] = c;
   std::string name = seg[2], action;
   if (seg.size() == 4) {
@@ -27,6 +29,50 @@ void HandleWorkloadAction(const ApiCall& c) {
     return;
   }
   const std::string key = seg[1] + "/" + name;
+  if (action == "wake") {
+    int64_t timeout_s = 60;
+    if (auto it = req.query.find("timeoutSeconds"); it != req.query.end()) {
+      Result<int64_t> v = ParseInt(it->second, "timeoutSeconds");
+      if (v.ok() && (*v < 0 || *v > 600)) {
+        v = Status::InvalidArgument("timeoutSeconds must be 0 to 600", "timeoutSeconds");
+      }
+      if (!v.ok()) {
+        ex->Reply(ErrorResponse(v.status()));
+        return;
+      }
+      timeout_s = *v;
+    }
+    // Resume on demand: whoever may resume it may wake it; the request is
+    // answered once it runs (WakeWaits). Only a wake that resumes is
+    // audited (a router wakes on every request).
+    Gate gate{Route::kObjectWrite, "change workloads", "resume", "Workload " + key};
+    authed(std::move(gate), [this, ex, key, timeout_s](Turn& t, const Principal& p) {
+      Status s = MayWriteObject(p, Kind::kWorkload, key, "resume", t.state);
+      const WorkloadRecord* rec = s.ok() ? t.state.FindWorkload(key) : nullptr;
+      if (s.ok() && rec == nullptr) s = Status::NotFound("Workload " + key + " does not exist");
+      if (!s.ok()) {
+        t.Reply(ex, ErrorResponse(s));
+        return;
+      }
+      if ((rec->state == WorkloadState::kParked && !t.state.ResumeWaits(key)) ||
+          rec->state == WorkloadState::kSuspended) {
+        std::string result;
+        s = t.state.ResumeWorkload(Actor::Of(p), key, &t.txn, &result);
+        t.state.Audit(p.user, p.tenant, "resume", "Workload " + key, Outcome(s), &t.txn);
+        if (!s.ok()) {
+          t.Reply(ex, ErrorResponse(s));
+          return;
+        }
+      }
+      const int64_t now = t.txn.now_unix_ms;
+      if (std::optional<net::Response> r = WakeWaits::AnswerNow(t.state, key, 0)) {
+        t.Reply(ex, std::move(*r));
+        return;
+      }
+      wakes_.Hold(ex, key, now, now + timeout_s * 1000, p.token_id);
+    });
+    return;
+  }
   Gate gate{Route::kObjectWrite, "change workloads", action, "Workload " + key};
   authed(std::move(gate), [ex, key, action](Turn& t, const Principal& p) {
     Status s = MayWriteObject(p, Kind::kWorkload, key, action.c_str(), t.state);

@@ -43,6 +43,10 @@ bool RouteParams(const std::string& method, const std::vector<std::string>& seg,
   if (n == 4 && *kind == Kind::kWorkload && seg[3] == "log") {
     return take({"pod", "attempt", "offset", "limit"});
   }
+  if (*kind == Kind::kWorkload &&
+      ((n == 4 && seg[3] == "wake") || (n == 3 && seg[2].ends_with(":wake")))) {
+    return take({"timeoutSeconds"});
+  }
   if (n == 1) {
     if (method != "GET") return take({});
     if (*kind == Kind::kWorkload) {

@@ -349,6 +349,8 @@ class State {
   // usage is): no workload of another tenant is named.
   boost::json::object Overview(const Principal& p, int64_t now, int64_t idle_ms) const;
   const WorkloadRecord* FindWorkload(const std::string& key) const;
+  // Its resume was asked and waits for devices (TryResumes).
+  bool ResumeWaits(const std::string& key) const { return resume_wanted_.count(key) > 0; }
   // Ends an owner turn: runs scheduling cycles until nothing changes,
   // records the decisions and writes every workload changed this turn
   // (Txn::batch, Txn::events). Returns the number of cycles.

@@ -138,8 +138,20 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
     const std::vector<GpuTelemetry>& samples = agents_.Find(n.name)->gpus;
     if (const std::set<std::string>* on = agents_.WorkloadsOn(n.name)) {
       auto obj = objs_.nodes.find(n.name);
+      std::set<std::string> idle_before;
+      for (const std::string& key : *on) {
+        auto w = workloads_.find(key);
+        if (w != workloads_.end() && w->second.idle_since_ms > 0) idle_before.insert(key);
+      }
       accounting_.Attribute(n.name, obj == objs_.nodes.end() ? nullptr : &obj->second.obj,
                             *on, samples, heard.prev_sample_ms, now, &workloads_);
+      // A workload that just went idle: the idle parker counts from now.
+      for (const std::string& key : *on) {
+        auto w = workloads_.find(key);
+        if (w != workloads_.end() && w->second.idle_since_ms > 0 && !idle_before.count(key)) {
+          ctrl_changes_ |= ctrl::kIdle;
+        }
+      }
     }
     accounting_.Roll(n.name, samples, now);
   }
