@@ -136,7 +136,7 @@ core::Workload Parse(const std::string& yaml) {
   return c.workloads.at(0);
 }
 
-const QuotaUsage& Cell(const Scheduler& s, const std::string& cq) {
+QuotaUsage Cell(const Scheduler& s, const std::string& cq) {
   return s.GetClusterQueueStatus(cq)->quota.at(0);
 }
 

@@ -90,6 +90,10 @@ bool Oracle::PolicyAllows(const PreemptionEvent& e, std::string* why) const {
       else
         return true;
       return false;
+    case PreemptionReason::kParkedCapacityReclaim:
+      // Kueue's policies only: these sequences park nothing.
+      *why = "nothing is parked, so nothing runs on parked capacity";
+      return false;
   }
   *why = "unknown reason";
   return false;
