@@ -436,7 +436,10 @@ void Agent::RefreshActivity() {
       continue;
     }
     const double elapsed = std::chrono::duration<double>(now - p.cpu_at).count();
-    if (p.cpu_s >= 0 && elapsed > 0) p.active = (c->second - p.cpu_s) / elapsed >= kActiveCpuShare;
+    // CPU time counts in ticks (10 ms): a shorter look (syncs come in
+    // bursts) could not tell, so the pod keeps its state and its baseline.
+    if (p.cpu_s >= 0 && elapsed < kMinActivityWindowS) continue;
+    if (p.cpu_s >= 0) p.active = (c->second - p.cpu_s) / elapsed >= kActiveCpuShare;
     p.cpu_s = c->second;
     p.cpu_at = now;
   }
