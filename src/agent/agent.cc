@@ -182,7 +182,9 @@ std::string Agent::ReportJson() {
   const bool send =
       f_.sample_seconds > 0 &&
       now - last_sample_sent_ >= std::chrono::seconds(f_.sample_seconds);
-  if (gpus_->simulated()) RefreshActivity();
+  // What runs decides simulated readings: looked at when they are sent
+  // (one /proc pass per sample, not per sync).
+  if (send && gpus_->simulated()) RefreshActivity();
   if (auto samples = gpus_->Sample(); samples.ok()) {
     const std::vector<GpuInfo>& infos = gpus_->Gpus();
     for (const GpuSample& s : *samples) {
@@ -436,8 +438,8 @@ void Agent::RefreshActivity() {
       continue;
     }
     const double elapsed = std::chrono::duration<double>(now - p.cpu_at).count();
-    // CPU time counts in ticks (10 ms): a shorter look (syncs come in
-    // bursts) could not tell, so the pod keeps its state and its baseline.
+    // CPU time counts in ticks (10 ms): a much shorter look could not
+    // tell, so the pod keeps its state and its baseline.
     if (p.cpu_s >= 0 && elapsed < kMinActivityWindowS) continue;
     if (p.cpu_s >= 0) p.active = (c->second - p.cpu_s) / elapsed >= kActiveCpuShare;
     p.cpu_s = c->second;

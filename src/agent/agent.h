@@ -159,7 +159,7 @@ class Agent {
   // Simulated GPUs follow what runs: a pod that used less than
   // kActiveCpuShare of one CPU since the last look leaves its GPUs idle.
   static constexpr double kActiveCpuShare = 0.05;
-  static constexpr double kMinActivityWindowS = 1.0;
+  static constexpr double kMinActivityWindowS = 0.5;
   void RefreshActivity();
 
   // LOG_DIR/TENANT_NAME_aATTEMPT_PODSET_INDEX.log for pod id

@@ -140,10 +140,7 @@ std::vector<WlIdx> Scheduler::Impl::LentOn(const std::vector<int32_t>& flavor_li
       if (uses) out.push_back(v);
     }
   }
-  std::sort(out.begin(), out.end(), [&](WlIdx a, WlIdx b) {
-    if (wls[a].priority != wls[b].priority) return wls[a].priority < wls[b].priority;
-    return wls[a].admit_seq > wls[b].admit_seq;
-  });
+  std::sort(out.begin(), out.end(), [&](WlIdx a, WlIdx b) { return ReclaimedBefore(a, b); });
   return out;
 }
 
@@ -210,11 +207,7 @@ void Scheduler::Impl::EnforceLentBound(int32_t root, WlIdx by) {
                          [&](const auto& u) { return u.first == over && u.second > 0; })) {
           continue;
         }
-        if (victim < 0 || wls[v].priority < wls[victim].priority ||
-            (wls[v].priority == wls[victim].priority &&
-             wls[v].admit_seq > wls[victim].admit_seq)) {
-          victim = v;
-        }
+        if (victim < 0 || ReclaimedBefore(v, victim)) victim = v;
       }
     }
     ALLOT_CHECK(victim >= 0);

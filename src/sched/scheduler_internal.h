@@ -645,8 +645,14 @@ struct Scheduler::Impl {
   void SettleLent();
   std::set<int32_t> lent_dirty;  // Roots for SettleLent.
   int32_t lent_count = 0;        // Workloads on parked capacity.
-  // Workloads on parked capacity using a flavor of `flavor_list`, in the
-  // order they are reclaimed (lowest priority, newest first).
+  // The order workloads on parked capacity are reclaimed in: lowest
+  // priority, then newest admission, first.
+  bool ReclaimedBefore(WlIdx a, WlIdx b) const {
+    if (wls[a].priority != wls[b].priority) return wls[a].priority < wls[b].priority;
+    return wls[a].admit_seq > wls[b].admit_seq;
+  }
+  // Workloads on parked capacity using a flavor of `flavor_list`, in
+  // reclaim order.
   std::vector<WlIdx> LentOn(const std::vector<int32_t>& flavor_list) const;
   // Evicts for `w` the fewest workloads on parked capacity of those
   // flavors (in LentOn order, then filled back) that make `fits` (which

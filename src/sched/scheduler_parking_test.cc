@@ -28,9 +28,13 @@ std::vector<std::string> AdmittedKeys(const Scheduler& s) {
   return out;
 }
 
-int64_t Usage(const Scheduler& s, const std::string& cq) {
-  return s.GetClusterQueueStatus(cq)->quota.at(0).usage_milli;
+// The first quota cell of ClusterQueue `cq` (a copy: the status is a
+// temporary).
+QuotaUsage Cell(const Scheduler& s, const std::string& cq) {
+  return s.GetClusterQueueStatus(cq)->quota.at(0);
 }
+
+int64_t Usage(const Scheduler& s, const std::string& cq) { return Cell(s, cq).usage_milli; }
 
 // One node of 8 GPUs; team-a/a1 holds them all. team-b/b1 waits for
 // devices (its quota is free), team-a/a2 for quota.
@@ -134,10 +138,6 @@ core::Workload Parse(const std::string& yaml) {
   Status st = core::ParseManifests(yaml, "w.yaml", &c);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return c.workloads.at(0);
-}
-
-QuotaUsage Cell(const Scheduler& s, const std::string& cq) {
-  return s.GetClusterQueueStatus(cq)->quota.at(0);
 }
 
 // One node of 8 GPUs; team-a's quota is all 8, team-b's none, both in one

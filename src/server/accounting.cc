@@ -112,10 +112,11 @@ std::vector<Accounting::IdleHolder> Accounting::IdleHolders(const Workloads& wor
   return out;
 }
 
-void Accounting::Attribute(const std::string& node, const core::Node* obj,
+bool Accounting::Attribute(const std::string& node, const core::Node* obj,
                            const std::set<std::string>& holders,
                            const std::vector<proto::GpuTelemetry>& samples, int64_t prev_ms,
                            int64_t now, Workloads* workloads) const {
+  bool went_idle = false;
   std::map<std::string, int> util;  // Device UUID -> utilization %.
   for (const proto::GpuTelemetry& t : samples) util[t.uuid] = std::clamp(t.utilization_pct, 0, 100);
   if (obj != nullptr) {
@@ -151,8 +152,10 @@ void Accounting::Attribute(const std::string& node, const core::Node* obj,
       rec.idle_since_ms = 0;
     } else if (rec.idle_since_ms == 0) {
       rec.idle_since_ms = std::max(prev_ms > 0 ? prev_ms : now, rec.admitted_unix_ms);
+      went_idle = true;
     }
   }
+  return went_idle;
 }
 
 void Accounting::Roll(const std::string& node,

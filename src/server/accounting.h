@@ -65,7 +65,8 @@ class Accounting {
   // nullptr if none; a MIG slice is as busy as its GPU), taken at `now`
   // after the previous one at `prev_ms`, to `holders`, the workloads placed
   // there: their utilization and since when they are idle.
-  void Attribute(const std::string& node, const core::Node* obj,
+  // Returns whether some of them went idle (its idle_since began).
+  bool Attribute(const std::string& node, const core::Node* obj,
                  const std::set<std::string>& holders,
                  const std::vector<proto::GpuTelemetry>& samples, int64_t prev_ms,
                  int64_t now, Workloads* workloads) const;

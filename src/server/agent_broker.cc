@@ -106,13 +106,8 @@ void AgentBroker::OnTurnEnd(Turn& t) {
       if (cut) {
         t.Reply(it->second.ex, gone);
       } else {
-        json::object e{
-            {"code", "Timeout"},
-            {"message", "node " + it->second.node +
-                            " did not send the log in time; try again"},
-            {"field", ""}};
-        t.Reply(it->second.ex,
-                JsonResponse(504, json::object{{"error", std::move(e)}}));
+        t.Reply(it->second.ex, TimeoutResponse("node " + it->second.node +
+                                               " did not send the log in time; try again"));
       }
       // Not asked yet (the node has not polled): no longer asked.
       if (auto q = log_asks_.find(it->second.node); q != log_asks_.end()) {

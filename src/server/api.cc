@@ -355,6 +355,11 @@ net::Response ErrorResponse(const Status& s) {
   return r;
 }
 
+net::Response TimeoutResponse(const std::string& message) {
+  json::object e{{"code", "Timeout"}, {"message", message}, {"field", ""}};
+  return JsonResponse(504, json::object{{"error", std::move(e)}});
+}
+
 void Api::Handle(std::shared_ptr<net::Exchange> raw) {
   std::shared_ptr<net::Exchange> ex =
       std::make_shared<MeteredExchange>(raw, metrics_, RouteOf(raw->request().path));

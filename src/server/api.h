@@ -72,6 +72,8 @@ class Api {
 
 // {"error":{"code","message","field"}} with the HTTP status for `s`.
 net::Response ErrorResponse(const Status& s);
+// 504 {"error":{"code":"Timeout","message",...}}: a held request's time ran out.
+net::Response TimeoutResponse(const std::string& message);
 int HttpStatusFor(StatusCode code);
 
 }  // namespace allot::server

@@ -72,6 +72,15 @@ struct WorkloadRecord {
   int64_t PullMsAt(int64_t now) const {
     return pull_ms + (pulling_since_ms > 0 ? now - pulling_since_ms : 0);
   }
+  // When its pods were last stopped by a park (its PodsReady condition's
+  // time, reason Parked; a waiting resume changes the Parked condition, not
+  // this one); 0 when never.
+  int64_t ParkedSinceMs() const {
+    for (const Condition& c : conditions) {
+      if (c.type == "PodsReady" && c.reason == "Parked") return c.time_unix_ms;
+    }
+    return 0;
+  }
   // Pods of the current attempt are in Agents (server/agents.h; admitted
   // workloads only, so that a queue of pending ones does not pay for them).
 

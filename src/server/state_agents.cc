@@ -138,19 +138,10 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
     const std::vector<GpuTelemetry>& samples = agents_.Find(n.name)->gpus;
     if (const std::set<std::string>* on = agents_.WorkloadsOn(n.name)) {
       auto obj = objs_.nodes.find(n.name);
-      std::set<std::string> idle_before;
-      for (const std::string& key : *on) {
-        auto w = workloads_.find(key);
-        if (w != workloads_.end() && w->second.idle_since_ms > 0) idle_before.insert(key);
-      }
-      accounting_.Attribute(n.name, obj == objs_.nodes.end() ? nullptr : &obj->second.obj,
-                            *on, samples, heard.prev_sample_ms, now, &workloads_);
       // A workload that just went idle: the idle parker counts from now.
-      for (const std::string& key : *on) {
-        auto w = workloads_.find(key);
-        if (w != workloads_.end() && w->second.idle_since_ms > 0 && !idle_before.count(key)) {
-          ctrl_changes_ |= ctrl::kIdle;
-        }
+      if (accounting_.Attribute(n.name, obj == objs_.nodes.end() ? nullptr : &obj->second.obj,
+                                *on, samples, heard.prev_sample_ms, now, &workloads_)) {
+        ctrl_changes_ |= ctrl::kIdle;
       }
     }
     accounting_.Roll(n.name, samples, now);
@@ -212,19 +203,20 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
 
 std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
   std::vector<DesiredPod> pods = agents_.DesiredPods(node, workloads_);
-  // On parked capacity: its pods stop within the reclaim grace when the
-  // capacity is taken back (docs/parking.md).
   for (DesiredPod& d : pods) {
-    if (const int64_t grace = sched_->ReclaimGraceSeconds(d.workload); grace >= 0) {
-      d.grace_ms = std::min(d.grace_ms, grace * 1000);
+    auto w = workloads_.find(d.workload);
+    if (w == workloads_.end()) continue;
+    // On parked capacity: its pods stop within the reclaim grace when the
+    // capacity is taken back (docs/parking.md).
+    if (w->second.spec.admission && w->second.spec.admission->on_parked_capacity) {
+      if (const int64_t grace = sched_->ReclaimGraceSeconds(d.workload); grace >= 0) {
+        d.grace_ms = std::min(d.grace_ms, grace * 1000);
+      }
     }
-  }
-  for (DesiredPod& d : pods) {
     // d.id is "ns/name/aN/podset/index".
     const size_t set_at = d.id.find('/', d.workload.size() + 1) + 1;
     const size_t set_end = d.id.rfind('/');
-    auto w = workloads_.find(d.workload);
-    if (set_at == 0 || set_end <= set_at || w == workloads_.end()) continue;
+    if (set_at == 0 || set_end <= set_at) continue;
     const std::string pod_set = d.id.substr(set_at, set_end - set_at);
     for (const core::PodSet& ps : w->second.spec.pod_sets) {
       if (ps.name != pod_set) continue;

@@ -45,13 +45,8 @@ class State::ControllerView : public ctrl::View {
   void ForEachParked(const std::function<void(const ctrl::ParkedView&)>& fn) const override {
     for (const auto& [key, rec] : s_.workloads_) {
       if (rec.state != WorkloadState::kParked || !rec.spec.admission) continue;
-      // Parked since its pods were stopped (a waiting resume changes the
-      // Parked condition, not this one).
-      int64_t since = 0;
-      for (const Condition& c : rec.conditions) {
-        if (c.type == "PodsReady" && c.reason == "Parked") since = c.time_unix_ms;
-      }
-      fn({key, rec.spec.admission->cluster_queue, since, s_.resume_wanted_.count(key) > 0});
+      fn({key, rec.spec.admission->cluster_queue, rec.ParkedSinceMs(),
+          s_.ResumeWaits(key)});
     }
   }
 

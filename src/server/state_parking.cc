@@ -60,13 +60,10 @@ Status State::ParkWorkload(const std::string& key, const std::string& reason,
         ": only an admitted workload can be parked (it keeps its quota while its pods are "
         "stopped); hold a pending one with spec.active: false, or delete it");
   }
-  if (rec.spec.admission->on_parked_capacity) {
-    return Status::FailedPrecondition(
-        "Workload " + key +
-        " runs on capacity that parked workloads lent: it holds no quota to keep (delete it to "
-        "stop it)");
+  // The scheduler refuses a workload on parked capacity (no quota to keep).
+  if (Status s = sched_->ParkWorkload(key); !s.ok()) {
+    return s.code() == StatusCode::kFailedPrecondition ? s : Status::Internal(s.message());
   }
-  if (Status s = sched_->ParkWorkload(key); !s.ok()) return Status::Internal(s.message());
   accounting_.Close(&rec, now, objs_.flavors);  // Parked time uses no GPU.
   if (rec.pulling_since_ms > 0) {
     rec.pull_ms += now - rec.pulling_since_ms;
@@ -145,10 +142,8 @@ void State::Resumed(WorkloadRecord* rec, int64_t asked_ms, int64_t now) {
   Accounting::Open(rec, now);
   rec->state = WorkloadState::kAdmitted;
   // Parked time is not run time (ctrl/deadlines.h reads parked_ms).
-  for (const Condition& c : rec->conditions) {
-    if (c.type == "PodsReady" && c.reason == "Parked") {
-      rec->parked_ms += std::max<int64_t>(0, now - c.time_unix_ms);
-    }
+  if (const int64_t since = rec->ParkedSinceMs(); since > 0) {
+    rec->parked_ms += std::max<int64_t>(0, now - since);
   }
   SetCondition(&rec->conditions,
                {"Parked", false, "Resumed",

@@ -54,12 +54,9 @@ void WakeWaits::OnTurnEnd(Turn& t) {
         if (c.type == "Parked" && c.status) where += ": " + c.message;
       }
     }
-    json::object e{{"code", "Timeout"},
-                   {"message", "workload " + w.key + " is not running after " +
-                                   std::to_string((now - w.asked_ms) / 1000) + " s (" + where +
-                                   "); try again"},
-                   {"field", ""}};
-    t.Reply(w.ex, JsonResponse(504, json::object{{"error", std::move(e)}}));
+    t.Reply(w.ex, TimeoutResponse("workload " + w.key + " is not running after " +
+                                  std::to_string((now - w.asked_ms) / 1000) + " s (" + where +
+                                  "); try again"));
     return true;
   });
 }
