@@ -823,10 +823,12 @@ int CmdUsage(const ClientFlags& c, const UsageFlags& f) {
   } else {
     std::string by = f.by;
     for (char& ch : by) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-    rows.push_back({by, "GPU-HOURS", "UTIL%", "COST", "WORKLOADS"});
+    // RESERVED: GPU-hours parked workloads held as quota (not charged).
+    rows.push_back({by, "GPU-HOURS", "UTIL%", "COST", "RESERVED-GPU-HOURS", "WORKLOADS"});
     auto line = [&](const std::string& key, const json::value& it) {
       rows.push_back({key, num(it, "gpuHours", 3), num(it, "utilizationPct", 1),
-                      num(it, "cost", 2), JsonStr(it, {"workloads"})});
+                      num(it, "cost", 2), num(it, "reservedGpuHours", 3),
+                      JsonStr(it, {"workloads"})});
     };
     for (const json::value& it : r->as_object().at("items").as_array()) {
       line(JsonStr(it, {"key"}), it);

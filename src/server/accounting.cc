@@ -28,7 +28,15 @@ void Accounting::Open(WorkloadRecord* rec, int64_t now) {
 std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t now,
                                               const Flavors& flavors) {
   std::vector<store::UsageRow> rows;
-  if (rec.admitted_unix_ms == 0 || !rec.spec.admission) return rows;
+  // A parked workload holds its quota but no device, from its park on.
+  const bool parked = rec.state == WorkloadState::kParked;
+  const int64_t start = parked ? rec.ParkedSinceMs() : rec.admitted_unix_ms;
+  if (start == 0 || !rec.spec.admission) return rows;
+  const store::UsageKind kind = parked ? store::UsageKind::kParked
+                                : rec.spec.admission->on_parked_capacity
+                                    ? store::UsageKind::kOnParked
+                                    : store::UsageKind::kRun;
+  const int64_t util = parked ? 0 : rec.util_milli_ms;
   std::map<std::pair<std::string, std::string>, int64_t> held;  // (flavor, resource)
   for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
     for (const core::PodSet& ps : rec.spec.pod_sets) {
@@ -43,7 +51,7 @@ std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t
   int64_t total = 0;
   for (const auto& [fr, q] : held) total += q;
   if (total == 0) return rows;
-  int64_t util_left = rec.util_milli_ms;
+  int64_t util_left = util;
   size_t i = 0;
   for (const auto& [fr, q] : held) {
     store::UsageRow u;
@@ -56,18 +64,18 @@ std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t
     u.flavor = fr.first;
     u.resource = fr.second;
     u.quantity_milli = q;
-    u.start_unix_ms = rec.admitted_unix_ms;
-    u.end_unix_ms = std::max(now, rec.admitted_unix_ms);
+    u.start_unix_ms = start;
+    u.end_unix_ms = std::max(now, start);
     // The measured utilization, shared in proportion to what each holds;
     // the last row takes the remainder so the rows add up exactly.
-    int64_t share = ++i == held.size() ? util_left
-                                       : int64_t(__int128(rec.util_milli_ms) * q / total);
+    int64_t share = ++i == held.size() ? util_left : int64_t(__int128(util) * q / total);
     u.util_milli_ms = std::min(share, q * (u.end_unix_ms - u.start_unix_ms));
     util_left -= share;
     if (auto f = flavors.find(fr.first); f != flavors.end()) {
       auto p = f->second.obj.price_micros_per_hour.find(fr.second);
       if (p != f->second.obj.price_micros_per_hour.end()) u.price_micros_per_hour = p->second;
     }
+    u.kind = kind;
     rows.push_back(std::move(u));
   }
   return rows;
@@ -85,7 +93,7 @@ std::vector<store::UsageRow> Accounting::OpenUsage(const Workloads& workloads,
                                                    const Flavors& flavors) {
   std::vector<store::UsageRow> rows;
   auto add = [&](const WorkloadRecord& rec) {
-    if (rec.finished() || rec.admitted_unix_ms == 0) return;
+    if (rec.finished()) return;
     for (store::UsageRow& u : Rows(rec, now, flavors)) rows.push_back(std::move(u));
   };
   if (tenant.empty()) {

@@ -37,10 +37,15 @@ class Accounting {
   using Workloads = std::map<std::string, WorkloadRecord>;
 
   // Starts or ends the accounting of rec's current admission; Close keeps
-  // its rows for the turn's batch.
+  // its rows for the turn's batch. A parked workload's stretch starts at
+  // its park (WorkloadRecord::ParkedSinceMs) and is closed as any other
+  // (at its resume, eviction, suspension or deletion): call Close before
+  // its state changes.
   static void Open(WorkloadRecord* rec, int64_t now);
   void Close(WorkloadRecord* rec, int64_t now, const Flavors& flavors);
-  // The usage rows of rec's current admission from its start to `now`.
+  // The usage rows of rec's current admission from its start to `now`:
+  // of kind parked while it is parked (no utilization), on parked capacity
+  // for a borrower of parked capacity, run otherwise.
   static std::vector<store::UsageRow> Rows(const WorkloadRecord& rec, int64_t now,
                                            const Flavors& flavors);
 

@@ -1,7 +1,8 @@
 // State: parking (docs/parking.md). A parked workload keeps its admission
 // and its quota (the scheduler keeps its usage; sched::Scheduler::
 // ParkWorkload) and gives its devices back: no placements, so no pods
-// (Agents::DesiredPods), no GPU-hours charged (its accounting is closed),
+// (Agents::DesiredPods), no GPU-hours charged (its stretch is of kind
+// parked: reported as reserved, store::UsageKind),
 // and no node failure can evict it. A resume places it again on free
 // devices of its flavors, never through the queue; one that finds none
 // waits at the head of every later turn (TryResumes, before the cycles).
@@ -139,6 +140,7 @@ void State::Resumed(WorkloadRecord* rec, int64_t asked_ms, int64_t now) {
   rec->spec.admission = sched_->AdmissionOf(key);
   ++rec->attempt;  // New pods on the new placement.
   agents_.ForgetPods(key);
+  accounting_.Close(rec, now, objs_.flavors);  // Its parked stretch.
   Accounting::Open(rec, now);
   rec->state = WorkloadState::kAdmitted;
   // Parked time is not run time (ctrl/deadlines.h reads parked_ms).
@@ -213,6 +215,7 @@ void State::SuspendParked(WorkloadRecord* rec, const std::string& reason,
   const std::string key = rec->spec.Key();
   (void)sched_->RemoveWorkload(key);  // Its quota is freed; Evict queued it: out.
   ++removed_since_rebuild_;
+  accounting_.Close(rec, now, objs_.flavors);  // Its parked stretch.
   rec->spec.active = false;
   rec->spec.admission.reset();
   rec->state = WorkloadState::kSuspended;

@@ -266,9 +266,9 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
   const std::string key = rec->spec.Key();
   (void)sched_->RemoveWorkload(key);  // Frees its quota and devices.
   ++removed_since_rebuild_;
+  accounting_.Close(rec, now, objs_.flavors);  // Before its state changes.
   rec->state = succeeded ? WorkloadState::kSucceeded : WorkloadState::kFailed;
   metrics_->Finished(QueueOf(*rec));
-  accounting_.Close(rec, now, objs_.flavors);
   SetCondition(&rec->conditions, {"Finished", true, reason, message, now, ""});
   SetCondition(&rec->conditions,
                {"QuotaReserved", false, "Finished", "quota released", now, ""});
@@ -357,7 +357,7 @@ int32_t State::FinishTurn(Txn* txn) {
       const bool fresh = !rec.spec.admission || *rec.spec.admission != *adm ||
                          preempted.count(key);
       if (fresh) {
-        if (rec.admitted_unix_ms != 0) accounting_.Close(&rec, now, objs_.flavors);
+        accounting_.Close(&rec, now, objs_.flavors);  // No-op when nothing is open.
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
         rec.parked_ms = 0;
         // Waiting since creation or the last requeue.

@@ -42,7 +42,9 @@ UsageAmounts Clip(const store::UsageRow& u, int64_t since, int64_t until) {
 namespace {
 
 struct Sum {
-  UsageAmounts a;
+  UsageAmounts a;               // Used and charged (runs, on parked capacity too).
+  UsageAmounts reserved;        // Parked: held quota, no device, not charged.
+  int64_t on_parked_gpu_ms = 0;  // Of a.gpu_ms, on capacity lent by parked work.
   std::set<std::string> workloads;
 };
 
@@ -55,6 +57,11 @@ json::object Line(const std::string& key, const Sum& s) {
   o["utilizationPct"] = s.a.gpu_ms > 0 ? 100.0 * double(s.a.util_gpu_ms) / double(s.a.gpu_ms) : 0.0;
   o["costMicros"] = s.a.cost_micros;
   o["cost"] = double(s.a.cost_micros) / 1e6;
+  o["reservedGpuMs"] = s.reserved.gpu_ms;
+  o["reservedGpuHours"] = double(s.reserved.gpu_ms) / 3600000.0;
+  o["reservedCostMicros"] = s.reserved.cost_micros;
+  o["onParkedGpuMs"] = s.on_parked_gpu_ms;
+  o["onParkedGpuHours"] = double(s.on_parked_gpu_ms) / 3600000.0;
   o["workloads"] = int64_t(s.workloads.size());
   return o;
 }
@@ -79,9 +86,11 @@ json::object UsageReport(const std::vector<store::UsageRow>& rows, UsageBy by,
       case UsageBy::kWorkload: key = wl; break;
     }
     for (Sum* s : {&groups[key], &total}) {
-      s->a.gpu_ms += a.gpu_ms;
-      s->a.util_gpu_ms += a.util_gpu_ms;
-      s->a.cost_micros += a.cost_micros;
+      UsageAmounts& to = u.kind == store::UsageKind::kParked ? s->reserved : s->a;
+      to.gpu_ms += a.gpu_ms;
+      to.util_gpu_ms += a.util_gpu_ms;
+      to.cost_micros += a.cost_micros;
+      if (u.kind == store::UsageKind::kOnParked) s->on_parked_gpu_ms += a.gpu_ms;
       s->workloads.insert(wl);
     }
   }

@@ -28,8 +28,13 @@ struct UsageAmounts {
 UsageAmounts Clip(const store::UsageRow& row, int64_t since, int64_t until);
 
 // {"by","sinceUnixMs","untilUnixMs","items":[{"key","gpuMs","gpuHours",
-// "utilGpuMs","utilizationPct","costMicros","cost","workloads"}...],
-// "total":{...}}; items by key.
+// "utilGpuMs","utilizationPct","costMicros","cost","reservedGpuMs",
+// "reservedGpuHours","reservedCostMicros","onParkedGpuMs","onParkedGpuHours",
+// "workloads"}...],"total":{...}}; items by key. Parked stretches are
+// reserved, not used: their GPU-hours and their value at the flavor's
+// price (reservedCostMicros) are apart and charge nothing; stretches on
+// parked capacity are used and charged as any run, and also counted in
+// onParkedGpuMs.
 boost::json::object UsageReport(const std::vector<store::UsageRow>& rows,
                                 UsageBy by, int64_t since, int64_t until);
 

@@ -231,6 +231,90 @@ TEST_F(UsageTest, IdleButHeldGpusAreReportedWithWhatTheyWaste) {
   EXPECT_EQ(Get("/api/v1/usage/idle?minutes=0").at("items").as_array().size(), 0u);
 }
 
+// Parked time is reserved, not used: its GPU-hours are reported apart,
+// with their value at the flavor's price, and charge nothing; a borrower
+// of the parked GPUs is charged as any run, its hours also shown as on
+// parked capacity. The stretches tile the owner's admission exactly and
+// are kept across a restart.
+TEST_F(UsageTest, ParkedTimeIsReservedAndLentTimeIsChargedToTheBorrower) {
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "owner", 8), &code);
+  ASSERT_EQ(code, 201);
+  const int64_t admitted = AdmittedAt("team-a/owner");
+  const auto now_ms = [] {
+    return int64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
+  };
+  const auto wait_past = [&](int64_t t) {
+    allot::testing::WaitFor([&] { return now_ms() > t; }, 5s);
+  };
+  wait_past(admitted + 20);
+  srv_->Json("POST", "/api/v1/workloads/team-a/owner/park", "", &code);
+  ASSERT_EQ(code, 200);
+  int64_t parked = 0;
+  const json::value pw = Get("/api/v1/workloads/team-a/owner");
+  for (const json::value& c : pw.at("status").at("conditions").as_array()) {
+    if (c.at("type").as_string() == "PodsReady" && c.at("reason").as_string() == "Parked") {
+      parked = Int(c, "lastTransitionUnixMs");
+    }
+  }
+  ASSERT_GT(parked, admitted);
+  // A preemptible team-b workload runs on the parked GPUs (no quota of its own left).
+  json::value spot = json::parse(std::string(Workload("team-b", "spot", 2)));
+  spot.at("metadata").as_object()["annotations"] = json::object{{"allot.dev/preemptible", "true"}};
+  srv_->Json("POST", "/api/v1/workloads", json::serialize(spot), &code);
+  ASSERT_EQ(code, 201);
+  json::value sw = Get("/api/v1/workloads/team-b/spot");
+  ASSERT_TRUE(sw.at("status").at("onParkedCapacity").as_bool()) << json::serialize(sw);
+  const int64_t lent = AdmittedAt("team-b/spot");
+  // While parked, an open report shows the reservation up to now.
+  wait_past(parked + 50);
+  json::value open = Get("/api/v1/usage?by=workload");
+  for (const json::value& it : open.at("items").as_array()) {
+    if (it.at("key").as_string() == "team-a/owner") {
+      EXPECT_GT(Int(it, "reservedGpuMs"), 0) << json::serialize(it);
+    }
+  }
+  // The borrower is taken back (evicted) by the resume; then a fixed window.
+  srv_->Json("POST", "/api/v1/workloads/team-a/owner/resume", "", &code);
+  ASSERT_EQ(code, 200);
+  const int64_t resumed = AdmittedAt("team-a/owner");
+  ASSERT_GE(resumed, parked);
+  const int64_t until = resumed + 100;
+  wait_past(until);
+  const std::string window = "&sinceUnixMs=0&untilUnixMs=" + std::to_string(until);
+  for (bool restarted : {false, true}) {
+    if (restarted) {
+      ASSERT_TRUE(srv_->Restart());
+    }
+    std::map<std::string, json::value> line;
+    json::value rep = Get("/api/v1/usage?by=workload" + window);
+    for (const json::value& it : rep.at("items").as_array()) {
+      line[std::string(it.at("key").as_string())] = it;
+    }
+    SCOPED_TRACE(json::serialize(rep));
+    const json::value& owner = line["team-a/owner"];
+    // Runs [admitted, parked) and [resumed, until); reserved [parked, resumed).
+    EXPECT_EQ(Int(owner, "gpuMs"), 8 * ((parked - admitted) + (until - resumed)));
+    EXPECT_EQ(Int(owner, "reservedGpuMs"), 8 * (resumed - parked));
+    EXPECT_EQ(Int(owner, "reservedCostMicros"), 8 * (resumed - parked) * 2500000 / 3600000);
+    EXPECT_EQ(Int(owner, "onParkedGpuMs"), 0);
+    EXPECT_LE(Int(owner, "costMicros"), 8 * ((parked - admitted) + (until - resumed)) * 2500000 /
+                                            3600000);
+    const json::value& borrower = line["team-b/spot"];
+    ASSERT_TRUE(borrower.is_object());
+    EXPECT_GT(Int(borrower, "gpuMs"), 0);
+    EXPECT_LE(Int(borrower, "gpuMs"), 2 * (resumed - lent));
+    EXPECT_EQ(Int(borrower, "onParkedGpuMs"), Int(borrower, "gpuMs"));
+    EXPECT_GT(Int(borrower, "costMicros"), 0);
+    EXPECT_EQ(Int(borrower, "reservedGpuMs"), 0);
+    const json::value& total = rep.at("total");
+    EXPECT_EQ(Int(total, "reservedGpuMs"), Int(owner, "reservedGpuMs"));
+    EXPECT_EQ(Int(total, "gpuMs"), Int(owner, "gpuMs") + Int(borrower, "gpuMs"));
+  }
+}
+
 // GET /api/v1/overview: the dashboard's summary. GPUs by state over the
 // fleet (shared, unnamed), workloads by state of what the token may see,
 // and this month's cost as the usage report gives it.

@@ -95,6 +95,11 @@ CREATE INDEX gpu_rollup_hour ON gpu_rollup (hour_ms);
     R"sql(
 ALTER TABLE tokens ADD COLUMN node TEXT NOT NULL DEFAULT '';
 )sql",
+    // 5: what a usage stretch was (store::UsageKind: 0 run, 1 parked,
+    // 2 on parked capacity).
+    R"sql(
+ALTER TABLE usage ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 static_assert(std::size(kMigrations) == kSqliteSchemaVersion,

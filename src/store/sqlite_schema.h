@@ -20,7 +20,7 @@
 namespace allot::store::sqlite {
 
 // The newest schema version this binary writes and reads.
-inline constexpr int32_t kSqliteSchemaVersion = 4;
+inline constexpr int32_t kSqliteSchemaVersion = 5;
 
 // Runs the missing migrations on `db`; returns the resulting version.
 // `describe` ("sqlite:PATH") names the store in error messages.

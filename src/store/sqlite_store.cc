@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -36,7 +37,7 @@ constexpr const char* kAuditColumns =
 constexpr const char* kUsageColumns =
     "tenant, workload, attempt, local_queue, cluster_queue, user, flavor, "
     "resource, quantity_milli, start_ms, end_ms, util_milli_ms, "
-    "price_micros_per_hour";
+    "price_micros_per_hour, kind";
 
 UsageRow ReadUsage(sqlite3_stmt* st) {
   UsageRow u;
@@ -53,6 +54,7 @@ UsageRow ReadUsage(sqlite3_stmt* st) {
   u.end_unix_ms = ColumnInt(st, 10);
   u.util_milli_ms = ColumnInt(st, 11);
   u.price_micros_per_hour = ColumnInt(st, 12);
+  u.kind = UsageKind(std::clamp<int64_t>(ColumnInt(st, 13), 0, 2));
   return u;
 }
 
@@ -256,7 +258,7 @@ Status SqliteStore::Init() {
       "AND (?3 = '' OR node = ?3) AND (?4 = '' OR uuid = ?4) ORDER BY uuid, hour_ms",
       &list_rollups_));
   ALLOT_RETURN_IF_ERROR(Prepare(std::string("INSERT INTO usage (") + kUsageColumns +
-                                    ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                                    ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
                                 &append_usage_));
   ALLOT_RETURN_IF_ERROR(Prepare(std::string("SELECT ") + kUsageColumns +
                                     " FROM usage WHERE end_ms > ?1 AND start_ms < ?2"
@@ -390,6 +392,7 @@ Status SqliteStore::ApplyBatch(const Batch& batch, int64_t* last_seq) {
     if (rc == SQLITE_OK) rc = BindInt(st, 11, u.end_unix_ms);
     if (rc == SQLITE_OK) rc = BindInt(st, 12, u.util_milli_ms);
     if (rc == SQLITE_OK) rc = BindInt(st, 13, u.price_micros_per_hour);
+    if (rc == SQLITE_OK) rc = BindInt(st, 14, int64_t(u.kind));
     if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
       return Error("appending usage of " + u.tenant + "/" + u.workload);
     }

@@ -592,7 +592,8 @@ std::vector<std::string> Keys(const std::vector<UsageRow>& rows) {
     out.push_back(u.tenant + "/" + u.workload + ":" + std::to_string(u.start_unix_ms) + "-" +
                   std::to_string(u.end_unix_ms) + ":" + u.user + u.flavor + u.resource +
                   std::to_string(u.quantity_milli + u.util_milli_ms + u.attempt +
-                                 u.price_micros_per_hour) + u.local_queue + u.cluster_queue);
+                                 u.price_micros_per_hour) + u.local_queue + u.cluster_queue +
+                  ":kind" + std::to_string(int(u.kind)));
   }
   return out;
 }
@@ -601,6 +602,8 @@ TEST_F(SqliteStoreTest, UsageRowsAreAppendedAndListedByWindowAndTenant) {
   Batch b;
   b.usage = {Usage("team-a", "x", 100, 200), Usage("team-b", "y", 150, 400),
              Usage("team-a", "z", 300, 500)};
+  b.usage[1].kind = UsageKind::kParked;
+  b.usage[2].kind = UsageKind::kOnParked;
   {
     std::unique_ptr<Store> store = Open();
     ASSERT_NE(store, nullptr);
@@ -662,7 +665,9 @@ TEST_F(SqliteStoreTest, MigratesAVersionThreeStoreTokens) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE tokens DROP COLUMN node; PRAGMA user_version = 3",
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE tokens DROP COLUMN node; ALTER TABLE usage DROP COLUMN "
+                         "kind; PRAGMA user_version = 3",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
@@ -682,6 +687,34 @@ TEST_F(SqliteStoreTest, MigratesAVersionThreeStoreTokens) {
   EXPECT_EQ(Strs(MustLoad(*store).tokens),
             Strs(std::vector<TokenRow>{Token("t1", "aa", "agents", "node", "", 5), b.tokens[0],
                                        b.tokens[1]}));
+}
+
+// A store of schema version 4 (usage rows without a kind) is migrated when
+// opened: its rows are runs, new rows keep their kind.
+TEST_F(SqliteStoreTest, MigratesAVersionFourStoreUsage) {
+  Batch old;
+  old.usage = {Usage("team-a", "x", 1, 2)};
+  {
+    std::unique_ptr<Store> store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Commit(old).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(DbPath().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE usage DROP COLUMN kind; PRAGMA user_version = 4",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(MustLoad(*store).schema_version, sqlite::kSqliteSchemaVersion);
+  Batch parked;
+  parked.usage = {Usage("team-a", "x", 2, 9)};
+  parked.usage[0].kind = UsageKind::kParked;
+  ASSERT_TRUE(store->Commit(parked).ok());
+  auto rows = store->ListUsage({});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(Keys(*rows), Keys({old.usage[0], parked.usage[0]}));
 }
 
 TEST_F(SqliteStoreTest, DISABLED_CommitRates) {

@@ -74,9 +74,15 @@ struct AuditFilter {
   int64_t limit = 0;  // 0: no limit. Ordered by seq ascending.
 };
 
+// What a usage row's stretch was: pods running on the workload's own
+// quota, parked (quota reserved, no device held, nothing charged), or
+// running on capacity lent by parked workloads (charged to the borrower).
+enum class UsageKind : int32_t { kRun = 0, kParked = 1, kOnParked = 2 };
+
 // One closed stretch of a workload holding one resource of one flavor:
-// from its admission to its eviction, end or deletion. Accounting sums
-// these (server/usage.h); rows are appended, never changed.
+// from its admission to its eviction, end or deletion, or a parked stretch
+// from its park to its resume. Accounting sums these (server/usage.h);
+// rows are appended, never changed.
 struct UsageRow {
   std::string tenant;
   std::string workload;  // Its name in `tenant`.
@@ -93,6 +99,7 @@ struct UsageRow {
   // devices (0..quantity_milli x duration), in milli-units.
   int64_t util_milli_ms = 0;
   int64_t price_micros_per_hour = 0;  // The flavor's price when it closed.
+  UsageKind kind = UsageKind::kRun;
 };
 
 // One hour of one GPU's telemetry at one-minute resolution. `minutes` holds

@@ -189,12 +189,13 @@ async function tenantsPage(main) {
   const tenants = [...new Set(perDay.flatMap((r) => r.items.map((i) => i.key)))].sort();
   const top = await api(`/api/v1/usage?by=workload&sinceUnixMs=${Math.floor(start)}`);
   main.innerHTML = `<h2>Tenants</h2><div class="chart" id="usage-chart"></div>
-    <table><tr><th>tenant</th><th>GPU-hours (7 days)</th><th>utilization</th><th>cost</th></tr>
+    <table><tr><th>tenant</th><th>GPU-hours (7 days)</th><th>utilization</th><th>cost</th><th title="GPU-hours of quota held by parked workloads: reserved, not charged">reserved while parked</th></tr>
     ${tenants.map((t) => {
       const s = perDay.flatMap((r) => r.items.filter((i) => i.key === t));
       const g = s.reduce((a, i) => a + i.gpuHours, 0), c = s.reduce((a, i) => a + i.cost, 0);
+      const res = s.reduce((a, i) => a + (i.reservedGpuHours ?? 0), 0);
       const u = s.reduce((a, i) => a + i.utilGpuMs, 0) / Math.max(1, s.reduce((a, i) => a + i.gpuMs, 0));
-      return `<tr data-tenant="${esc(t)}"><td>${esc(t)}</td><td>${fmt(g, 3)}</td><td>${fmt(100 * u)} %</td><td>${fmt(c, 2)}</td></tr>`;
+      return `<tr data-tenant="${esc(t)}"><td>${esc(t)}</td><td>${fmt(g, 3)}</td><td>${fmt(100 * u)} %</td><td>${fmt(c, 2)}</td><td>${fmt(res, 3)} GPU-h</td></tr>`;
     }).join("")}</table>
     <h2>Top workloads (7 days, by cost)</h2><table><tr><th>workload</th><th>GPU-hours</th><th>utilization</th><th>cost</th></tr>
     ${top.items.sort((a, b) => b.costMicros - a.costMicros || b.gpuMs - a.gpuMs).slice(0, 10).map((i) =>
