@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
                        "replay what this server recorded: its finished and running "
                        "workloads (URL; token as for client verbs)");
   simulate->add_option("--policy", smf.policy,
-                       "as-given|fifo|strict|kueue|fair|allot")->capture_default_str();
+                       "as-given|fifo|strict|kueue|fair|allot|park")->capture_default_str();
   simulate->add_flag("--compare", smf.compare, "run several policies, print a table");
   simulate->add_option("--policies", smf.policies, "with --compare: these (default all)")
       ->delimiter(',');
@@ -67,6 +67,14 @@ int main(int argc, char** argv) {
   simulate->add_option("--mttr", smf.mttr, "mean repair time")->capture_default_str();
   simulate->add_option("--seed", smf.seed, "failure generator seed")->capture_default_str();
   simulate->add_option("--window", smf.window, "time-series window")->capture_default_str();
+  simulate->add_option("--idle-model", smf.idle_model,
+                       "long-running jobs go idle: busy=D,idle=D[,long=D] (mean periods; "
+                       "long: other jobs running at least D count too)");
+  simulate->add_option("--park-after", smf.park_after,
+                       "with policy park: idle this long parks a job")->capture_default_str();
+  simulate->add_option("--preemptible", smf.preemptible,
+                       "share of the other jobs that are preemptible (0..1)")
+      ->capture_default_str();
   simulate->add_flag("--strict", smf.strict, "malformed rows and rejected jobs are fatal");
   simulate->add_option("-o,--output", smf.output, "JSON summary file (- = stdout)")
       ->capture_default_str();

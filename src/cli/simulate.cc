@@ -14,6 +14,7 @@
 #include "net/http.h"
 #include "sim/configs.h"
 #include "sim/history.h"
+#include "sim/idle_model.h"
 #include "sim/policy.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -221,6 +222,7 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
   }
 
   sim::SimOptions opt;
+  int64_t park_after = 0;
   {
     auto ck = OptionalDuration("--checkpoint-interval", flags.checkpoint_interval);
     auto mtbf = OptionalDuration("--mtbf", flags.mtbf);
@@ -237,13 +239,36 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
     if (opt.window_ms <= 0) {
       return Fail(Status::InvalidArgument("--window must be positive"), err);
     }
+    if (!flags.idle_model.empty()) {
+      auto m = sim::ParseIdleModel(flags.idle_model);
+      if (!m.ok()) return Fail(m.status(), err);
+      opt.idle = *m;
+    }
+    auto after = OptionalDuration("--park-after", flags.park_after);
+    if (!after.ok()) return Fail(after.status(), err);
+    if (*after <= 0) return Fail(Status::InvalidArgument("--park-after must be positive"), err);
+    if (!(flags.preemptible >= 0 && flags.preemptible <= 1)) {
+      return Fail(Status::InvalidArgument("--preemptible must be a share in [0, 1]"), err);
+    }
+    opt.preemptible_fraction = flags.preemptible;
+    park_after = *after;
   }
 
   std::vector<std::string> policies;
   if (flags.compare) {
     policies = flags.policies.empty() ? sim::PolicyNames() : flags.policies;
+    // With an idle model, parking is among what is compared.
+    if (flags.policies.empty() && opt.idle.enabled()) policies.push_back("park");
   } else {
     policies = {flags.policy};
+  }
+  for (const std::string& p : policies) {
+    if (sim::PolicyParks(p) && !opt.idle.enabled()) {
+      return Fail(Status::InvalidArgument(
+                      "policy " + p + " parks idle jobs: give --idle-model busy=D,idle=D "
+                      "(traces record no idleness)"),
+                  err);
+    }
   }
   std::vector<json::object> summaries;
   int64_t events = 0;
@@ -251,7 +276,9 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
     auto cfg = sim::ApplyPolicy(config, p);
     if (!cfg.ok()) return Fail(cfg.status(), err);
     auto t1 = std::chrono::steady_clock::now();
-    auto r = sim::Simulate(*cfg, config, trace, opt, p);
+    sim::SimOptions run = opt;
+    run.park_after_ms = sim::PolicyParks(p) ? park_after : 0;
+    auto r = sim::Simulate(*cfg, config, trace, run, p);
     if (!r.ok()) return Fail(r.status(), err);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     events += r->events;

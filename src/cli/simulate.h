@@ -39,6 +39,9 @@ struct SimulateFlags {
   std::string mttr = "1h";
   uint64_t seed = 1;
   std::string window = "1h";
+  std::string idle_model;            // sim/idle_model.h ParseIdleModel; empty: off.
+  std::string park_after = "30m";    // Policy park: idle this long parks.
+  double preemptible = 0;            // Share of the other jobs marked preemptible.
   bool strict = false;
   std::string output = "-";
   std::string html;

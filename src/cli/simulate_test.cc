@@ -144,6 +144,38 @@ TEST_F(SimulateTest, BadFlagsAndFiles) {
       << err_.str();
 }
 
+// With an idle model --compare adds the parking policy and its columns;
+// parking without one, or a bad model, is refused saying what to give.
+TEST_F(SimulateTest, IdleModelAddsTheParkingPolicy) {
+  SimulateFlags f = Flags("csv:" + Write("t.csv", kTrace));
+  f.policy = "park";
+  EXPECT_EQ(Run(f), kExitUsage);
+  EXPECT_NE(err_.str().find("give --idle-model"), std::string::npos) << err_.str();
+  f.idle_model = "busy=1h";
+  EXPECT_EQ(Run(f), kExitUsage);
+  EXPECT_NE(err_.str().find("busy and idle must both be given"), std::string::npos) << err_.str();
+  f.idle_model = "busy=10m,idle=30m,long=1m";
+  f.preemptible = 1.5;
+  EXPECT_EQ(Run(f), kExitUsage);
+  EXPECT_NE(err_.str().find("--preemptible"), std::string::npos) << err_.str();
+  f.preemptible = 0.5;
+  f.park_after = "0";
+  EXPECT_EQ(Run(f), kExitUsage);
+  f.park_after = "5m";
+  f.compare = true;
+  f.output = Path("all.json");
+  ASSERT_EQ(Run(f), kExitOk) << err_.str();
+  std::vector<std::string> lines;
+  std::istringstream table(out_.str());
+  for (std::string l; std::getline(table, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 7u) << out_.str();  // Header + 5 policies + park.
+  EXPECT_EQ(lines[6].rfind("park", 0), 0u) << lines[6];
+  EXPECT_NE(lines[0].find("given back"), std::string::npos) << lines[0];
+  const std::string json = Read(f.output);
+  EXPECT_NE(json.find("\"policy\":\"park\""), std::string::npos);
+  EXPECT_NE(json.find("\"parking\":{\"parking\":true"), std::string::npos) << json;
+}
+
 TEST_F(SimulateTest, PhillyConfigGenerator) {
   // Two VCs with nodes, one VC of the trace without: it gets quota 0.
   std::string nodes = Write("vc.csv", "vc,node num\nv1,2\nv2,1\n");

@@ -80,8 +80,12 @@ std::string PolicyDescription(const std::string& name) {
   if (name == "fair") return "kueue + fair sharing (preemption by share)";
   if (name == "allot")
     return "BestEffortFIFO, cohort borrowing, fair sharing, no preemption";
+  if (name == "park")
+    return "allot + parking: idle long-running jobs park, their GPUs lent to preemptible jobs";
   return "";
 }
+
+bool PolicyParks(const std::string& name) { return name == "park"; }
 
 Result<core::Config> ApplyPolicy(const core::Config& config,
                                  const std::string& policy) {
@@ -105,11 +109,11 @@ Result<core::Config> ApplyPolicy(const core::Config& config,
       cq.preemption.borrow_within_cohort = core::BorrowWithinCohortPolicy::kNever;
     }
     c.scheduler.fair_sharing = false;
-  } else if (policy == "kueue" || policy == "fair" || policy == "allot") {
+  } else if (policy == "kueue" || policy == "fair" || policy == "allot" || policy == "park") {
     for (auto& cq : c.cluster_queues) {
       if (cq.cohort.empty()) cq.cohort = kSimCohort;
       cq.queueing_strategy = QueueingStrategy::kBestEffortFIFO;
-      if (policy == "allot") {
+      if (policy == "allot" || policy == "park") {
         cq.preemption = core::PreemptionPolicy{};
       } else {
         cq.preemption.within_cluster_queue =
@@ -124,6 +128,7 @@ Result<core::Config> ApplyPolicy(const core::Config& config,
   } else {
     std::string list = "as-given";
     for (const auto& n : PolicyNames()) list += ", " + n;
+    list += ", park";
     return Status::InvalidArgument("unknown policy \"" + policy +
                                    "\" (expected one of: " + list + ")");
   }

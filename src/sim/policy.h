@@ -16,6 +16,10 @@
 //             the default preemption strategies).
 //   allot     Allot's recommendation for batch traces (see docs/simulate.md
 //             for the reasoning and the measurements behind it).
+//   park      allot's config with parking on (SimOptions::park_after_ms):
+//             idle long-running jobs park and lend their GPUs to
+//             preemptible jobs. Run by --compare when an idle model is
+//             given (without one nothing is ever idle and it is allot).
 // Borrowing and lending limits stay as given except where a policy drops
 // the cohort.
 #pragma once
@@ -28,8 +32,11 @@
 
 namespace allot::sim {
 
-// Every policy name, in the order --compare runs them.
+// Every policy name, in the order --compare runs them (park, which needs an
+// idle model, is not among them).
 const std::vector<std::string>& PolicyNames();
+// Whether `name` turns parking on.
+bool PolicyParks(const std::string& name);
 // One line describing a policy (for tables and reports).
 std::string PolicyDescription(const std::string& name);
 // The config under `policy`; InvalidArgument for an unknown name. The

@@ -152,8 +152,11 @@ json::object Summarize(const SimResult& r, const Trace& trace,
       busy = busy || p > 0;
       pending_series[t].emplace_back(Round4(len > 0 ? double(p) / 1000 / double(len) : 0));
       int64_t e = r.entitlement_milli[t] * len;
+      // Parked GPUs count as received here: their quota is reserved for
+      // the tenant (utilization counts only devices held).
+      const int64_t got = a + at(s.parked, w);
       if (d > 0 && e > 0) {
-        x.push_back(std::min(1.0, double(a) / double(std::min(d, e))));
+        x.push_back(std::min(1.0, double(got) / double(std::min(d, e))));
       }
     }
     alloc_total += alloc;
@@ -253,6 +256,30 @@ json::object Summarize(const SimResult& r, const Trace& trace,
     o["deadlines"] = std::move(dl);
   }
 
+  if (r.idle_model) {
+    // The what-if of parking (docs/simulate.md, "Parking").
+    const ParkingResult& pk = r.park;
+    json::object p;
+    p["parking"] = r.parking;
+    p["longRunningJobs"] = pk.long_running_jobs;
+    p["preemptibleJobs"] = pk.preemptible_jobs;
+    p["idleHeldGpuHours"] = Round4(Hours(pk.idle_held_gpu_ms));
+    p["gpuHoursGivenBack"] = Round4(Hours(pk.parked_gpu_ms));
+    p["gpuHoursLent"] = Round4(Hours(pk.lent_gpu_ms));
+    p["parks"] = pk.parks;
+    p["parkRefusals"] = pk.park_refusals;
+    p["resumes"] = pk.resumes;
+    p["resumesThatWaited"] = pk.resumes_waited;
+    p["resumesUnserved"] = pk.resumes_unserved;
+    std::vector<double> lat;
+    lat.reserve(pk.resume_latency_ms.size());
+    for (int64_t ms : pk.resume_latency_ms) lat.push_back(double(ms) / 1000);
+    p["resumeLatencySeconds"] = Stats(std::move(lat));
+    p["reclaims"] = pk.reclaims;
+    p["reclaimGpuHoursLost"] = Round4(Hours(pk.reclaim_lost_gpu_ms));
+    o["parking"] = std::move(p);
+  }
+
   json::object tenants;
   for (size_t t = 0; t < nt; ++t) {
     json::object e;
@@ -324,6 +351,26 @@ std::string CompareTable(const std::vector<json::object>& summaries) {
                     "%.0f");
        }},
   };
+  // With an idle model: what idle long-running jobs held, gave back and lent.
+  bool idle = false;
+  for (const auto& s : summaries) idle |= s.contains("parking");
+  if (idle) {
+    auto park = [&](const char* key, const char* fmt) {
+      return [=](const json::object& s) {
+        const json::object* p = s.if_contains("parking") ? &s.at("parking").as_object() : nullptr;
+        return p ? num(p->at(key), fmt) : std::string("-");
+      };
+    };
+    cols.push_back({"idle GPU-h", park("idleHeldGpuHours", "%.0f")});
+    cols.push_back({"given back", park("gpuHoursGivenBack", "%.0f")});
+    cols.push_back({"lent", park("gpuHoursLent", "%.0f")});
+    cols.push_back({"resume p99 s", [&](const json::object& s) {
+                      const json::object* p =
+                          s.if_contains("parking") ? &s.at("parking").as_object() : nullptr;
+                      return p ? num(p->at("resumeLatencySeconds").at("p99"), "%.0f")
+                               : std::string("-");
+                    }});
+  }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head;
   for (const Col& c : cols) head.push_back(c.head);

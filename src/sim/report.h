@@ -10,8 +10,9 @@
 //  - utilization: allocated GPU-hours / capacity GPU-hours over
 //    [first submission, end], capacity counting nodes that are up; per
 //    window the same ratio. A MIG slice counts as its share of a GPU.
-//  - fairness: per window and tenant, A = GPU-time received, D = GPU-time
-//    demanded (jobs submitted and not finished, running or pending), E =
+//  - fairness: per window and tenant, A = GPU-time received (devices held,
+//    and the quota parked jobs keep), D = GPU-time demanded (jobs submitted
+//    and not finished, running, parked or pending), E =
 //    entitlement x window length (the tenant's nominal GPU quota in the
 //    config before any policy, split equally between tenants sharing a
 //    ClusterQueue). x = min(1, A / min(D, E)) over tenants with D > 0 and

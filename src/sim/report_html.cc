@@ -103,6 +103,19 @@ main.appendChild(table(
     (s.makespanSeconds / 86400).toFixed(2), s.preemptions.count,
     s.preemptions.gpuHoursLost, s.failures.nodeFailures,
     s.failures.gpuHoursLost])));
+if (data.some((s) => s.parking)) {
+  main.appendChild($('h2', {}, 'Parking: idle long-running jobs (a modelled idleness)'));
+  main.appendChild(table(
+    ['policy', 'parking', 'long-running jobs', 'preemptible jobs', 'GPU-h held idle',
+     'GPU-h given back', 'GPU-h lent', 'parks', 'resumes', 'resumes that waited',
+     'resume p50 s', 'p95', 'p99', 'max', 'reclaims', 'GPU-h lost to reclaims'],
+    data.filter((s) => s.parking).map((s) => {
+      const p = s.parking, l = p.resumeLatencySeconds;
+      return [s.policy, p.parking ? 'on' : 'off', p.longRunningJobs, p.preemptibleJobs,
+        p.idleHeldGpuHours, p.gpuHoursGivenBack, p.gpuHoursLent, p.parks, p.resumes,
+        p.resumesThatWaited, l.p50, l.p95, l.p99, l.max, p.reclaims, p.reclaimGpuHoursLost];
+    })));
+}
 const w = data[0].timeseries.windowSeconds;
 main.appendChild(chart('GPU utilization per window', data.map((s) => ({
   name: s.policy, values: s.timeseries.utilization})), w, 1));

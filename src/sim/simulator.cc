@@ -14,6 +14,7 @@
 #include "ctrl/registry.h"
 #include "ctrl/runner.h"
 #include "sched/scheduler.h"
+#include "sim/idle_model.h"
 
 namespace allot::sim {
 namespace {
@@ -69,6 +70,17 @@ struct Job {
   int64_t pending_since_ms = 0;
   uint32_t attempt = 0;  // Bumped on every start: stale completions skip.
   std::vector<int32_t> nodes;  // While running, with failures on.
+  // Parking (SimOptions::idle, park_after_ms): its idle periods (index
+  // into Sim::idle_; -1: never idle), and its state while admitted.
+  int32_t idle = -1;
+  bool preemptible = false;
+  bool on_parked = false;  // This attempt runs on parked capacity.
+  bool parked = false;
+  bool waiting = false;      // Parked, its resume asked, no devices yet.
+  uint32_t park_gen = 0;     // Bumped when its park and wake events go stale.
+  int64_t held_from_ms = 0;  // When it last took its devices.
+  int64_t parked_at_ms = 0;
+  int64_t asked_ms = 0;  // When its resume was asked.
 };
 
 struct Completion {
@@ -76,6 +88,18 @@ struct Completion {
   int32_t job;
   uint32_t attempt;
   bool operator>(const Completion& o) const {
+    return t != o.t ? t > o.t : job > o.job;
+  }
+};
+
+// A long-running job parks (wake = false) or its idle period ends and it
+// asks to resume (wake = true).
+struct ParkEvent {
+  int64_t t;
+  int32_t job;
+  uint32_t gen;
+  bool wake;
+  bool operator>(const ParkEvent& o) const {
     return t != o.t ? t > o.t : job > o.job;
   }
 };
@@ -135,6 +159,12 @@ class Sim {
   bool Feasible(const std::string& cq, const std::string& resource,
                 int64_t total_milli) const;
   void Start(int32_t j, int64_t t);
+  // Records where an admitted job's devices are (failures on) and whether
+  // it runs on parked capacity (parking on).
+  void Placed(int32_t j);
+  // An admitted job gives its devices up (it ends, is stopped or parks):
+  // the tenant's allocation and the parking figures.
+  void Release(int32_t j, int64_t t);
   // Stops a running job (preempted or killed); returns the GPU-ms lost.
   int64_t Stop(int32_t j, int64_t t);
   void Finish(int32_t j, int64_t t);
@@ -144,6 +174,20 @@ class Sim {
   // any was applied.
   bool RunControllers(int64_t t);
   void FailNode(int32_t n, int64_t t);
+  // Parking: the next park of a running long-running job, if its life has
+  // an idle period long enough; a park; a resume asked, tried and done.
+  void PlanPark(int32_t j, int64_t t);
+  void Park(int32_t j, int64_t t);
+  void AskResume(int32_t j, int64_t t);
+  void TryResumes(int64_t t);
+  bool TryResume(int32_t j, int64_t t);
+  // Time into the job's life (admitted time over its attempts) at `t`.
+  int64_t LifeAt(int32_t j, int64_t t) const {
+    const Job& job = jobs_[size_t(j)];
+    return r_.jobs[size_t(j)].duration_ms - job.remaining_ms + (t - job.run_start_ms);
+  }
+  // The part of [from, to) of job j's life that its idle periods cover.
+  int64_t IdleWithin(int32_t j, int64_t from, int64_t to) const;
   void RepairNode(int32_t n, int64_t t);
   int64_t Exp(int64_t mean_ms) {
     double u = double(rng_() >> 11) * 0x1.0p-53;
@@ -177,12 +221,18 @@ class Sim {
   std::vector<std::string> names_;
   std::map<std::string, int32_t> name_idx_;
   std::map<std::string, int32_t> tenant_idx_;
-  std::vector<Integrator> alloc_, demand_, pending_;
+  std::vector<Integrator> alloc_, demand_, pending_, parked_;
   std::unique_ptr<Integrator> capacity_;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
       completions_;
   std::priority_queue<NodeEvent, std::vector<NodeEvent>, std::greater<>>
       node_events_;
+  std::priority_queue<ParkEvent, std::vector<ParkEvent>, std::greater<>> park_events_;
+  // Idle periods of long-running jobs (Job::idle), resumes waiting for
+  // devices by (asked, job), and whether parking is on.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> idle_;
+  std::set<std::pair<int64_t, int32_t>> waiting_;
+  bool parking_ = false;
   std::vector<NodeInfo> nodes_;
   std::map<std::string, int32_t> node_idx_;
   // (cq, resource) -> the most of it one workload could ever get, per flavor
@@ -191,6 +241,7 @@ class Sim {
   std::map<std::string, int64_t> max_per_node_;  // resource -> devices
   std::map<std::pair<std::string, std::string>, std::string> lq_cq_;
   std::map<std::string, int32_t> priority_classes_;
+  std::set<std::string> preemptible_classes_;
   int64_t pending_jobs_ = 0, down_nodes_ = 0;
   // Running jobs and their keys (built once per start: the controllers'
   // view reads them at every run), and ClusterQueues by name.
@@ -292,8 +343,13 @@ Status Sim::Setup() {
   r_.window_ms = opt_.window_ms;
   for (const auto& lq : config_.local_queues)
     lq_cq_[{lq.ns, lq.name}] = lq.cluster_queue;
-  for (const auto& pc : config_.priority_classes)
+  for (const auto& pc : config_.priority_classes) {
     priority_classes_[pc.name] = pc.value;
+    if (pc.preemptible) preemptible_classes_.insert(pc.name);
+  }
+  parking_ = opt_.idle.enabled() && opt_.park_after_ms > 0;
+  r_.idle_model = opt_.idle.enabled();
+  r_.parking = parking_;
   ComputeCaps();
 
   // Nodes: capacity, the largest node per resource, failure inventory.
@@ -393,6 +449,7 @@ Status Sim::Setup() {
     alloc_.emplace_back(&r_.series[t].alloc, opt_.window_ms);
     demand_.emplace_back(&r_.series[t].demand, opt_.window_ms);
     pending_.emplace_back(&r_.series[t].pending, opt_.window_ms);
+    parked_.emplace_back(&r_.series[t].parked, opt_.window_ms);
   }
   capacity_ = std::make_unique<Integrator>(&r_.capacity_series, opt_.window_ms);
   capacity_->Set(0, r_.capacity_milli);
@@ -471,6 +528,17 @@ Status Sim::BuildJob(const TraceJob& tj) {
   j.per_pod = per_pod;
   j.priority = priority;
   j.remaining_ms = tj.duration_ms;
+  // Idleness and the preemptible mark, drawn by the job's place in the
+  // trace (the same under every policy).
+  const int64_t index = &tj - trace_.jobs.data();
+  if (LongRunning(opt_.idle, tj.type, tj.duration_ms)) {
+    j.idle = int32_t(idle_.size());
+    idle_.push_back(IdlePeriods(opt_.idle, opt_.seed, index, tj.duration_ms));
+    ++r_.park.long_running_jobs;
+  }
+  j.preemptible = tj.preemptible || (!pclass.empty() && preemptible_classes_.count(pclass)) ||
+                  (j.idle < 0 && DrawnPreemptible(opt_.preemptible_fraction, opt_.seed, index));
+  r_.park.preemptible_jobs += j.preemptible;
   JobOutcome o;
   o.tenant = tenant_idx_[tj.tenant];
   o.line = tj.line;
@@ -492,6 +560,7 @@ core::Workload Sim::MakeWorkload(int32_t j) const {
   w.type = names_[size_t(job.type)];
   w.priority = job.priority;
   if (job.pclass >= 0) w.priority_class_name = names_[size_t(job.pclass)];
+  w.preemptible = job.preemptible;
   w.creation_unix_ms = o.submit_ms;
   core::PodSet ps;
   ps.name = "main";
@@ -515,17 +584,133 @@ void Sim::Start(int32_t j, int64_t t) {
   pending_[size_t(o.tenant)].Add(t, -1000);
   --pending_jobs_;
   completions_.push({t + job.remaining_ms, j, job.attempt});
-  if (opt_.mtbf_ms > 0) {
-    auto adm = sched_->AdmissionOf(Key(j));
-    if (adm) {
-      std::set<int32_t> on;
-      for (const auto& psa : adm->pod_set_assignments)
-        for (const auto& p : psa.placements) on.insert(node_idx_[p.node]);
-      for (int32_t n : on) {
-        job.nodes.push_back(n);
-        nodes_[size_t(n)].running.push_back(j);
-      }
+  job.held_from_ms = t;
+  Placed(j);
+  PlanPark(j, t);
+}
+
+void Sim::Placed(int32_t j) {
+  Job& job = jobs_[size_t(j)];
+  if (opt_.mtbf_ms <= 0 && !parking_) return;
+  auto adm = sched_->AdmissionOf(Key(j));
+  if (!adm) return;
+  job.on_parked = adm->on_parked_capacity;
+  if (opt_.mtbf_ms <= 0) return;
+  std::set<int32_t> on;
+  for (const auto& psa : adm->pod_set_assignments)
+    for (const auto& p : psa.placements) on.insert(node_idx_[p.node]);
+  for (int32_t n : on) {
+    job.nodes.push_back(n);
+    nodes_[size_t(n)].running.push_back(j);
+  }
+}
+
+void Sim::Release(int32_t j, int64_t t) {
+  Job& job = jobs_[size_t(j)];
+  JobOutcome& o = r_.jobs[size_t(j)];
+  ++job.park_gen;  // Its park and wake events are stale.
+  if (job.parked) {
+    r_.park.parked_gpu_ms += (t - job.parked_at_ms) * o.gpu_milli;
+    if (job.waiting) {
+      waiting_.erase({job.asked_ms, j});
+      ++r_.park.resumes_unserved;  // It ended (or was stopped) still waiting.
     }
+    parked_[size_t(o.tenant)].Add(t, -o.gpu_milli);
+    job.parked = job.waiting = false;
+    return;
+  }
+  alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
+  if (job.on_parked) r_.park.lent_gpu_ms += (t - job.held_from_ms) * o.gpu_milli;
+  job.on_parked = false;
+  if (job.idle >= 0) {
+    r_.park.idle_held_gpu_ms +=
+        IdleWithin(j, LifeAt(j, job.held_from_ms), LifeAt(j, t)) * o.gpu_milli;
+  }
+  Forget(j);
+}
+
+int64_t Sim::IdleWithin(int32_t j, int64_t from, int64_t to) const {
+  const auto& periods = idle_[size_t(jobs_[size_t(j)].idle)];
+  int64_t sum = 0;
+  auto it = std::lower_bound(periods.begin(), periods.end(), std::make_pair(from, from),
+                             [](const auto& a, const auto& b) { return a.second <= b.first; });
+  for (; it != periods.end() && it->first < to; ++it) {
+    sum += std::max<int64_t>(0, std::min(to, it->second) - std::max(from, it->first));
+  }
+  return sum;
+}
+
+void Sim::PlanPark(int32_t j, int64_t t) {
+  Job& job = jobs_[size_t(j)];
+  if (!parking_ || job.idle < 0) return;
+  const auto& periods = idle_[size_t(job.idle)];
+  const int64_t now = LifeAt(j, t);
+  for (auto it = std::lower_bound(periods.begin(), periods.end(), std::make_pair(now, now),
+                                  [](const auto& a, const auto& b) { return a.second <= b.first; });
+       it != periods.end(); ++it) {
+    // Idle for park_after (counted from the period's start, or from now
+    // when it started before this attempt held its devices).
+    const int64_t at = std::max(it->first, now) + opt_.park_after_ms;
+    if (at >= it->second) continue;  // Busy again before then.
+    park_events_.push({t + (at - now), j, job.park_gen, false});
+    return;
+  }
+}
+
+void Sim::Park(int32_t j, int64_t t) {
+  Job& job = jobs_[size_t(j)];
+  if (!sched_->ParkWorkload(Key(j)).ok()) {
+    ++r_.park.park_refusals;  // E.g. it runs on parked capacity itself.
+    return;
+  }
+  Release(j, t);  // As a stop: its devices go (idle time held until now).
+  ++r_.park.parks;
+  job.parked = true;
+  job.parked_at_ms = t;
+  parked_[size_t(r_.jobs[size_t(j)].tenant)].Add(t, r_.jobs[size_t(j)].gpu_milli);
+  // It asks to resume when its idle period ends (its life goes on while
+  // parked).
+  const auto& periods = idle_[size_t(job.idle)];
+  const int64_t now = LifeAt(j, t);
+  auto it = std::lower_bound(periods.begin(), periods.end(), std::make_pair(now, now),
+                             [](const auto& a, const auto& b) { return a.second <= b.first; });
+  if (it != periods.end()) park_events_.push({t + (it->second - now), j, job.park_gen, true});
+}
+
+void Sim::AskResume(int32_t j, int64_t t) {
+  Job& job = jobs_[size_t(j)];
+  job.asked_ms = t;
+  if (TryResume(j, t)) return;
+  ++r_.park.resumes_waited;
+  job.waiting = true;
+  waiting_.insert({t, j});
+}
+
+bool Sim::TryResume(int32_t j, int64_t t) {
+  Job& job = jobs_[size_t(j)];
+  JobOutcome& o = r_.jobs[size_t(j)];
+  if (!sched_->ResumeWorkload(Key(j)).ok()) return false;
+  r_.park.parked_gpu_ms += (t - job.parked_at_ms) * o.gpu_milli;
+  ++r_.park.resumes;
+  r_.park.resume_latency_ms.push_back(t - job.asked_ms);
+  job.parked = false;
+  job.held_from_ms = t;
+  parked_[size_t(o.tenant)].Add(t, -o.gpu_milli);
+  alloc_[size_t(o.tenant)].Add(t, o.gpu_milli);
+  Placed(j);
+  PlanPark(j, t);
+  return true;
+}
+
+void Sim::TryResumes(int64_t t) {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    const int32_t j = it->second;
+    if (!TryResume(j, t)) {
+      ++it;
+      continue;
+    }
+    jobs_[size_t(j)].waiting = false;
+    it = waiting_.erase(it);
   }
 }
 
@@ -536,6 +721,7 @@ int64_t Sim::Stop(int32_t j, int64_t t) {
   int64_t kept = opt_.checkpoint_interval_ms > 0
                      ? ran / opt_.checkpoint_interval_ms * opt_.checkpoint_interval_ms
                      : 0;
+  Release(j, t);
   job.remaining_ms -= kept;
   int64_t lost = ran - kept;
   o.lost_ms += lost;
@@ -543,10 +729,8 @@ int64_t Sim::Stop(int32_t j, int64_t t) {
   running_jobs_.erase(j);
   job.pending_since_ms = t;
   ++job.attempt;  // Its completion is stale now.
-  alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
   pending_[size_t(o.tenant)].Add(t, 1000);
   ++pending_jobs_;
-  Forget(j);
   return lost * o.gpu_milli;
 }
 
@@ -554,12 +738,11 @@ void Sim::Finish(int32_t j, int64_t t) {
   Job& job = jobs_[size_t(j)];
   JobOutcome& o = r_.jobs[size_t(j)];
   (void)sched_->RemoveWorkload(Key(j));
+  Release(j, t);
   o.finish_ms = t;
   job.run_start_ms = -1;
   running_jobs_.erase(j);
-  alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
   demand_[size_t(o.tenant)].Add(t, -o.gpu_milli);
-  Forget(j);
   r_.end_ms = std::max(r_.end_ms, t);
 }
 
@@ -568,19 +751,26 @@ bool Sim::Schedule(int64_t t) {
   while (true) {
     sched::CycleResult c = sched_->RunCycle();
     ++r_.cycles;
-    if (c.attempts == 0) break;
     admitted |= !c.admitted.empty();
-    for (const std::string& key : c.admitted) {
-      int64_t j = ParseJobIndex(key);
-      if (j >= 0) Start(int32_t(j), t);
-    }
+    // Evictions first: one made outside the cycle (a resume took its
+    // devices back) is reported by it even when it tried no head.
     for (const sched::PreemptionEvent& e : c.preempted) {
       int64_t j = ParseJobIndex(e.workload);
       if (j < 0) continue;
       ++r_.preemption_events;
       ++r_.jobs[size_t(j)].preemptions;
-      r_.lost_preemption_gpu_ms += Stop(int32_t(j), t);
+      const int64_t lost = Stop(int32_t(j), t);
+      r_.lost_preemption_gpu_ms += lost;
+      if (e.reason == sched::PreemptionReason::kParkedCapacityReclaim) {
+        ++r_.park.reclaims;
+        r_.park.reclaim_lost_gpu_ms += lost;
+      }
     }
+    for (const std::string& key : c.admitted) {
+      int64_t j = ParseJobIndex(key);
+      if (j >= 0) Start(int32_t(j), t);
+    }
+    if (c.attempts == 0) break;
   }
   return admitted;
 }
@@ -598,13 +788,12 @@ bool Sim::RunControllers(int64_t t) {
     (void)sched_->RemoveWorkload(a.action.target);
     ++r_.deadline_kills;
     r_.deadline_gpu_ms += (t - job.run_start_ms) * o.gpu_milli;
+    Release(int32_t(j), t);
     o.killed_ms = t;
     ++job.attempt;  // Its completion is stale now.
     job.run_start_ms = -1;
     running_jobs_.erase(int32_t(j));
-    alloc_[size_t(o.tenant)].Add(t, -o.gpu_milli);
     demand_[size_t(o.tenant)].Add(t, -o.gpu_milli);
-    Forget(int32_t(j));
     applied = true;
   }
   return applied;
@@ -686,6 +875,11 @@ Status Sim::Run() {
     int64_t t = kNever;
     if (next < jobs_.size()) t = r_.jobs[next].submit_ms;
     if (!completions_.empty()) t = std::min(t, completions_.top().t);
+    while (!park_events_.empty() &&
+           jobs_[size_t(park_events_.top().job)].park_gen != park_events_.top().gen) {
+      park_events_.pop();  // Stale: the job ended, stopped or parked since.
+    }
+    if (!park_events_.empty()) t = std::min(t, park_events_.top().t);
     // Failures matter only while work remains; repairs while work waits.
     bool work_left = next < jobs_.size() || !running_jobs_.empty();
     if (!node_events_.empty() && (work_left || (pending_jobs_ > 0 && down_nodes_ > 0))) {
@@ -695,7 +889,10 @@ Status Sim::Run() {
     // only those is not an event (nothing is scheduled unless they act).
     const int64_t wake = running_jobs_.empty() ? kNever : controllers_->NextWakeMs();
     if (wake < t) {
-      if (RunControllers(wake) && Schedule(wake)) controllers_->Note(ctrl::kAdmissions);
+      if (RunControllers(wake)) {
+        TryResumes(wake);
+        if (Schedule(wake)) controllers_->Note(ctrl::kAdmissions);
+      }
       continue;
     }
     if (t == kNever) break;
@@ -718,6 +915,18 @@ Status Sim::Run() {
         RepairNode(e.node, t);
       }
     }
+    // 2b. Parks, and resumes asked (idle periods that end).
+    while (!park_events_.empty() && park_events_.top().t == t) {
+      ParkEvent e = park_events_.top();
+      park_events_.pop();
+      if (jobs_[size_t(e.job)].park_gen != e.gen) continue;  // Stale.
+      ++r_.events;
+      if (e.wake) {
+        AskResume(e.job, t);
+      } else {
+        Park(e.job, t);
+      }
+    }
     // 3. Arrivals.
     while (next < jobs_.size() && r_.jobs[next].submit_ms == t) {
       ++r_.events;
@@ -731,14 +940,20 @@ Status Sim::Run() {
       if (!s.ok()) return s;
       ++next;
     }
-    // 4. Decide, and let the controllers act on the decisions.
+    // 4. Resumes that wait go first (as the server's, before its cycles);
+    // then decide, and let the controllers act on the decisions.
+    TryResumes(t);
     if (Schedule(t)) controllers_->Note(ctrl::kAdmissions);
-    if (RunControllers(t) && Schedule(t)) controllers_->Note(ctrl::kAdmissions);
+    if (RunControllers(t)) {
+      TryResumes(t);
+      if (Schedule(t)) controllers_->Note(ctrl::kAdmissions);
+    }
     r_.end_ms = std::max(r_.end_ms, t);
   }
   for (auto& i : alloc_) i.Advance(r_.end_ms);
   for (auto& i : demand_) i.Advance(r_.end_ms);
   for (auto& i : pending_) i.Advance(r_.end_ms);
+  for (auto& i : parked_) i.Advance(r_.end_ms);
   capacity_->Advance(r_.end_ms);
   return Status::Ok();
 }

@@ -16,6 +16,17 @@
 //    allot.dev/max-run-duration is stopped and does not finish (the
 //    deadlines controller); nodes here have no agents and pods do not
 //    fail, so the node-lifecycle and gang-restart controllers find nothing;
+//  - with an idle model (sim/idle_model.h), long-running jobs alternate
+//    busy and idle periods over their life (admitted time, parked or not:
+//    a service lives as long as the trace says whatever it does). With
+//    parking on (`park_after_ms` > 0, the policy "park"), one idle that
+//    long parks through the scheduler (sched::Scheduler::ParkWorkload: its
+//    devices go, its quota stays) and asks to resume when its idle period
+//    ends; a resume that finds no devices is retried at every later
+//    instant before the cycles, as the server's TryResumes. Preemptible
+//    jobs may run on parked capacity and are evicted for resumes (reason
+//    ParkedCapacityReclaim, counted as preemptions too). The figures are
+//    in SimResult::park;
 //  - with `mtbf_ms` > 0 every node fails after an exponentially distributed
 //    up time (mean mtbf_ms) and comes back after an exponentially
 //    distributed repair (mean mttr_ms), from a seeded generator. A down
@@ -47,6 +58,7 @@
 
 #include "core/model.h"
 #include "core/status.h"
+#include "sim/idle_model.h"
 #include "sim/trace.h"
 
 namespace allot::sim {
@@ -57,6 +69,36 @@ struct SimOptions {
   int64_t mttr_ms = 3600 * 1000;       // Mean repair time.
   uint64_t seed = 1;
   int64_t window_ms = 3600 * 1000;  // Time-series resolution.
+  // Idle periods of long-running jobs (sim/idle_model.h); off by default.
+  IdleModel idle;
+  // > 0: parking on (docs/parking.md): a long-running job idle for this
+  // long parks (its devices go back, its quota stays) and resumes when its
+  // idle period ends; a resume that finds no devices waits at the head of
+  // every later instant, as the server's does.
+  int64_t park_after_ms = 0;
+  // The share of the other jobs (not long-running) that are preemptible
+  // and may run on parked capacity; a job whose trace row or priority
+  // class says preemptible is so whatever this is.
+  double preemptible_fraction = 0;
+};
+
+// Parking on the virtual clock (with an idle model). GPU-milli x ms.
+struct ParkingResult {
+  int64_t long_running_jobs = 0;
+  int64_t preemptible_jobs = 0;
+  int64_t idle_held_gpu_ms = 0;  // Held by long-running jobs while idle, not parked.
+  int64_t parked_gpu_ms = 0;     // Given back: devices of parked jobs.
+  int64_t lent_gpu_ms = 0;       // Used by preemptible jobs on parked capacity.
+  int64_t parks = 0;
+  int64_t park_refusals = 0;  // The scheduler refused to park (it said why).
+  int64_t resumes = 0;
+  int64_t resumes_waited = 0;    // Found no devices at once.
+  int64_t resumes_unserved = 0;  // Ended, stopped or never placed while waiting.
+  // From the end of an idle period (the demand) to running again, per
+  // resume; borrowers' stop grace excluded (they are evicted at once here).
+  std::vector<int64_t> resume_latency_ms;
+  int64_t reclaims = 0;  // Borrowers evicted for a resume or a placement.
+  int64_t reclaim_lost_gpu_ms = 0;
 };
 
 // What happened to one submitted job.
@@ -80,6 +122,7 @@ struct JobOutcome {
 // Per-window integrals (milli-units x ms, exact) of one tenant.
 struct TenantSeries {
   std::vector<int64_t> alloc;    // GPUs running.
+  std::vector<int64_t> parked;   // GPUs of parked jobs (quota kept, no device).
   std::vector<int64_t> demand;   // GPUs of jobs submitted and not finished.
   std::vector<int64_t> pending;  // Pending jobs (x1000).
 };
@@ -112,6 +155,9 @@ struct SimResult {
   // Work done, for the events/s figure: events handled and cycles run.
   int64_t events = 0;
   int64_t cycles = 0;
+  bool idle_model = false;  // An idle model was given.
+  bool parking = false;     // And parking was on.
+  ParkingResult park;
 };
 
 // `config` must be validated (core::ValidateConfig). `entitlement_from` is

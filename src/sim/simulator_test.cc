@@ -8,6 +8,7 @@
 #include "core/manifest.h"
 #include "sim/policy.h"
 #include "sim/report.h"
+#include "sim/test_util.h"
 #include "testing/builders.h"
 
 namespace allot::sim {
@@ -30,22 +31,7 @@ spec: {count: 1, gpus: 4, labels: {pool: p}}
          b::LocalQueue("b", "b", "b");
 }
 
-core::Config Cluster() {
-  core::Config c;
-  Status s = core::ParseManifests(ClusterYaml(), "cluster.yaml", &c);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  s = core::ValidateConfig(&c);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  return c;
-}
-
-Trace Csv(const std::string& text) {
-  std::istringstream in(text);
-  auto t = ReadAllotTrace(in, "t.csv");
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_TRUE(t->issues.empty());
-  return *t;
-}
+core::Config Cluster() { return ParseConfig(ClusterYaml()); }
 
 SimResult RunPolicy(const std::string& policy, const Trace& trace,
               SimOptions opt = {}) {

@@ -327,7 +327,7 @@ Result<Trace> ReadAllotTrace(std::istream& in, const std::string& source) {
       [&](const std::vector<std::string_view>& h) {
         return Columns(h,
                        {"submit", "tenant", "queue", "priority", "pods",
-                        "gpus_per_pod", "duration", "type", "name"},
+                        "gpus_per_pod", "duration", "type", "name", "preemptible"},
                        {"submit", "tenant", "gpus_per_pod", "duration"}, source,
                        &col);
       },
@@ -369,6 +369,11 @@ Result<Trace> ReadAllotTrace(std::istream& in, const std::string& source) {
           return Issue(&t, n, "unknown type \"" + type +
                                   "\" (batch, training, inference, notebook)");
         }
+        const std::string pre = get("preemptible");
+        if (pre != "" && pre != "true" && pre != "false") {
+          return Issue(&t, n, "malformed preemptible \"" + pre + "\" (true or false)");
+        }
+        j.preemptible = pre == "true";
         int64_t pods = 1;
         std::string ps = get("pods");
         if (!ps.empty() && (!ParseInt(ps, &pods) || pods < 1 ||

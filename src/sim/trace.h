@@ -40,6 +40,7 @@ struct TraceJob {
   int32_t gpus = 0;         // Per pod (or the total when pods == 0).
   std::string mig_profile;  // Non-empty: `gpus` counts slices of it.
   std::string type = "batch";
+  bool preemptible = false;  // May run on parked capacity (docs/parking.md).
   std::string name;  // Optional; the simulator names jobs j<index> otherwise.
   int64_t line = 0;  // 1-based line in the trace file.
   int32_t TotalGpus() const { return pods == 0 ? gpus : pods * gpus; }
