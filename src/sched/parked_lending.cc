@@ -8,19 +8,23 @@
 // sees them: nothing is counted twice, and every guarantee computed from
 // quota stays as it was.
 #include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "sched/scheduler_internal.h"
 
 namespace allot::sched {
 
-void Scheduler::Impl::CountUse(int32_t c, const Assignment& a, int sign, bool lent) {
+void Scheduler::Impl::CountUse(int32_t c, const std::vector<std::pair<int32_t, int64_t>>& usage,
+                               int sign, bool lent) {
   CQ& cq = cqs[c];
   std::vector<int64_t>& cells = lent ? cq.lent_use : cq.parked_use;
   std::vector<std::vector<int64_t>>& sums = lent ? tree_lent : tree_parked;
   if (sums.empty()) sums.resize(size_t(quota->NodeCount()));
   std::vector<int64_t>& tree = sums[size_t(cq.root)];
   if (tree.empty()) tree.assign(size_t(num_fr()), 0);
-  for (const auto& [fr, val] : a.usage) {
+  for (const auto& [fr, val] : usage) {
     const int32_t pos = cq.FrPos(fr);
     ALLOT_CHECK(pos >= 0);
     cells[size_t(pos)] += sign * val;
@@ -30,8 +34,43 @@ void Scheduler::Impl::CountUse(int32_t c, const Assignment& a, int sign, bool le
 
 void Scheduler::Impl::CountParked(WlIdx w, int sign) {
   const Wl& wl = wls[w];
-  CountUse(wl.cq, *wl.adm, sign, /*lent=*/false);
+  // A workload parked in part lends only what its parked pod sets held.
+  if (wl.park_sets == AllSets(w)) {
+    CountUse(wl.cq, wl.adm->usage, sign, /*lent=*/false);
+  } else {
+    CountUse(wl.cq, SetsUsage(w, wl.park_sets), sign, /*lent=*/false);
+  }
   if (sign < 0) lent_dirty.insert(cqs[wl.cq].root);
+}
+
+std::vector<std::pair<int32_t, int64_t>> Scheduler::Impl::SetsUsage(WlIdx w,
+                                                                   uint32_t sets) const {
+  const Wl& wl = wls[w];
+  const CQ& cq = cqs[wl.cq];
+  std::map<int32_t, int64_t> acc;
+  for (size_t p = 0; p < wl.needs.size(); ++p) {
+    if (!(sets >> p & 1)) continue;
+    for (const auto& [r, per] : wl.needs[p].per_pod) {
+      acc[Fr(wl.adm->flavors[p][size_t(cq.res_group[r])], r)] += per * wl.adm->counts[p];
+    }
+  }
+  std::vector<std::pair<int32_t, int64_t>> out;
+  for (const auto& [fr, val] : acc) {
+    if (val != 0) out.emplace_back(fr, val);
+  }
+  return out;
+}
+
+Status Scheduler::Impl::ValidatePlaced(WlIdx w, const Placement& p) const {
+  const Wl& wl = wls[w];
+  std::vector<PodSetRequest> req;
+  Placement placed;
+  for (size_t s = 0; s < p.size(); ++s) {
+    if (wl.unplaced && (wl.park_sets >> s & 1)) continue;
+    req.push_back(wl.adm->requests[s]);
+    placed.push_back(p[s]);
+  }
+  return pool->Validate(req, placed);
 }
 
 int64_t Scheduler::Impl::TreeParked(int32_t root, int32_t fr) const {
@@ -112,7 +151,7 @@ void Scheduler::Impl::AdmitLent(WlIdx w, Assignment a) {
   Wl& wl = wls[w];
   pool->Commit(a.requests, a.placement);
   IndexNodes(w, a.placement, /*add=*/true);
-  CountUse(wl.cq, a, +1, /*lent=*/true);
+  CountUse(wl.cq, a.usage, +1, /*lent=*/true);
   CQ& cq = cqs[wl.cq];
   wl.adm = std::make_unique<Assignment>(std::move(a));
   wl.lent = true;

@@ -287,11 +287,11 @@ bool Scheduler::Impl::VictimSearchHopeless(
 
 void Scheduler::Impl::TakeVictim(WlIdx v) {
   RemoveUsage(wls[v].cq, *wls[v].adm);
-  if (!wls[v].unplaced) pool->Release(wls[v].adm->requests, wls[v].adm->placement);
+  pool->Release(wls[v].adm->requests, wls[v].adm->placement);  // Parked sets: none.
 }
 
 void Scheduler::Impl::GiveBack(WlIdx v) {
-  if (!wls[v].unplaced) pool->Commit(wls[v].adm->requests, wls[v].adm->placement);
+  pool->Commit(wls[v].adm->requests, wls[v].adm->placement);
   AddUsage(wls[v].cq, *wls[v].adm);
 }
 

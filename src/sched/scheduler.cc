@@ -79,18 +79,18 @@ void Scheduler::Impl::Unlist(WlIdx w) {
   (parked ? cq.parked : cq.queue).Drop(stamp);
 }
 
-void Scheduler::Impl::Admit(WlIdx w, Assignment a, bool placed) {
+void Scheduler::Impl::Admit(WlIdx w, Assignment a, uint32_t parked_sets) {
   Wl& wl = wls[w];
-  if (placed) {
-    pool->Commit(a.requests, a.placement);
-    IndexNodes(w, a.placement, /*add=*/true);
-  } else {
-    for (auto& per_set : a.placement) per_set.clear();
+  for (size_t p = 0; p < a.placement.size(); ++p) {
+    if (parked_sets >> p & 1) a.placement[p].clear();
   }
-  wl.unplaced = !placed;
+  pool->Commit(a.requests, a.placement);
+  IndexNodes(w, a.placement, /*add=*/true);
+  wl.unplaced = parked_sets != 0;
+  wl.park_sets = uint8_t(parked_sets);
   AddUsage(wl.cq, a);
   wl.adm = std::make_unique<Assignment>(std::move(a));
-  if (!placed) CountParked(w, +1);
+  if (wl.unplaced) CountParked(w, +1);
   UpdateBands(w, +1);
   wl.state = Wl::State::kAdmitted;
   wl.admit_seq = next_admit_seq++;
@@ -119,12 +119,11 @@ void Scheduler::Impl::ForgetEvictions(WlIdx w) {
 
 void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   Wl& wl = wls[w];
-  if (!wl.unplaced) {
-    pool->Release(wl.adm->requests, wl.adm->placement);
-    IndexNodes(w, wl.adm->placement, /*add=*/false);
-  }
+  // Parked pod sets have no placement: nothing of theirs to give back.
+  pool->Release(wl.adm->requests, wl.adm->placement);
+  IndexNodes(w, wl.adm->placement, /*add=*/false);
   if (wl.lent) {  // Not in the quota tree (parked_lending.cc).
-    CountUse(wl.cq, *wl.adm, -1, /*lent=*/true);
+    CountUse(wl.cq, wl.adm->usage, -1, /*lent=*/true);
     CQ& cq = cqs[wl.cq];
     auto it = std::find(cq.lent.begin(), cq.lent.end(), w);
     ALLOT_CHECK(it != cq.lent.end());
@@ -138,6 +137,7 @@ void Scheduler::Impl::ReleaseAdmission(WlIdx w) {
   }
   if (wl.unplaced) CountParked(w, -1);
   wl.unplaced = false;
+  wl.park_sets = 0;
   RemoveUsage(wl.cq, *wl.adm);
   UpdateBands(w, -1);
   auto& list = cqs[wl.cq].admitted;
@@ -548,17 +548,39 @@ Result<WlIdx> Scheduler::Impl::ParkingTarget(const std::string& key, bool want_p
   return it->second;
 }
 
-Status Scheduler::ParkWorkload(const std::string& key) {
+Status Scheduler::ParkWorkload(const std::string& key, const std::vector<std::string>& pod_sets) {
   Impl& m = *impl_;
   Result<WlIdx> target = m.ParkingTarget(key, /*want_parked=*/false);
   if (!target.ok()) return target.status();
   const WlIdx w = *target;
   Wl& wl = m.wls[w];
-  const Assignment freed = *wl.adm;
-  m.pool->Release(wl.adm->requests, wl.adm->placement);
-  m.IndexNodes(w, wl.adm->placement, /*add=*/false);
-  for (auto& per_set : wl.adm->placement) per_set.clear();
+  uint32_t sets = pod_sets.empty() ? m.AllSets(w) : 0;
+  for (const std::string& name : pod_sets) {
+    size_t p = 0;
+    while (p < wl.spec.pod_sets.size() && wl.spec.pod_sets[p].name != name) ++p;
+    if (p == wl.spec.pod_sets.size()) {
+      std::string names;
+      for (const core::PodSet& ps : wl.spec.pod_sets) names += (names.empty() ? "" : ", ") + ps.name;
+      return Status::InvalidArgument("workload " + key + " has no pod set " + name +
+                                     " (its pod sets: " + names + ")");
+    }
+    sets |= 1u << p;
+  }
+  // The parked pod sets' devices go back; the others keep theirs (they
+  // may share nodes with them: indexed again).
+  Assignment freed = *wl.adm;
+  for (size_t p = 0; p < freed.placement.size(); ++p) {
+    if (sets >> p & 1) {
+      wl.adm->placement[p].clear();
+    } else {
+      freed.placement[p].clear();
+    }
+  }
+  m.pool->Release(freed.requests, freed.placement);
+  m.IndexNodes(w, freed.placement, /*add=*/false);
+  m.IndexNodes(w, wl.adm->placement, /*add=*/true);
   wl.unplaced = true;
+  wl.park_sets = uint8_t(sets);
   m.CountParked(w, +1);
   // Its quota stays used: workloads short of devices can gain, and
   // preemptible ones of its cohort tree may run on its capacity.
@@ -575,29 +597,36 @@ Status Scheduler::ResumeWorkload(const std::string& key) {
   if (!target.ok()) return target.status();
   const WlIdx w = *target;
   Wl& wl = m.wls[w];
+  // Its parked pod sets (all, unless it was parked in part) are placed.
+  std::vector<PodSetRequest> req;
+  std::vector<size_t> sets;
+  std::vector<int32_t> flavor_list;
+  for (size_t s = 0; s < wl.adm->requests.size(); ++s) {
+    if (!(wl.park_sets >> s & 1)) continue;
+    req.push_back(wl.adm->requests[s]);
+    sets.push_back(s);
+    for (int32_t f : wl.adm->flavors[s]) {
+      if (f >= 0) flavor_list.push_back(f);
+    }
+  }
   Placement p;
   std::string why;
-  auto fits = [&] { return m.pool->Find(wl.adm->requests, &p, &why); };
+  auto fits = [&] { return m.pool->Find(req, &p, &why); };
   if (!fits()) {
     // Workloads on parked capacity of its flavors go first (their pods
     // stop within the reclaim grace; the agents start its pods once the
     // devices are free).
-    std::vector<int32_t> flavor_list;
-    for (const auto& per_set : wl.adm->flavors) {
-      for (int32_t f : per_set) {
-        if (f >= 0) flavor_list.push_back(f);
-      }
-    }
     if (m.lent_count == 0 || !m.ReclaimLentFor(w, flavor_list, fits) || !fits()) {
       return Status::FailedPrecondition("no free devices of its flavors can take it now: " + why);
     }
   }
-  m.pool->Commit(wl.adm->requests, p);
+  m.pool->Commit(req, p);
   m.IndexNodes(w, p, /*add=*/true);
-  wl.adm->placement = std::move(p);
-  wl.unplaced = false;
+  for (size_t k = 0; k < sets.size(); ++k) wl.adm->placement[sets[k]] = std::move(p[k]);
   // What it held parked is no longer there to lend.
   m.CountParked(w, -1);
+  wl.unplaced = false;
+  wl.park_sets = 0;
   m.lent_dirty.erase(m.cqs[wl.cq].root);
   m.EnforceLentBound(m.cqs[wl.cq].root, w);
   return Status::Ok();

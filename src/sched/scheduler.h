@@ -224,7 +224,12 @@ class Scheduler {
   // when none can take it even then (it stays parked). NotFound for an
   // unknown key; FailedPrecondition when not admitted or on parked
   // capacity (Park) or not parked (Resume); errors change nothing.
-  Status ParkWorkload(const std::string& key);
+  //
+  // `pod_sets` parks only those (say, a RayCluster's workers): their
+  // devices go back and are lent, the others (its head) keep theirs and
+  // run on; the quota of all stays, and a resume places the parked ones.
+  // Empty: all. InvalidArgument naming the pod sets for an unknown one.
+  Status ParkWorkload(const std::string& key, const std::vector<std::string>& pod_sets = {});
   Status ResumeWorkload(const std::string& key);
   bool IsParked(const std::string& key) const;
   // For a workload on parked capacity, the longest its pods may take to

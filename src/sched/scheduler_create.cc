@@ -379,12 +379,31 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
   }
   a.requests = Requests(w, a.counts, a.flavors);
   if (adm.parked) {
-    if (explicit_placement) {
+    // Parked in part: the pod sets with placements run on (a RayCluster's
+    // head), those without are parked; with none, all are.
+    uint32_t parked_sets = 0;
+    for (size_t p = 0; p < sets.size(); ++p) {
+      if (a.counts[p] > 0 && a.placement[p].empty()) parked_sets |= 1u << p;
+    }
+    if (parked_sets == 0) {
       return Located(wl.spec.source, wl.key, "status.admission.podSetAssignments",
-                     "a parked workload has no placements");
+                     "a parked workload has a pod set without placements (the parked one)");
     }
     a.mode = Mode::kFit;
-    Admit(w, std::move(a), /*placed=*/false);
+    if (explicit_placement) {
+      std::vector<PodSetRequest> req;
+      Placement placed;
+      for (size_t p = 0; p < sets.size(); ++p) {
+        if (parked_sets >> p & 1) continue;
+        req.push_back(a.requests[p]);
+        placed.push_back(a.placement[p]);
+      }
+      if (Status st = pool->Validate(req, placed); !st.ok()) {
+        return Located(wl.spec.source, wl.key, "status.admission.podSetAssignments",
+                       st.message());
+      }
+    }
+    Admit(w, std::move(a), parked_sets);
     return Status::Ok();
   }
   if (adm.on_parked_capacity && !wl.spec.preemptible) {

@@ -325,9 +325,12 @@ struct Wl {
   // Set while admitted (a pointer: most workloads wait, and an empty
   // Assignment is 200+ bytes each).
   std::unique_ptr<Assignment> adm;
-  // Admitted and parked: its usage stays in the quota tree, its devices
-  // went back to the pool (adm->placement is empty) until it resumes.
+  // Admitted and parked: its usage stays in the quota tree, the devices of
+  // its parked pod sets (park_sets, a bit per pod set; all of them unless
+  // it was parked in part) went back to the pool (their adm->placement is
+  // empty) until it resumes; its other pod sets keep theirs and run on.
   bool unplaced = false;
+  uint8_t park_sets = 0;
   // Admitted on parked capacity (Impl::AdmitLent): its usage is not in the
   // quota tree but in its CQ's lent_use.
   bool lent = false;
@@ -465,7 +468,15 @@ struct Scheduler::Impl {
   // FailedPrecondition saying why.
   Result<WlIdx> ParkingTarget(const std::string& key, bool want_parked) const;
   // `placed`: false admits quota only (a parked workload, AdmitExisting).
-  void Admit(WlIdx w, Assignment a, bool placed = true);
+  // `parked_sets`: a parked admission's pod sets without devices (a bit
+  // each; their placement is cleared); 0 for a placed one.
+  void Admit(WlIdx w, Assignment a, uint32_t parked_sets = 0);
+  // Every pod set of w, as a park_sets mask.
+  uint32_t AllSets(WlIdx w) const { return (1u << wls[w].spec.pod_sets.size()) - 1; }
+  // What the pod sets in `sets` of w's admission use, by flavor-resource.
+  std::vector<std::pair<int32_t, int64_t>> SetsUsage(WlIdx w, uint32_t sets) const;
+  // Validates the placement `p` of w's placed pod sets (not those parked).
+  Status ValidatePlaced(WlIdx w, const Placement& p) const;
   void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);
   void AdmitByPreempting(
       WlIdx w, Assignment a,
@@ -630,7 +641,8 @@ struct Scheduler::Impl {
   std::vector<std::vector<int64_t>> tree_parked, tree_lent;
   // Adds `sign` x `a`'s usage to CQ c's cells (`lent`: lent_use, else
   // parked_use) and its tree's sums.
-  void CountUse(int32_t c, const Assignment& a, int sign, bool lent);
+  void CountUse(int32_t c, const std::vector<std::pair<int32_t, int64_t>>& usage, int sign,
+                bool lent);
   // Admits preemptible `w` in full on parked capacity of its cohort tree
   // and free devices, or returns false.
   bool TryLendParked(WlIdx w);

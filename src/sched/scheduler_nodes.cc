@@ -95,7 +95,7 @@ Status Scheduler::UpdateNode(const core::Node& node) {
         }
       }
     }
-    if (failed.ok()) failed = m.pool->Validate(a.requests, p);
+    if (failed.ok()) failed = m.ValidatePlaced(on[k], p);
     if (!failed.ok()) {
       failed = Status::FailedPrecondition(
           "node " + node.name + " cannot change while admitted workload " +

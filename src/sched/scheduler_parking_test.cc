@@ -191,6 +191,79 @@ TEST(SchedulerParkingTest, ParkedCapacityIsLentToPreemptibleWorkloadsAndTakenBac
   EXPECT_EQ(Cell(sched, "team-a-cq").parked_milli, 0);
 }
 
+// Parked in part (a RayCluster's workers, its head kept): the workers'
+// devices go back and are lent, the head keeps its GPUs, the quota of all
+// stays; a rebuild keeps it so; a node update revalidates only the head;
+// the resume places the workers again, taking them from the borrower.
+TEST(SchedulerParkingTest, ParkingInPartKeepsTheHeadRunningAndLendsTheWorkers) {
+  const std::string ray = Wl("team-a/ray").Gpus(2).PodSet("workers").Count(3).Gpus(2).Admitted(
+      "team-a-cq", "h100");
+  auto s = testing::BuildScheduler(kLending + ray +
+                                   Wl("team-b/spot-big").Created(2).Gpus(8).Preemptible() +
+                                   Wl("team-b/spot").Created(3).Gpus(6).Preemptible());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Scheduler& sched = **s;
+  sched.RunUntilQuiescent();
+  ASSERT_EQ(AdmittedKeys(sched), std::vector<std::string>{"team-a/ray"});
+  const std::vector<std::string> head =
+      sched.AdmissionOf("team-a/ray")->pod_set_assignments.at(0).placements.at(0).gpus;
+  ASSERT_EQ(head.size(), 2u);
+
+  Status bad = sched.ParkWorkload("team-a/ray", {"workerz"});
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("no pod set workerz (its pod sets: main, workers)"),
+            std::string::npos)
+      << bad.ToString();
+  EXPECT_FALSE(sched.IsParked("team-a/ray"));
+  ASSERT_TRUE(sched.ParkWorkload("team-a/ray", {"workers"}).ok());
+  EXPECT_TRUE(sched.IsParked("team-a/ray"));
+  std::optional<core::Admission> adm = sched.AdmissionOf("team-a/ray");
+  ASSERT_TRUE(adm.has_value());
+  EXPECT_TRUE(adm->parked);
+  EXPECT_EQ(adm->pod_set_assignments.at(0).placements.at(0).gpus, head);
+  EXPECT_TRUE(adm->pod_set_assignments.at(1).placements.empty());
+  EXPECT_EQ(Cell(sched, "team-a-cq").usage_milli, 8000);
+  EXPECT_EQ(Cell(sched, "team-a-cq").parked_milli, 6000);  // The workers' only.
+
+  // 6 GPUs are lent: the 8-GPU borrower does not fit, the 6-GPU one does.
+  sched.RunUntilQuiescent();
+  EXPECT_EQ(AdmittedKeys(sched), (std::vector<std::string>{"team-a/ray", "team-b/spot"}));
+  EXPECT_EQ(Cell(sched, "team-b-cq").on_parked_milli, 6000);
+
+  // A rebuild from what it reports keeps it parked in part.
+  core::Config cfg;
+  ASSERT_TRUE(core::ParseManifests(kLending + ray, "t.yaml", &cfg).ok());
+  ASSERT_TRUE(core::ValidateConfig(&cfg).ok());
+  cfg.workloads.at(0).admission = adm;
+  auto again = Scheduler::Create(cfg);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE((*again)->IsParked("team-a/ray"));
+  EXPECT_EQ((*again)->AdmissionOf("team-a/ray")->pod_set_assignments.at(0).placements.at(0).gpus,
+            head);
+  EXPECT_EQ(Cell(**again, "team-a-cq").parked_milli, 6000);
+
+  // The node may change under the head (its placement alone is checked).
+  ASSERT_TRUE(sched.UpdateNode(cfg.nodes.at(0)).ok());
+
+  // The resume evicts the borrower and places the workers; the head stays.
+  ASSERT_TRUE(sched.ResumeWorkload("team-a/ray").ok());
+  EXPECT_FALSE(sched.IsParked("team-a/ray"));
+  adm = sched.AdmissionOf("team-a/ray");
+  EXPECT_FALSE(adm->parked);
+  EXPECT_EQ(adm->pod_set_assignments.at(0).placements.at(0).gpus, head);
+  ASSERT_EQ(adm->pod_set_assignments.at(1).placements.size(), 3u);
+  CycleResult r = sched.RunCycle();
+  ASSERT_EQ(r.preempted.size(), 1u);
+  EXPECT_EQ(r.preempted[0].workload, "team-b/spot");
+  EXPECT_EQ(r.preempted[0].reason, PreemptionReason::kParkedCapacityReclaim);
+  EXPECT_EQ(Cell(sched, "team-a-cq").parked_milli, 0);
+  EXPECT_EQ(Cell(sched, "team-b-cq").on_parked_milli, 0);
+  // Parking all of it still works after.
+  ASSERT_TRUE(sched.ParkWorkload("team-a/ray").ok());
+  EXPECT_EQ(Cell(sched, "team-a-cq").parked_milli, 8000);
+  EXPECT_TRUE(sched.AdmissionOf("team-a/ray")->pod_set_assignments.at(0).placements.empty());
+}
+
 TEST(SchedulerParkingTest, BorrowersGoWhenTheParkedQuotaGoes) {
   auto s = testing::BuildScheduler(kLending + Wl("team-a/a1").Gpus(8).Admitted("team-a-cq", "h100") +
                                    Wl("team-b/spot").Created(2).Gpus(8).Preemptible());
@@ -255,15 +328,18 @@ TEST(SchedulerParkingTest, AWorkloadWithQuotaTakesDevicesBackFromBorrowers) {
   EXPECT_TRUE(sched.IsParked("team-a/a1"));
 }
 
-// Random sequences of submissions (a third of them preemptible), removals,
-// parks, resumes, node failures and recoveries, and cycles on two nodes
+// Random sequences of submissions (a third of them preemptible, half
+// with a second pod set "workers"), removals, parks (in part, the workers
+// only, for two thirds of those with workers), resumes, node failures and
+// recoveries, and cycles on two nodes
 // shared by three ClusterQueues of one cohort (borrowing and preemption
 // on): after every step no device is held twice, a parked workload holds
-// quota and no device, every other admitted one all its devices, usage is
+// quota and no device of its parked pod sets, all those of the others,
+// every other admitted one all its devices, usage is
 // what the admissions (parked ones included, those on parked capacity not)
 // add up to, only preemptible workloads run on parked capacity and never
 // more than is parked, a resume never leaves its workload unadmitted, a
-// node failure leaves parked workloads parked, and a rebuild from the
+// node failure leaves wholly parked workloads parked, and a rebuild from the
 // admissions (parked and parked-capacity flags included) gives back the
 // same.
 TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
@@ -275,6 +351,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
                            GpuCq("team-2-cq", "all", "h100", "nominalQuota: 4", preempt);
   int lent_steps = 0;  // Steps that ended with a workload on parked capacity.
   int node_changes = 0;
+  int part_parks = 0;  // Parks of the workers only.
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
@@ -283,6 +360,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     Scheduler& sched = **s;
     std::map<std::string, int> gpus;  // Live workloads: key -> GPUs per pod x pods.
+    std::map<std::string, std::map<std::string, int>> per_pod;  // key -> pod set -> GPUs.
     std::set<std::string> preemptible;
     core::Config nodes_cfg;
     ASSERT_TRUE(core::ParseManifests(base, "base.yaml", &nodes_cfg).ok());
@@ -297,6 +375,14 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         const int q = pick(3), n = 1 + pick(4), pods = 1 + pick(2);
         const std::string key = "team-" + std::to_string(q) + "/w" + std::to_string(step);
         Wl spec = Wl(key).Priority(pick(3) * 10).Created(step).Count(pods).Gpus(n);
+        per_pod[key]["main"] = n;
+        int worker_gpus = 0;
+        if (pick(2) == 0) {
+          const int wn = 1 + pick(2), wp = 1 + pick(2);
+          spec.PodSet("workers").Count(wp).Gpus(wn);
+          per_pod[key]["workers"] = wn;
+          worker_gpus = wn * wp;
+        }
         if (pick(3) == 0) {
           spec.Preemptible();
           preemptible.insert(key);
@@ -305,7 +391,7 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         ASSERT_TRUE(core::ParseManifests(spec.Yaml(), "w.yaml", &c).ok());
         ASSERT_TRUE(sched.AddWorkload(c.workloads.at(0)).ok());
         all.workloads.push_back(c.workloads[0]);
-        gpus[key] = n * pods;
+        gpus[key] = n * pods + worker_gpus;
 
       } else if (op < 4) {
         const std::string k = live[size_t(pick(int(live.size())))];
@@ -315,14 +401,25 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         const std::string k = live[size_t(pick(int(live.size())))];
         const bool admitted = sched.AdmissionOf(k).has_value() && !sched.IsParked(k) &&
                               !sched.AdmissionOf(k)->on_parked_capacity;
-        EXPECT_EQ(sched.ParkWorkload(k).ok(), admitted) << k;
+        const bool in_part = per_pod[k].count("workers") && pick(3) != 0;
+        const bool ok = sched.ParkWorkload(k, in_part ? std::vector<std::string>{"workers"}
+                                                      : std::vector<std::string>{})
+                            .ok();
+        EXPECT_EQ(ok, admitted) << k;
+        part_parks += ok && in_part;
       } else if (op == 8 && pick(3) == 0) {
         // A node fails (what runs there is evicted first, as the server
         // does) or comes back.
         core::Node& n = nodes[size_t(pick(2))];
-        std::vector<std::string> parked_now;
+        std::vector<std::string> parked_now;  // Wholly: no pod on any node.
         for (const std::string& k : live) {
-          if (sched.IsParked(k)) parked_now.push_back(k);
+          if (!sched.IsParked(k)) continue;
+          bool placed = false;
+          const std::optional<core::Admission> adm = sched.AdmissionOf(k);
+          for (const auto& psa : adm->pod_set_assignments) {
+            placed = placed || !psa.placements.empty();
+          }
+          if (!placed) parked_now.push_back(k);
         }
         if (!n.unschedulable) {
           for (const AdmittedWorkload& a : sched.Admitted()) {
@@ -367,22 +464,29 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
         } else {
           usage[a.admission.cluster_queue] += 1000 * gpus.at(a.workload);
         }
-        if (a.admission.parked) parked += 1000 * gpus.at(a.workload);
         EXPECT_EQ(a.admission.parked, sched.IsParked(a.workload));
-        size_t pods = 0, devices = 0;
+        int devices = 0, placed_gpus = 0, parked_here = 0;
         for (const core::PodSetAssignment& psa : a.admission.pod_set_assignments) {
+          const int want = psa.count * per_pod.at(a.workload).at(psa.name);
+          if (psa.placements.empty()) {
+            // Only a parked workload has a pod set without devices.
+            EXPECT_TRUE(a.admission.parked) << a.workload << " " << psa.name;
+            parked_here += want;
+          } else {
+            EXPECT_EQ(int(psa.placements.size()), psa.count) << a.workload << " " << psa.name;
+            placed_gpus += want;
+          }
           for (const core::PodPlacement& pl : psa.placements) {
-            ++pods;
             for (const std::string& g : pl.gpus) {
               ++devices;
               EXPECT_TRUE(held.insert(g).second) << g << " held twice, step " << step;
             }
           }
         }
+        EXPECT_EQ(devices, placed_gpus) << a.workload << ", step " << step;
         if (a.admission.parked) {
-          EXPECT_EQ(pods, 0u) << a.workload;
-        } else {
-          EXPECT_EQ(int(devices), gpus.at(a.workload)) << a.workload << ", step " << step;
+          EXPECT_GT(parked_here, 0) << a.workload;
+          parked += 1000 * parked_here;
         }
       }
       int64_t lent_cells = 0, parked_cells = 0;
@@ -417,7 +521,8 @@ TEST(SchedulerParkingTest, RandomSequencesKeepTheInvariants) {
     }
   }
   EXPECT_GT(lent_steps, 100);  // The sequences do lend...
-  EXPECT_GT(node_changes, 50);  // ...and lose nodes.
+  EXPECT_GT(node_changes, 50);  // ...and lose nodes...
+  EXPECT_GT(part_parks, 20);    // ...and park workers only.
 }
 
 }  // namespace
