@@ -18,15 +18,8 @@ std::string Trim(const std::string& s) {
 
 // The names of a comma-separated list, trimmed, empty entries dropped.
 std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at <= list.size()) {
-    size_t comma = list.find(',', at);
-    if (comma == std::string::npos) comma = list.size();
-    std::string name = Trim(list.substr(at, comma - at));
-    if (!name.empty()) out.push_back(std::move(name));
-    at = comma + 1;
-  }
+  std::vector<std::string> out = SplitCommaList(list);
+  std::erase(out, std::string());
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
+#include "core/park_pod_sets.h"
 
 namespace allot::core {
 namespace {
@@ -451,6 +452,39 @@ TEST(ManifestWorkloadTest, PreemptibleAndReclaimGraceAnnotations) {
   s = grace("soon", &bad);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("allot.dev/reclaim-grace"), std::string::npos) << s.message();
+}
+
+// allot.dev/park-pod-sets names the pod sets a park stops (a RayCluster's
+// workers); a name the workload lacks, an empty one or one named twice is
+// an error naming the annotation.
+TEST(ManifestWorkloadTest, ParkPodSetsAnnotation) {
+  const std::string wl =
+      "apiVersion: allot.dev/v1\nkind: Workload\nmetadata: {name: w, namespace: t, "
+      "annotations: {allot.dev/park-pod-sets: \"VALUE\"}}\nspec:\n  queueName: q\n  podSets:\n"
+      "  - {name: head, template: {resources: {requests: {nvidia.com/gpu: 1}}}}\n"
+      "  - {name: workers, count: 2, template: {resources: {requests: {nvidia.com/gpu: 1}}}}\n"
+      "  - {name: extra, template: {resources: {requests: {nvidia.com/gpu: 1}}}}\n";
+  auto with = [&](const std::string& v) {
+    std::string y = wl;
+    y.replace(y.find("VALUE"), 5, v);
+    return y;
+  };
+  Result<std::vector<std::string>> sets = ParkPodSets(ParseOne(with("workers, extra")));
+  ASSERT_TRUE(sets.ok()) << sets.status().ToString();
+  EXPECT_EQ(*sets, (std::vector<std::string>{"workers", "extra"}));
+  for (const auto& [value, why] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"workerz", "has no pod set workerz (its pod sets: head, workers, extra)"},
+           {"workers,,extra", "has an empty pod set name"},
+           {"workers,workers", "pod set workers is named twice"}}) {
+    Config c;
+    Status s = ParseManifests(with(value), "w.yaml", &c);
+    EXPECT_FALSE(s.ok()) << value;
+    EXPECT_NE(s.message().find("allot.dev/park-pod-sets"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(why), std::string::npos) << s.message();
+  }
+  Workload none;
+  EXPECT_TRUE(ParkPodSets(none)->empty());
 }
 
 }  // namespace

@@ -69,4 +69,20 @@ std::string LabelValueError(std::string_view s) {
   return "";
 }
 
+std::vector<std::string> SplitCommaList(std::string_view list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string_view item = list.substr(at, comma - at);
+    const size_t b = item.find_first_not_of(" \t");
+    item = b == std::string_view::npos ? std::string_view()
+                                       : item.substr(b, item.find_last_not_of(" \t") - b + 1);
+    out.emplace_back(item);
+    at = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace allot::core

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace allot::core {
 
@@ -22,5 +23,9 @@ std::string QualifiedNameError(std::string_view s);
 // A label value: empty, or at most 63 characters, alphanumeric at both ends
 // with '-', '_' and '.' between. "" when `s` is one, else why not.
 std::string LabelValueError(std::string_view s);
+
+// The items of an annotation's comma-separated list ("a, b"), trimmed of
+// spaces and tabs; empty items are kept (callers say whether one may be).
+std::vector<std::string> SplitCommaList(std::string_view list);
 
 }  // namespace allot::core

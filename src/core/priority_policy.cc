@@ -11,24 +11,15 @@ Result<PriorityPolicy> ParsePriorityPolicy(const Labels& annotations, const std:
   auto field = [](const char* key) { return std::string("metadata.annotations.") + key; };
   if (auto it = annotations.find(kPriorityClassesKey); it != annotations.end()) {
     std::vector<std::string> names;
-    size_t at = 0;
-    const std::string& v = it->second;
-    while (at <= v.size()) {
-      size_t comma = v.find(',', at);
-      if (comma == std::string::npos) comma = v.size();
-      std::string name = v.substr(at, comma - at);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      if (!name.empty()) {
-        if (!IsDnsSubdomain(name)) {
-          return Status::InvalidArgument(
-              "'" + name + "' is not a WorkloadPriorityClass name (a comma-separated list of "
-                  "DNS-1123 subdomains, e.g. \"low,normal\")",
-              field(kPriorityClassesKey));
-        }
-        names.push_back(std::move(name));
+    for (std::string& name : SplitCommaList(it->second)) {
+      if (name.empty()) continue;
+      if (!IsDnsSubdomain(name)) {
+        return Status::InvalidArgument(
+            "'" + name + "' is not a WorkloadPriorityClass name (a comma-separated list of "
+                "DNS-1123 subdomains, e.g. \"low,normal\")",
+            field(kPriorityClassesKey));
       }
-      at = comma + 1;
+      names.push_back(std::move(name));
     }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace allot::server {
@@ -32,19 +33,22 @@ std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t
   const bool parked = rec.state == WorkloadState::kParked;
   const int64_t start = parked ? rec.ParkedSinceMs() : rec.admitted_unix_ms;
   if (start == 0 || !rec.spec.admission) return rows;
-  const store::UsageKind kind = parked ? store::UsageKind::kParked
-                                : rec.spec.admission->on_parked_capacity
-                                    ? store::UsageKind::kOnParked
-                                    : store::UsageKind::kRun;
+  const store::UsageKind running = rec.spec.admission->on_parked_capacity
+                                      ? store::UsageKind::kOnParked
+                                      : store::UsageKind::kRun;
   const int64_t util = parked ? 0 : rec.util_milli_ms;
-  std::map<std::pair<std::string, std::string>, int64_t> held;  // (flavor, resource)
+  // (kind, flavor, resource). Parked in part, the pod sets that kept their
+  // devices run on (their utilization is not measured while parked).
+  std::map<std::tuple<store::UsageKind, std::string, std::string>, int64_t> held;
   for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
+    const store::UsageKind kind =
+        parked && psa.placements.empty() ? store::UsageKind::kParked : running;
     for (const core::PodSet& ps : rec.spec.pod_sets) {
       if (ps.name != psa.name) continue;
       for (const auto& [res, flavor] : psa.flavors) {
         auto q = ps.requests.find(res);
         if (q == ps.requests.end() || !IsDevice(res)) continue;
-        held[{flavor, res}] += q->second.milli() * psa.count;
+        held[{kind, flavor, res}] += q->second.milli() * psa.count;
       }
     }
   }
@@ -61,8 +65,9 @@ std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t
     u.local_queue = rec.spec.queue_name;
     u.cluster_queue = rec.spec.admission->cluster_queue;
     u.user = rec.submitted_by;
-    u.flavor = fr.first;
-    u.resource = fr.second;
+    u.kind = std::get<0>(fr);
+    u.flavor = std::get<1>(fr);
+    u.resource = std::get<2>(fr);
     u.quantity_milli = q;
     u.start_unix_ms = start;
     u.end_unix_ms = std::max(now, start);
@@ -71,11 +76,10 @@ std::vector<store::UsageRow> Accounting::Rows(const WorkloadRecord& rec, int64_t
     int64_t share = ++i == held.size() ? util_left : int64_t(__int128(util) * q / total);
     u.util_milli_ms = std::min(share, q * (u.end_unix_ms - u.start_unix_ms));
     util_left -= share;
-    if (auto f = flavors.find(fr.first); f != flavors.end()) {
-      auto p = f->second.obj.price_micros_per_hour.find(fr.second);
+    if (auto f = flavors.find(u.flavor); f != flavors.end()) {
+      auto p = f->second.obj.price_micros_per_hour.find(u.resource);
       if (p != f->second.obj.price_micros_per_hour.end()) u.price_micros_per_hour = p->second;
     }
-    u.kind = kind;
     rows.push_back(std::move(u));
   }
   return rows;

@@ -44,8 +44,9 @@ class Accounting {
   static void Open(WorkloadRecord* rec, int64_t now);
   void Close(WorkloadRecord* rec, int64_t now, const Flavors& flavors);
   // The usage rows of rec's current admission from its start to `now`:
-  // of kind parked while it is parked (no utilization), on parked capacity
-  // for a borrower of parked capacity, run otherwise.
+  // of kind parked while it is parked (no utilization; parked in part, the
+  // pod sets that keep their devices are runs from the park on), on parked
+  // capacity for a borrower of parked capacity, run otherwise.
   static std::vector<store::UsageRow> Rows(const WorkloadRecord& rec, int64_t now,
                                            const Flavors& flavors);
 

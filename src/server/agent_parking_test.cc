@@ -4,7 +4,8 @@
 // to another tenant's job while its quota stays; a resume that finds no
 // free GPU waits, and the workload runs again, as a new attempt, as soon
 // as they are free, without going through its queue; a server restart
-// keeps it parked; who may park is who may delete.
+// keeps it parked; who may park is who may delete; parked in part, its
+// head runs on.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -52,6 +53,86 @@ std::string ParkedCondition(const json::value& w) {
     }
   }
   return "";
+}
+
+// Parking in part (allot.dev/park-pod-sets: a RayCluster's workers, its
+// head kept): the workers' processes end and their GPUs go back, the
+// head's process runs on; the resume starts the workers again under new
+// pod names and never restarts the head; kill -9 and a restart keep that.
+// An annotation naming a pod set the workload lacks is refused.
+TEST_F(AgentTest, ParkingInPartStopsTheWorkersAndKeepsTheHeadRunning) {
+  auto n1 = StartReadyAgent("n1", "4xH100-80GB");
+  json::value w = json::parse(AgentWorkload("ray", 1, 1, "sleep 300 & echo PID=$!; wait"));
+  json::array& sets = w.at("spec").at("podSets").as_array();
+  json::value workers = sets.at(0);
+  workers.as_object()["name"] = "workers";
+  workers.as_object()["count"] = 2;
+  sets.push_back(workers);
+  json::object& notes = w.at("metadata").at("annotations").as_object();
+  int code = 0;
+  notes["allot.dev/park-pod-sets"] = "workerz";
+  json::value bad = srv_->Json("POST", "/api/v1/workloads", json::serialize(w), &code);
+  EXPECT_EQ(code, 400) << json::serialize(bad);
+  EXPECT_NE(json::serialize(bad).find("has no pod set workerz (its pod sets: main, workers)"),
+            std::string::npos)
+      << json::serialize(bad);
+  notes["allot.dev/park-pod-sets"] = "workers";
+  srv_->Json("POST", "/api/v1/workloads", json::serialize(w), &code);
+  ASSERT_EQ(code, 201);
+  json::value v = WaitFor("ray", [](const json::value& x) { return State(x) == "Running"; });
+  ASSERT_EQ(State(v), "Running");
+  const pid_t head = WaitPodPid(*n1, "team-a/ray/a1/main/0");
+  const pid_t w0 = WaitPodPid(*n1, "team-a/ray/a1/workers/0");
+  const pid_t w1 = WaitPodPid(*n1, "team-a/ray/a1/workers/1");
+  ASSERT_TRUE(Alive(head) && Alive(w0) && Alive(w1));
+
+  srv_->Json("POST", "/api/v1/workloads/team-a/ray/park", "", &code);
+  ASSERT_EQ(code, 200);
+  EXPECT_TRUE(WaitDead(w0));
+  EXPECT_TRUE(WaitDead(w1));
+  EXPECT_TRUE(Alive(head));
+  v = srv_->Json("GET", "/api/v1/workloads/team-a/ray", "", &code);
+  EXPECT_EQ(State(v), "Parked");
+  EXPECT_NE(ParkedCondition(v).find("the pods of workers are stopped and their devices given "
+                                    "back, main runs on"),
+            std::string::npos)
+      << ParkedCondition(v);
+  const json::array& psas = v.at("status").at("admission").at("podSetAssignments").as_array();
+  EXPECT_EQ(psas.at(0).at("placements").as_array().size(), 1u);
+  EXPECT_FALSE(psas.at(1).as_object().contains("placements") &&
+               !psas.at(1).at("placements").as_array().empty());
+  EXPECT_EQ(Usage(*srv_, "cq-a"), "3");  // The quota of all stays.
+  const std::string metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("allot_parked_gpus{cluster_queue=\"cq-a\"} 2"), std::string::npos)
+      << metrics;
+
+  // The resume starts the workers again, as new pods; the head runs on.
+  json::value r = srv_->Json("POST", "/api/v1/workloads/team-a/ray/resume", "", &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  EXPECT_EQ(r.at("result").as_string(), "resumed");
+  const pid_t w0b = WaitPodPid(*n1, "team-a/ray/a1r1/workers/0");
+  ASSERT_TRUE(Alive(w0b));
+  v = WaitFor("ray", [](const json::value& x) { return State(x) == "Running"; });
+  ASSERT_EQ(State(v), "Running") << json::serialize(v);
+  EXPECT_EQ(v.at("status").at("attempt").as_int64(), 1);
+  EXPECT_EQ(v.at("status").at("podSetGenerations").at("workers").as_int64(), 1);
+  EXPECT_TRUE(Alive(head));
+  EXPECT_EQ(PodPid(*n1, "team-a/ray/a1/main/0"), head);
+
+  // kill -9 and a restart: the same pods run on.
+  srv_->Kill9();
+  ASSERT_TRUE(srv_->Restart()) << srv_->Log();
+  v = WaitFor("ray", [](const json::value& x) { return State(x) == "Running"; });
+  EXPECT_EQ(v.at("status").at("podSetGenerations").at("workers").as_int64(), 1);
+  // The agent reports its pods again: the three of this attempt, none new.
+  v = WaitFor("ray", [](const json::value& x) {
+    const json::value* n = x.at("status").as_object().if_contains("podsRunning");
+    return n != nullptr && n->as_int64() == 3;
+  });
+  EXPECT_EQ(v.at("status").at("podsRunning").as_int64(), 3) << json::serialize(v);
+  EXPECT_TRUE(Alive(head));
+  EXPECT_TRUE(Alive(w0b));
+  EXPECT_EQ(PodPid(*n1, "team-a/ray/a1/main/0"), head);
 }
 
 TEST_F(AgentTest, AParkedWorkloadGivesItsGpusBackKeepsItsQuotaAndResumesFirst) {

@@ -15,8 +15,10 @@ namespace json = boost::json;
 
 namespace {
 
-// "ns/name/aN/podset/index" -> its parts; false when it is not one.
-bool ParsePodId(const std::string& id, std::string* key, int32_t* attempt,
+// "ns/name/aN/podset/index" (or ".../aNrG/...", WorkloadRecord::
+// PodAttempt) -> its parts, `attempt` the "aN" or "aNrG" text; false when
+// it is not one.
+bool ParsePodId(const std::string& id, std::string* key, std::string* attempt,
                 std::string* pod_set, int32_t* index) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -29,13 +31,11 @@ bool ParsePodId(const std::string& id, std::string* key, int32_t* attempt,
   if (parts.size() != 5 || parts[2].size() < 2 || parts[2][0] != 'a') {
     return false;
   }
-  auto num = [](const std::string& s, int32_t* out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-    return ec == std::errc() && p == s.data() + s.size() && *out >= 0;
-  };
+  auto [p, ec] = std::from_chars(parts[4].data(), parts[4].data() + parts[4].size(), *index);
   *key = parts[0] + "/" + parts[1];
+  *attempt = parts[2];
   *pod_set = parts[3];
-  return num(parts[2].substr(1), attempt) && num(parts[4], index);
+  return ec == std::errc() && p == parts[4].data() + parts[4].size() && *index >= 0;
 }
 
 // "250ms", "5s", "2m", "1h" or plain seconds; -1 when malformed.
@@ -195,18 +195,29 @@ void Agents::Reindex(const std::string& key, const WorkloadRecord& rec, bool gon
   }
 }
 
+void Agents::ForgetPods(const std::string& key, const std::vector<std::string>& pod_sets) {
+  auto r = runs_.find(key);
+  if (r == runs_.end()) return;
+  std::erase_if(r->second.pods, [&](const auto& entry) {
+    std::string k, attempt, pod_set;
+    int32_t index = 0;
+    return ParsePodId(entry.first, &k, &attempt, &pod_set, &index) &&
+           std::find(pod_sets.begin(), pod_sets.end(), pod_set) != pod_sets.end();
+  });
+}
+
 std::set<std::string> Agents::ApplyPodReports(const std::string& node,
                                               const std::vector<PodReport>& pods,
                                               const Workloads& workloads) {
   std::set<std::string> touched;
   for (const PodReport& pr : pods) {
-    std::string key, pod_set;
-    int32_t attempt = 0, index = 0;
+    std::string key, attempt, pod_set;
+    int32_t index = 0;
     if (!ParsePodId(pr.id, &key, &attempt, &pod_set, &index)) continue;
     auto wit = workloads.find(key);
     if (wit == workloads.end()) continue;
     const WorkloadRecord& rec = wit->second;
-    if (!rec.spec.admission || rec.finished() || rec.attempt != attempt) {
+    if (!rec.spec.admission || rec.finished() || rec.PodAttempt(pod_set) != attempt) {
       continue;
     }
     bool here = false;
@@ -257,8 +268,12 @@ Result<Agents::PodLogTarget> Agents::LogTarget(const std::string& key,
       if (i != rank) continue;
       PodLogTarget t;
       t.node = psa.placements[j].node;
-      t.pod_id = key + "/a" + std::to_string(attempt) + "/" + psa.name + "/" +
-                 std::to_string(j);
+      // A pod set started again by a resume names its pods so (only the
+      // current attempt's: earlier ones' logs are their last start's).
+      t.pod_id = key + "/" +
+                 (attempt == rec.attempt ? rec.PodAttempt(psa.name)
+                                         : "a" + std::to_string(attempt)) +
+                 "/" + psa.name + "/" + std::to_string(j);
       if (!agents_.count(t.node)) {
         return Status::FailedPrecondition("node " + t.node +
                                           " has no agent: no logs to read");
@@ -331,8 +346,8 @@ std::vector<DesiredPod> Agents::DesiredPods(const std::string& node,
       for (size_t j = 0; j < psa.placements.size(); ++j, ++rank) {
         const core::PodPlacement& pl = psa.placements[j];
         if (pl.node != node) continue;
-        std::string id = key + "/a" + std::to_string(rec.attempt) + "/" +
-                         psa.name + "/" + std::to_string(j);
+        std::string id =
+            key + "/" + rec.PodAttempt(psa.name) + "/" + psa.name + "/" + std::to_string(j);
         const int64_t my_local_rank = local_rank++;
         if (run != nullptr) {
           auto p = run->pods.find(id);

@@ -144,6 +144,8 @@ class Agents {
   void ForgetPods(const std::string& key) {
     if (auto r = runs_.find(key); r != runs_.end()) r->second.pods.clear();
   }
+  // ...of the pods of these pod sets only (a park in part stopped them).
+  void ForgetPods(const std::string& key, const std::vector<std::string>& pod_sets);
   // The pod networks of the agents other than `node`'s, with their nodes
   // and addresses: the peers its agent routes to (tenant networks across
   // nodes).

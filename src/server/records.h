@@ -51,6 +51,16 @@ struct WorkloadRecord {
   // Admissions so far; the pods of admission N are named ".../aN/...", so
   // a pod of an earlier admission is never taken for a current one.
   int32_t attempt = 0;
+  // Pod sets started again by resumes of a park in part (docs/parking.md),
+  // by name: how often in this attempt. Their pods are ".../aNrG/...", so
+  // the agents run them afresh while the other pod sets' pods run on.
+  std::map<std::string, int32_t> pod_set_gens;
+  // "aN", or "aNrG" for a pod set started again G times in attempt N.
+  std::string PodAttempt(const std::string& pod_set) const {
+    auto g = pod_set_gens.find(pod_set);
+    return "a" + std::to_string(attempt) +
+           (g == pod_set_gens.end() ? std::string() : "r" + std::to_string(g->second));
+  }
   int32_t restarts = 0;  // Gang restarts after a failed pod (backoffLimit).
   // Accounting of the current admission (server/accounting.h): since
   // when it holds its quota (0: not admitted), its devices' utilization so

@@ -169,6 +169,11 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       if (json::value* v = status.if_contains("attempt"); v && v->is_int64()) {
         rec.attempt = int32_t(v->as_int64());
       }
+      if (json::value* v = status.if_contains("podSetGenerations"); v && v->is_object()) {
+        for (const auto& [set, g] : v->as_object()) {
+          if (g.is_int64()) rec.pod_set_gens[std::string(set)] = int32_t(g.as_int64());
+        }
+      }
       if (json::value* v = status.if_contains("restarts"); v && v->is_int64()) {
         rec.restarts = int32_t(v->as_int64());
       }

@@ -109,9 +109,14 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
       // agents stop the old pods and start the new ones.
       ++rec.restarts;
       ++rec.attempt;
+      rec.pod_set_gens.clear();
       agents_.ForgetPods(a.target);
-      rec.state = WorkloadState::kAdmitted;
-      SetCondition(&rec.conditions, {"PodsReady", false, a.reason, a.message, now, ""});
+      // Parked in part (its head failed): what runs starts again, the
+      // rest stays parked.
+      if (rec.state != WorkloadState::kParked) {
+        rec.state = WorkloadState::kAdmitted;
+        SetCondition(&rec.conditions, {"PodsReady", false, a.reason, a.message, now, ""});
+      }
       MarkDirty(a.target);
     }
     Audit(principal, rec.spec.ns, verb, "Workload " + a.target, "ok", txn);

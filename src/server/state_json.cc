@@ -69,6 +69,11 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   status["submittedBy"] = rec.submitted_by;
   status["priority"] = rec.spec.priority;
   if (rec.attempt > 0) status["attempt"] = rec.attempt;
+  if (!rec.pod_set_gens.empty()) {
+    json::object gens;
+    for (const auto& [set, g] : rec.pod_set_gens) gens[set] = g;
+    status["podSetGenerations"] = std::move(gens);  // Resumes of a park in part.
+  }
   if (rec.restarts > 0) status["restarts"] = rec.restarts;
   if (rec.admitted_unix_ms > 0) {
     status["admittedAtMs"] = rec.admitted_unix_ms;  // Accounting: since when it holds.

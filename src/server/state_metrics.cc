@@ -69,7 +69,8 @@ void State::CollectMetrics(metrics::Gauges* g) const {
           auto q = ps.requests.find(res);
           if (q == ps.requests.end()) continue;
           lq.usage[{flavor, res}] += q->second.milli() * psa.count;
-          if (is_parked && core::IsGpuResource(res)) {
+          // Parked in part: the pod sets that run on hold their GPUs.
+          if (is_parked && psa.placements.empty() && core::IsGpuResource(res)) {
             parked[rec.spec.admission->cluster_queue].second += q->second.milli() * psa.count;
           }
           if (rec.spec.admission->on_parked_capacity && core::IsGpuResource(res)) {

@@ -8,7 +8,9 @@
 // waits at the head of every later turn (TryResumes, before the cycles).
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "core/park_pod_sets.h"
 #include "server/state.h"
 #include "server/state_internal.h"
 
@@ -61,8 +63,13 @@ Status State::ParkWorkload(const std::string& key, const std::string& reason,
         ": only an admitted workload can be parked (it keeps its quota while its pods are "
         "stopped); hold a pending one with spec.active: false, or delete it");
   }
+  // Its annotation may name the pod sets a park stops (a RayCluster's
+  // workers); the others run on.
+  Result<std::vector<std::string>> sets = core::ParkPodSets(rec.spec);
+  if (!sets.ok()) return sets.status();
+  if (sets->size() == rec.spec.pod_sets.size()) sets->clear();  // All of them.
   // The scheduler refuses a workload on parked capacity (no quota to keep).
-  if (Status s = sched_->ParkWorkload(key); !s.ok()) {
+  if (Status s = sched_->ParkWorkload(key, *sets); !s.ok()) {
     return s.code() == StatusCode::kFailedPrecondition ? s : Status::Internal(s.message());
   }
   accounting_.Close(&rec, now, objs_.flavors);  // Parked time uses no GPU.
@@ -73,12 +80,31 @@ Status State::ParkWorkload(const std::string& key, const std::string& reason,
   const std::string cq = rec.spec.admission->cluster_queue;
   rec.spec.admission = sched_->AdmissionOf(key);
   rec.state = WorkloadState::kParked;
-  SetCondition(&rec.conditions,
-               {"Parked", true, reason,
-                message + ": its pods are stopped and its devices given back; its quota in "
-                          "ClusterQueue " + cq + " is kept",
-                now, ""});
-  SetCondition(&rec.conditions, {"PodsReady", false, "Parked", "parked: no pods run", now, ""});
+  if (sets->empty()) {
+    SetCondition(&rec.conditions,
+                 {"Parked", true, reason,
+                  message + ": its pods are stopped and its devices given back; its quota in "
+                            "ClusterQueue " + cq + " is kept",
+                  now, ""});
+    SetCondition(&rec.conditions, {"PodsReady", false, "Parked", "parked: no pods run", now, ""});
+  } else {
+    // Parked in part: the pods of those pod sets stop; the others run on.
+    agents_.ForgetPods(key, *sets);
+    std::string parked, kept;
+    for (const core::PodSet& ps : rec.spec.pod_sets) {
+      std::string& to = std::find(sets->begin(), sets->end(), ps.name) != sets->end() ? parked
+                                                                                     : kept;
+      to += (to.empty() ? "" : ", ") + ps.name;
+    }
+    SetCondition(&rec.conditions,
+                 {"Parked", true, reason,
+                  message + ": the pods of " + parked +
+                      " are stopped and their devices given back, " + kept +
+                      " runs on; its quota in ClusterQueue " + cq + " is kept",
+                  now, ""});
+    SetCondition(&rec.conditions,
+                 {"PodsReady", false, "Parked", "parked in part: only " + kept + " runs", now, ""});
+  }
   pod_failures_.erase(key);
   resume_wanted_.erase(key);
   ctrl_changes_ |= ctrl::kParks;  // ParkLimit counts from now.
@@ -137,21 +163,44 @@ Status State::ResumeWorkload(const Actor& a, const std::string& key, Txn* txn,
 
 void State::Resumed(WorkloadRecord* rec, int64_t asked_ms, int64_t now) {
   const std::string key = rec->spec.Key();
-  rec->spec.admission = sched_->AdmissionOf(key);
-  ++rec->attempt;  // New pods on the new placement.
-  agents_.ForgetPods(key);
   accounting_.Close(rec, now, objs_.flavors);  // Its parked stretch.
+  // Parked in part: the pod sets that kept their placements run on, the
+  // others start again under new pod names (WorkloadRecord::PodAttempt).
+  std::vector<std::string> restarted;
+  bool in_part = false;
+  for (const core::PodSetAssignment& psa : rec->spec.admission->pod_set_assignments) {
+    if (psa.placements.empty()) {
+      restarted.push_back(psa.name);
+    } else {
+      in_part = true;
+    }
+  }
+  rec->spec.admission = sched_->AdmissionOf(key);
+  if (in_part) {
+    for (const std::string& set : restarted) ++rec->pod_set_gens[set];
+    agents_.ForgetPods(key, restarted);
+  } else {
+    ++rec->attempt;  // New pods on the new placement.
+    rec->pod_set_gens.clear();
+    agents_.ForgetPods(key);
+  }
   Accounting::Open(rec, now);
   rec->state = WorkloadState::kAdmitted;
-  // Parked time is not run time (ctrl/deadlines.h reads parked_ms).
-  if (const int64_t since = rec->ParkedSinceMs(); since > 0) {
+  // Parked time is not run time (ctrl/deadlines.h reads parked_ms); parked
+  // in part, it ran.
+  if (const int64_t since = rec->ParkedSinceMs(); since > 0 && !in_part) {
     rec->parked_ms += std::max<int64_t>(0, now - since);
   }
   SetCondition(&rec->conditions,
                {"Parked", false, "Resumed",
                 "resumed: placed again on " + WhereItRuns(*rec->spec.admission), now, ""});
-  SetCondition(&rec->conditions, {"PodsReady", false, "PodsStarting",
-                                  "the pods of this admission are starting", now, ""});
+  std::string starting = "the pods of this admission are starting";
+  if (in_part) {
+    starting = "the pods of";
+    for (size_t i = 0; i < restarted.size(); ++i) starting += (i ? ", " : " ") + restarted[i];
+    starting += " are starting again";
+  }
+  SetCondition(&rec->conditions, {"PodsReady", false, "PodsStarting", starting, now, ""});
   metrics_->Resumed(rec->spec.admission->cluster_queue, std::max<int64_t>(0, now - asked_ms) / 1e3);
   resume_wanted_.erase(key);
   MarkDirty(key);

@@ -359,6 +359,7 @@ int32_t State::FinishTurn(Txn* txn) {
       if (fresh) {
         accounting_.Close(&rec, now, objs_.flavors);  // No-op when nothing is open.
         ++rec.attempt;  // New pods: nothing of an earlier admission counts.
+        rec.pod_set_gens.clear();
         rec.parked_ms = 0;
         // Waiting since creation or the last requeue.
         int64_t since = rec.spec.creation_unix_ms;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/names.h"
 #include "sim/trace.h"
 
 namespace allot::sim {
@@ -33,12 +34,7 @@ Result<IdleModel> ParseIdleModel(const std::string& spec) {
     return Status::InvalidArgument("--idle-model \"" + spec + "\": " + why +
                                    " (expected busy=D,idle=D[,long=D], e.g. busy=2h,idle=6h)");
   };
-  size_t at = 0;
-  while (at <= spec.size()) {
-    size_t comma = spec.find(',', at);
-    if (comma == std::string::npos) comma = spec.size();
-    const std::string item = spec.substr(at, comma - at);
-    at = comma + 1;
+  for (const std::string& item : core::SplitCommaList(spec)) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) return bad("\"" + item + "\" is not KEY=DURATION");
     const std::string key = item.substr(0, eq);
