@@ -27,7 +27,7 @@
 #include "core/image_policy.h"
 #include "core/manifest_internal.h"
 #include "core/names.h"
-#include "core/park_pod_sets.h"
+#include "core/parking_annotations.h"
 #include "core/priority_policy.h"
 
 namespace allot::core {
@@ -436,7 +436,7 @@ Status ParseDocument(const Tree& node, const std::string& file, int index,
   s = parser->parse(d, out);
   if (s.ok() && out->workloads.size() > workloads_before) {
     s = CheckTotals(out->workloads.back());
-    if (s.ok()) s = ParkPodSets(out->workloads.back()).status();
+    if (s.ok()) s = CheckParkingAnnotations(out->workloads.back());
     if (s.ok() && limits.object_limits) s = CheckWorkloadLimits(out->workloads.back());
   }
   if (s.ok() && limits.object_limits) s = CheckObjectNames(before, *out);

@@ -11,7 +11,7 @@
 
 #include "core/manifest.h"
 #include "core/manifest_encode.h"
-#include "core/park_pod_sets.h"
+#include "core/parking_annotations.h"
 
 namespace allot::core {
 namespace {
@@ -485,6 +485,20 @@ TEST(ManifestWorkloadTest, ParkPodSetsAnnotation) {
   }
   Workload none;
   EXPECT_TRUE(ParkPodSets(none)->empty());
+  EXPECT_FALSE(*ActivitySignal(none));
+  // The custom idle signal: "activity", or an error naming the annotation.
+  std::string signal = with("workers");
+  signal.replace(signal.find("}}"), 2, ", allot.dev/idle-signal: SIGNAL}}");
+  auto sig = [&](const std::string& v) {
+    std::string y = signal;
+    y.replace(y.find("SIGNAL"), 6, v);
+    return y;
+  };
+  EXPECT_TRUE(*ActivitySignal(ParseOne(sig("activity"))));
+  Config c;
+  Status s = ParseManifests(sig("gpu"), "w.yaml", &c);
+  EXPECT_NE(s.message().find("allot.dev/idle-signal: \"gpu\" is not a signal"), std::string::npos)
+      << s.message();
 }
 
 }  // namespace

@@ -51,6 +51,12 @@ struct AdmittedView {
   // idle_after_seconds: -1 none, 0 never).
   int64_t idle_since_ms = 0;
   int64_t idle_after_seconds = -1;
+  // With a custom activity signal (its allot.dev/idle-signal: activity),
+  // when activity was last reported (at least since its admission or the
+  // server's start); -1: no such signal, its GPUs alone decide.
+  int64_t active_ms = -1;
+  // It runs on capacity parked workloads lent: it holds no quota to keep.
+  bool on_parked_capacity = false;
 };
 
 // A parked workload (docs/parking.md).

@@ -7,6 +7,10 @@
 // ("0s": never) or, when it has none, its ClusterQueue's; neither: never.
 // A burst over the threshold starts the idle time again (the accounting's
 // idle_since), so a workload that computes now and then is not parked.
+// A workload with a custom signal (allot.dev/idle-signal: activity) is
+// idle only while, besides, nothing reported activity for it (POST
+// .../workloads/T/N/activity: a notebook's kernels, a service's requests).
+// A workload on parked capacity holds no quota to keep: never parked.
 #pragma once
 
 #include "ctrl/controller.h"

@@ -29,6 +29,16 @@ TEST(IdleParker, Scenarios) {
     a.idle_after_seconds = own;
     return a;
   };
+  auto quiet = [&](const char* key, int64_t since, int64_t active) {
+    Admitted a = idle(key, "notebooks", since);
+    a.active_ms = active;
+    return a;
+  };
+  auto lent = [&](const char* key) {
+    Admitted a = idle(key, "notebooks", 1);
+    a.on_parked_capacity = true;
+    return a;
+  };
   const Case cases[] = {
       {"no idle-after anywhere: nothing to do, nothing to wake for",
        {idle("t/a", "batch", 1)}, 100 * m, {}, kNever},
@@ -47,6 +57,14 @@ TEST(IdleParker, Scenarios) {
        2 * m + IdleParker::kPollMs},
       {"an unknown ClusterQueue has no policy",
        {idle("t/a", "gone", 1)}, 1000 * m, {}, kNever},
+      {"a custom signal: GPUs idle for long, activity 10 min ago: wait for 30 min of quiet",
+       {quiet("t/a", 1, 90 * m)}, 100 * m, {}, 100 * m + IdleParker::kPollMs},
+      {"a custom signal quiet for 30 min, GPUs idle longer: parked",
+       {quiet("t/a", 1, 70 * m)}, 100 * m, {"t/a"}, 100 * m + IdleParker::kPollMs},
+      {"a custom signal quiet, GPUs busy: not parked",
+       {quiet("t/a", 0, 1)}, 100 * m, {}, 100 * m + IdleParker::kPollMs},
+      {"on parked capacity: never parked (it holds no quota to keep)",
+       {lent("t/a")}, 1000 * m, {}, kNever},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
@@ -60,7 +78,10 @@ TEST(IdleParker, Scenarios) {
     for (const Action& a : p.actions) {
       EXPECT_EQ(a.type, Action::Type::kPark);
       EXPECT_EQ(a.reason, "Idle");
-      EXPECT_NE(a.message.find("idle threshold for "), std::string::npos) << a.message;
+      EXPECT_NE(a.message.find("idle threshold"), std::string::npos) << a.message;
+      EXPECT_EQ(a.message.find("reported no activity") != std::string::npos,
+                c.admitted[0].active_ms >= 0)
+          << a.message;
       parked.push_back(a.target);
     }
     EXPECT_EQ(parked, c.parked);

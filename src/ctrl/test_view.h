@@ -16,6 +16,8 @@ struct Admitted {
   int64_t pull_ms = 0;
   int64_t idle_since_ms = 0;
   int64_t idle_after_seconds = -1;
+  int64_t active_ms = -1;
+  bool on_parked_capacity = false;
 };
 struct PodFailure {
   std::string key;
@@ -57,7 +59,7 @@ class TestView : public View {
   void ForEachAdmitted(const std::function<void(const AdmittedView&)>& fn) const override {
     for (const Admitted& a : admitted) {
       fn({a.key, a.cluster_queue, a.reserved_ms, a.max_execution_seconds, a.pull_ms,
-          a.idle_since_ms, a.idle_after_seconds});
+          a.idle_since_ms, a.idle_after_seconds, a.active_ms, a.on_parked_capacity});
     }
   }
   void ForEachParked(const std::function<void(const ParkedView&)>& fn) const override {

@@ -243,6 +243,21 @@ TEST_F(AgentTest, WhoMayDeleteAWorkloadMayParkItAndNothingElse) {
   json::value audit = srv_->Json("GET", "/api/v1/audit?verb=park", "", &code);
   EXPECT_NE(json::serialize(audit).find("Workload team-a/mine"), std::string::npos)
       << json::serialize(audit);
+  // Activity (a custom idle signal) may be reported by the same people.
+  const std::string activity = "/api/v1/workloads/team-a/mine:activity";
+  r = As(*srv_, viewer, "POST", activity, &code);
+  EXPECT_EQ(code, 403);
+  EXPECT_NE(json::serialize(r).find("may not report the activity of Workload team-a/mine"),
+            std::string::npos)
+      << json::serialize(r);
+  As(*srv_, other, "POST", activity, &code);
+  EXPECT_EQ(code, 404);
+  r = As(*srv_, member, "POST", activity, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  const int64_t at = r.at("lastActivityUnixMs").as_int64();
+  EXPECT_EQ(srv_->Json("GET", "/api/v1/workloads/team-a/mine", "", &code)
+                .at("status").at("lastActivityUnixMs").as_int64(),
+            at);
 }
 
 // A parked workload keeps its quota only as long as no higher priority in
@@ -382,25 +397,39 @@ TEST_F(AgentTest, ParkedGpusAreLentToAPreemptibleJobAndTakenBackOnResume) {
 // The idle policy with real processes on simulated GPUs, whose
 // utilization follows what runs: a pod that sleeps leaves its GPUs idle
 // and its workload is parked after its idle-after; one that computes is
-// not.
+// not; one with a custom activity signal only once its reports stop.
 TEST_F(AgentTest, TheIdlePolicyParksAWorkloadWhosePodsSleep) {
   auto n1 = StartReadyAgent("n1", "4xH100-80GB", {"--sample-seconds", "1"});
   int code = 0;
   for (auto [name, script] : {std::pair{"quiet", "sleep 300"},
-                              std::pair{"busy", "while :; do :; done"}}) {
-    json::value w = json::parse(AgentWorkload(name, 1, 2, script));
-    w.at("metadata").at("annotations").as_object()["allot.dev/idle-after"] = "2s";
+                              std::pair{"busy", "while :; do :; done"},
+                              std::pair{"chatty", "sleep 300"}}) {
+    json::value w = json::parse(AgentWorkload(name, 1, 1, script));
+    json::object& notes = w.at("metadata").at("annotations").as_object();
+    notes["allot.dev/idle-after"] = "2s";
+    // Idle GPUs, but a custom signal that reports activity (below).
+    if (std::string(name) == "chatty") notes["allot.dev/idle-signal"] = "activity";
     srv_->Json("POST", "/api/v1/workloads", json::serialize(w), &code);
     ASSERT_EQ(code, 201);
   }
-  json::value quiet = WaitFor("quiet", [](const json::value& v) { return State(v) == "Parked"; });
+  // chatty reports activity every poll while quiet goes idle and parks.
+  json::value quiet = WaitFor("quiet", [&](const json::value& v) {
+    srv_->Json("POST", "/api/v1/workloads/team-a/chatty/activity", "", &code);
+    return State(v) == "Parked";
+  });
   ASSERT_EQ(State(quiet), "Parked") << json::serialize(quiet);
   EXPECT_NE(ParkedCondition(quiet).find("True Idle: parked by the idle policy"), std::string::npos)
       << ParkedCondition(quiet);
   json::value busy = srv_->Json("GET", "/api/v1/workloads/team-a/busy", "", &code);
   EXPECT_EQ(State(busy), "Running") << json::serialize(busy);
+  EXPECT_EQ(State(srv_->Json("GET", "/api/v1/workloads/team-a/chatty", "", &code)), "Running");
+  // Once its reports stop, its idle GPUs park it too.
+  json::value chatty = WaitFor("chatty", [](const json::value& v) { return State(v) == "Parked"; });
+  ASSERT_EQ(State(chatty), "Parked") << json::serialize(chatty);
+  EXPECT_NE(ParkedCondition(chatty).find("reported no activity for 2s"), std::string::npos)
+      << ParkedCondition(chatty);
   const std::string metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
-  EXPECT_NE(metrics.find("allot_parks_total{cluster_queue=\"cq-a\",reason=\"Idle\"} 1"),
+  EXPECT_NE(metrics.find("allot_parks_total{cluster_queue=\"cq-a\",reason=\"Idle\"} 2"),
             std::string::npos)
       << metrics;
   srv_->Json("DELETE", "/api/v1/workloads/team-a/busy", "", &code);

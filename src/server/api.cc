@@ -496,11 +496,12 @@ void Api::Route(const ApiCall& c) {
     return;
   }
 
-  // ---- parking: POST /api/v1/workloads/TENANT/NAME/{park,resume,wake} ----
+  // ---- parking: POST /api/v1/workloads/TENANT/NAME/{park,resume,wake,activity}
   if (!seg.empty() && seg[0] == "workloads" &&
-      ((seg.size() == 4 && (seg[3] == "park" || seg[3] == "resume" || seg[3] == "wake")) ||
+      ((seg.size() == 4 && (seg[3] == "park" || seg[3] == "resume" || seg[3] == "wake" ||
+                            seg[3] == "activity")) ||
        (seg.size() == 3 && (seg[2].ends_with(":park") || seg[2].ends_with(":resume") ||
-                            seg[2].ends_with(":wake"))))) {
+                            seg[2].ends_with(":wake") || seg[2].ends_with(":activity"))))) {
     HandleWorkloadAction(c);
     return;
   }

@@ -1,9 +1,10 @@
 // The API's parking verbs (docs/parking.md): POST
-// /api/v1/workloads/TENANT/NAME/park, .../resume and .../wake, also
-// spelled NAME:park, NAME:resume and NAME:wake. Whoever may delete a
-// workload may park, resume and wake it (members their own tenant's); each
-// park and resume is audited. A wake resumes a parked (or suspended)
-// workload and answers once it runs (WakeWaits).
+// /api/v1/workloads/TENANT/NAME/park, .../resume, .../wake and
+// .../activity, also spelled NAME:park and so on. Whoever may delete a
+// workload may park, resume and wake it and report its activity (members
+// their own tenant's); each park and resume is audited. A wake resumes a
+// parked (or suspended) workload and answers once it runs (WakeWaits);
+// activity feeds its custom idle signal (allot.dev/idle-signal).
 #include <boost/json.hpp>
 #include <string>
 
@@ -29,6 +30,22 @@ void Api::HandleWorkloadAction(const ApiCall& c) {
     return;
   }
   const std::string key = seg[1] + "/" + name;
+  if (action == "activity") {
+    // Its custom idle signal: whoever may park it may say it is active.
+    // Not audited (a notebook's kernels report often); not stored.
+    Gate gate{Route::kObjectWrite, "change workloads", "activity", "Workload " + key};
+    authed(std::move(gate), [ex, key](Turn& t, const Principal& p) {
+      Status s = MayWriteObject(p, Kind::kWorkload, key, "report the activity of", t.state);
+      if (s.ok()) s = t.state.ReportActivity(key, t.txn.now_unix_ms);
+      if (!s.ok()) {
+        t.Reply(ex, ErrorResponse(s));
+        return;
+      }
+      t.Reply(ex, JsonResponse(200, json::object{{"workload", key},
+                                                 {"lastActivityUnixMs", t.txn.now_unix_ms}}));
+    });
+    return;
+  }
   if (action == "wake") {
     int64_t timeout_s = 60;
     if (auto it = req.query.find("timeoutSeconds"); it != req.query.end()) {

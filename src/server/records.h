@@ -69,6 +69,10 @@ struct WorkloadRecord {
   int64_t admitted_unix_ms = 0;
   int64_t util_milli_ms = 0;
   int64_t idle_since_ms = 0;
+  // When activity was last reported for it (POST .../activity: its custom
+  // idle signal, docs/parking.md); 0: never since the server started (kept
+  // in memory only: after a restart it counts as active from the start).
+  int64_t active_ms = 0;
   // Image pulls of the current admission: how long its pods have waited
   // for their images so far (pull_ms, closed stretches), and since when
   // one is pulling now (0: none). Not run time: the run-time limits

@@ -197,6 +197,9 @@ class State {
   // back to its queue. FailedPrecondition otherwise. *result: "resumed",
   // "waiting" or "queued".
   Status ResumeWorkload(const Actor& a, const std::string& key, Txn* txn, std::string* result);
+  // Activity reported for `key` at `now` (its custom idle signal,
+  // allot.dev/idle-signal; kept in memory). NotFound.
+  Status ReportActivity(const std::string& key, int64_t now);
 
   // ---- Node agents (server/state_agents.cc, server/agents.h) --------------
   // Registers or updates the agent's node (hardware changes evict what no

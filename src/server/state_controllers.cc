@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/parking_annotations.h"
 #include "server/state.h"
 #include "server/state_internal.h"
 
@@ -25,10 +26,17 @@ class State::ControllerView : public ctrl::View {
       if (rec.finished() || !rec.spec.admission) continue;
       for (const Condition& c : rec.conditions) {
         if (c.type != "QuotaReserved" || !c.status) continue;
+        // A custom activity signal counts from its admission or the
+        // server's start at least (reports are not stored).
+        int64_t active = -1;
+        if (auto sig = rec.spec.annotations.find(core::kIdleSignalKey);
+            sig != rec.spec.annotations.end()) {
+          active = std::max({rec.active_ms, c.time_unix_ms, s_.controllers_started_ms_});
+        }
         // Parked time is not run time: the reservation counts as later.
         fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms + rec.parked_ms,
             rec.spec.max_execution_seconds, rec.PullMsAt(now_), rec.idle_since_ms,
-            rec.spec.idle_after_seconds});
+            rec.spec.idle_after_seconds, active, rec.spec.admission->on_parked_capacity});
       }
     }
   }

@@ -81,6 +81,8 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   }
   if (rec.pull_ms > 0) status["pullMs"] = rec.pull_ms;
   if (rec.parked_ms > 0) status["parkedMs"] = rec.parked_ms;
+  // Its custom idle signal's last report (not stored: not read back).
+  if (rec.active_ms > 0) status["lastActivityUnixMs"] = rec.active_ms;
   // On capacity parked workloads lent it (docs/parking.md): the first to go.
   if (rec.spec.admission && rec.spec.admission->on_parked_capacity) {
     status["onParkedCapacity"] = true;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/park_pod_sets.h"
+#include "core/parking_annotations.h"
 #include "server/state.h"
 #include "server/state_internal.h"
 
@@ -158,6 +158,14 @@ Status State::ResumeWorkload(const Actor& a, const std::string& key, Txn* txn,
     return Status::Ok();
   }
   Resumed(&rec, now, now);
+  return Status::Ok();
+}
+
+Status State::ReportActivity(const std::string& key, int64_t now) {
+  auto it = workloads_.find(key);
+  if (it == workloads_.end()) return Status::NotFound("Workload " + key + " does not exist");
+  it->second.active_ms = now;
+  ctrl_changes_ |= ctrl::kIdle;  // The idle parker looks again.
   return Status::Ok();
 }
 

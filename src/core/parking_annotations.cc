@@ -1,5 +1,5 @@
 // The pod sets a park stops (see park_pod_sets.h).
-#include "core/park_pod_sets.h"
+#include "core/parking_annotations.h"
 
 #include <algorithm>
 
@@ -35,6 +35,23 @@ Result<std::vector<std::string>> ParkPodSets(const Workload& w) {
     out.push_back(std::move(name));
   }
   return out;
+}
+
+Result<bool> ActivitySignal(const Workload& w) {
+  auto it = w.annotations.find(kIdleSignalKey);
+  if (it == w.annotations.end()) return false;
+  if (it->second != "activity") {
+    return Status::InvalidArgument(std::string(kIdleSignalKey) + ": \"" + it->second +
+                                       "\" is not a signal Allot knows (use \"activity\": "
+                                       "reports to POST .../workloads/TENANT/NAME/activity)",
+                                   std::string("metadata.annotations.") + kIdleSignalKey);
+  }
+  return true;
+}
+
+Status CheckParkingAnnotations(const Workload& w) {
+  ALLOT_RETURN_IF_ERROR(ParkPodSets(w).status());
+  return ActivitySignal(w).status();
 }
 
 }  // namespace allot::core
