@@ -105,6 +105,21 @@ TEST_F(AgentTest, ParkingInPartStopsTheWorkersAndKeepsTheHeadRunning) {
   const std::string metrics = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
   EXPECT_NE(metrics.find("allot_parked_gpus{cluster_queue=\"cq-a\"} 2"), std::string::npos)
       << metrics;
+  // Accounting: while parked in part the head's GPU is used (charged) and
+  // the workers' two are reserved, both growing.
+  auto usage = [&] {
+    json::value u = srv_->Json("GET", "/api/v1/usage?by=workload", "", &code);
+    return u.at("items").at(0);
+  };
+  const json::value u1 = usage();
+  allot::testing::WaitFor([&] { return usage().at("reservedGpuMs").as_int64() >
+                                       u1.at("reservedGpuMs").as_int64() + 100; },
+                          std::chrono::seconds(5));
+  const json::value u2 = usage();
+  EXPECT_GT(u2.at("reservedGpuMs").as_int64(), u1.at("reservedGpuMs").as_int64());
+  EXPECT_GT(u2.at("gpuMs").as_int64(), u1.at("gpuMs").as_int64());
+  EXPECT_GT(u2.at("reservedGpuMs").as_int64() - u1.at("reservedGpuMs").as_int64(),
+            u2.at("gpuMs").as_int64() - u1.at("gpuMs").as_int64());
 
   // The resume starts the workers again, as new pods; the head runs on.
   json::value r = srv_->Json("POST", "/api/v1/workloads/team-a/ray/resume", "", &code);

@@ -124,6 +124,14 @@ struct NodeInfo {
   std::vector<int32_t> running;  // Jobs placed here (failures on).
 };
 
+// The first of a job's idle periods (sorted, disjoint [start, end) life
+// offsets) that ends after `at`.
+using IdlePeriodList = std::vector<std::pair<int64_t, int64_t>>;
+IdlePeriodList::const_iterator IdleFrom(const IdlePeriodList& periods, int64_t at) {
+  return std::lower_bound(periods.begin(), periods.end(), at,
+                          [](const std::pair<int64_t, int64_t>& p, int64_t t) { return p.second <= t; });
+}
+
 int64_t ParseJobIndex(const std::string& key) {
   size_t p = key.rfind("/j");
   if (p == std::string::npos) return -1;
@@ -632,9 +640,7 @@ void Sim::Release(int32_t j, int64_t t) {
 int64_t Sim::IdleWithin(int32_t j, int64_t from, int64_t to) const {
   const auto& periods = idle_[size_t(jobs_[size_t(j)].idle)];
   int64_t sum = 0;
-  auto it = std::lower_bound(periods.begin(), periods.end(), std::make_pair(from, from),
-                             [](const auto& a, const auto& b) { return a.second <= b.first; });
-  for (; it != periods.end() && it->first < to; ++it) {
+  for (auto it = IdleFrom(periods, from); it != periods.end() && it->first < to; ++it) {
     sum += std::max<int64_t>(0, std::min(to, it->second) - std::max(from, it->first));
   }
   return sum;
@@ -645,9 +651,7 @@ void Sim::PlanPark(int32_t j, int64_t t) {
   if (!parking_ || job.idle < 0) return;
   const auto& periods = idle_[size_t(job.idle)];
   const int64_t now = LifeAt(j, t);
-  for (auto it = std::lower_bound(periods.begin(), periods.end(), std::make_pair(now, now),
-                                  [](const auto& a, const auto& b) { return a.second <= b.first; });
-       it != periods.end(); ++it) {
+  for (auto it = IdleFrom(periods, now); it != periods.end(); ++it) {
     // Idle for park_after (counted from the period's start, or from now
     // when it started before this attempt held its devices).
     const int64_t at = std::max(it->first, now) + opt_.park_after_ms;
@@ -672,8 +676,7 @@ void Sim::Park(int32_t j, int64_t t) {
   // parked).
   const auto& periods = idle_[size_t(job.idle)];
   const int64_t now = LifeAt(j, t);
-  auto it = std::lower_bound(periods.begin(), periods.end(), std::make_pair(now, now),
-                             [](const auto& a, const auto& b) { return a.second <= b.first; });
+  auto it = IdleFrom(periods, now);
   if (it != periods.end()) park_events_.push({t + (it->second - now), j, job.park_gen, true});
 }
 
