@@ -3,7 +3,10 @@
 // ParkWorkload) and gives its devices back: no placements, so no pods
 // (Agents::DesiredPods), no GPU-hours charged (its stretch is of kind
 // parked: reported as reserved, store::UsageKind),
-// and no node failure can evict it. A resume places it again on free
+// and no node failure can evict it. Parked in part (its annotation
+// allot.dev/park-pod-sets), only those pod sets stop; the others (a head)
+// keep their devices and pods, and a node failure under them evicts it as
+// any running workload. A resume places it again on free
 // devices of its flavors, never through the queue; one that finds none
 // waits at the head of every later turn (TryResumes, before the cycles).
 #include <algorithm>
