@@ -126,6 +126,17 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
   for (const char* key : {"team-a/a3", "team-a/a2", "team-b/b1"}) {
     WaitFor(key, [](const json::value& w) { return State(w) == "Running"; });
   }
+  // Work that waits only for nodes: a 16-GPU pod within a big quota of its
+  // own, more than any node has (what deploy/keda's ScaledObject scales on).
+  r = Call("POST", "/api/v1/apply",
+           sched::testing::GpuCq("cq-big", "", "h100", "nominalQuota: 64") +
+               sched::testing::LocalQueue("team-b", "big", "cq-big"),
+           &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
+  std::string big = Sleeper("team-b", "wide", 16);
+  big.replace(big.find("queueName: q"), 12, "queueName: big");
+  r = Call("POST", "/api/v1/apply", big, &code);
+  ASSERT_EQ(code, 200) << json::serialize(r);
   r = Call("POST", "/api/v1/tokens", R"({"user":"prometheus","role":"metrics"})", &code);
   ASSERT_EQ(code, 201) << json::serialize(r);
   std::ofstream(dir_ + "/allot.token") << std::string(r.at("token").as_string()) << "\n";
@@ -159,6 +170,20 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
   WaitQuery(R"(up{job="allot"})", [](const auto& m) {
     return m.size() == 1 && m.begin()->second == 1;
   });
+  // The shipped KEDA ScaledObject's query reads the GPUs that wait for
+  // nodes (Kueue's pending counts would say 0 active here).
+  {
+    std::ifstream in(std::string(ALLOT_SOURCE_DIR) + "/deploy/keda/scaledobject-gpu-pool.yaml");
+    std::string line, query;
+    while (std::getline(in, line)) {
+      if (const size_t q = line.find("query: "); q != std::string::npos) query = line.substr(q + 7);
+    }
+    ASSERT_FALSE(query.empty());
+    WaitQuery(query, [](const auto& m) { return m.size() == 1 && m.begin()->second == 16; });
+    EXPECT_EQ(Query(R"(kueue_pending_workloads{cluster_queue="cq-big",status="active"})")
+                  .begin()->second,
+              0);
+  }
   // Kueue's usage per ClusterQueue, as the API's ClusterQueue status says.
   std::map<std::string, double> api_usage;
   for (const char* cq : {"cq-a", "cq-b"}) {
@@ -174,7 +199,7 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
   EXPECT_EQ(api_usage["cluster_queue=cq-a"], 5);
   EXPECT_EQ(api_usage["cluster_queue=cq-b"], 1);
   std::map<std::string, double> usage = WaitQuery(
-      "sum by (cluster_queue) (kueue_cluster_queue_resource_usage)",
+      R"(sum by (cluster_queue) (kueue_cluster_queue_resource_usage{cluster_queue=~"cq-a|cq-b"}))",
       [&](const auto& m) { return m == api_usage; });
   EXPECT_EQ(usage, api_usage);
   // DCGM's names: 8 simulated GPUs, the 6 held ones naming their tenant.

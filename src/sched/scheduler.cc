@@ -990,6 +990,33 @@ std::optional<ClusterQueueStatus> Scheduler::GetClusterQueueStatus(
   return st;
 }
 
+std::vector<CapacityBlocked> Scheduler::CapacityBlockedByFlavor() const {
+  const Impl& m = *impl_;
+  std::map<std::string, CapacityBlocked> by;
+  for (const auto& [f, waiters] : m.placement_waiters) {
+    for (WlIdx w : waiters) {
+      const Wl& wl = m.wls[w];
+      // A CQ requeued since counts its set-aside workloads as queued: they
+      // are tried again before anyone knows what they lack.
+      if (wl.state != Wl::State::kPending || wl.cq < 0 || !m.Settled(m.cqs[wl.cq])) continue;
+      CapacityBlocked& c = by[m.flavors[f].name];
+      ++c.workloads;
+      for (size_t p = 0; p < wl.needs.size(); ++p) {
+        for (const auto& [r, per] : wl.needs[p].per_pod) {
+          if (!core::IsGpuResource(m.resources[r])) continue;
+          c.devices_milli[m.resources[r]] += per * wl.full_counts[p];
+        }
+      }
+    }
+  }
+  std::vector<CapacityBlocked> out;
+  for (auto& [name, c] : by) {
+    c.flavor = name;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::vector<CohortStatus> Scheduler::CohortStatuses() const {
   const Impl& m = *impl_;
   std::vector<CohortStatus> out;

@@ -118,6 +118,20 @@ struct ClusterQueueStatus {
   int64_t weighted_share = 0;
 };
 
+// Demand that only capacity holds back: pending workloads whose quota would
+// admit them now but that no node can take, set aside (or heading a
+// StrictFIFO queue) until devices of `flavor` free up. A workload that
+// could use several flavors counts under each. What an autoscaler adds
+// nodes for (Kueue's pending counts cannot say it: Kueue admits without
+// nodes).
+struct CapacityBlocked {
+  std::string flavor;
+  int32_t workloads = 0;
+  // Device requests (nvidia.com/gpu, nvidia.com/mig-*) of those workloads,
+  // all their pods, in milli-units, by resource.
+  std::map<std::string, int64_t> devices_milli;
+};
+
 // A cohort's quota and usage per flavor and resource, as Kueue's cohort
 // arithmetic counts them: nominal is what it holds (its own quota plus
 // what its members may lend it: each member's quota within its
@@ -269,6 +283,9 @@ class Scheduler {
       const std::string& name) const;
   // Every cohort (declared or only named by ClusterQueues), by name.
   std::vector<CohortStatus> CohortStatuses() const;
+  // Capacity-blocked demand per flavor, by flavor name (flavors with none
+  // are left out).
+  std::vector<CapacityBlocked> CapacityBlockedByFlavor() const;
   // Every eviction since creation, in order.
   const std::vector<PreemptionEvent>& Preemptions() const;
 

@@ -199,6 +199,51 @@ TEST_F(MetricsTest, KueueQueueMetricsMatchTheApi) {
   EXPECT_GE(Value(m, "allot_store_commit_duration_seconds_count", {}), 1);
 }
 
+// Quota above capacity (64 GPUs of quota, one node of 8): what waits only
+// for nodes is pending in Kueue's terms (set aside until the cluster
+// changes: inadmissible, as Kueue defines it; Kueue itself would admit it
+// and leave its pods pending) and Allot's capacity-blocked metrics count
+// it per flavor, which is what an autoscaler (deploy/keda) reads. What
+// quota blocks is not in them.
+class CapacityMetricsTest : public testing::ServerTest {
+ protected:
+  void SetUp() override {
+    namespace t = allot::testing;
+    StartServer(t::Namespace("team-a", "{}") + t::Flavor("h100", "") +
+                    t::GpuCq("cq-a", "", "h100", "nominalQuota: 64") +
+                    t::LocalQueue("team-a", "q", "cq-a"),
+                Sync({}));
+  }
+};
+
+TEST_F(CapacityMetricsTest, WorkWaitingOnlyForNodesIsCountedPerFlavor) {
+  int code = 0;
+  for (auto [name, gpus] : {std::pair{"w1", 8}, {"w2", 8}, {"w3", 4}, {"huge", 80}}) {
+    srv_->Json("POST", "/api/v1/workloads", Workload("team-a", name, gpus), &code);
+    ASSERT_EQ(code, 201);
+  }
+  net::Response r = srv_->Call(srv_->admin_token(), "GET", "/metrics");
+  const std::string& m = r.body;
+  EXPECT_EQ(Value(m, "kueue_admitted_active_workloads", {{"cluster_queue", "cq-a"}}), 1) << m;
+  EXPECT_EQ(Value(m, "kueue_pending_workloads",
+                  {{"cluster_queue", "cq-a"}, {"status", "inadmissible"}}) +
+                Value(m, "kueue_pending_workloads",
+                      {{"cluster_queue", "cq-a"}, {"status", "active"}}),
+            3);
+  // w2 and w3 wait for nodes; huge (80 > 64) for quota.
+  EXPECT_EQ(Value(m, "allot_capacity_blocked_workloads", {{"flavor", "h100"}}), 2) << m;
+  EXPECT_EQ(Value(m, "allot_capacity_blocked_gpus",
+                  {{"flavor", "h100"}, {"resource", "nvidia.com/gpu"}}),
+            12);
+  // w1 ends: w2 runs; w3 still waits (8 GPUs are w2's).
+  ASSERT_EQ(srv_->Call(srv_->admin_token(), "DELETE", "/api/v1/workloads/team-a/w1").status, 200);
+  const std::string m2 = srv_->Call(srv_->admin_token(), "GET", "/metrics").body;
+  EXPECT_EQ(Value(m2, "allot_capacity_blocked_workloads", {{"flavor", "h100"}}), 1) << m2;
+  EXPECT_EQ(Value(m2, "allot_capacity_blocked_gpus",
+                  {{"flavor", "h100"}, {"resource", "nvidia.com/gpu"}}),
+            4);
+}
+
 TEST_F(MetricsTest, DcgmGpuMetricsNameWhoHoldsEachGpu) {
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads", Workload("team-a", "train", 2), &code);

@@ -103,6 +103,25 @@ void State::CollectMetrics(metrics::Gauges* g) const {
            c.st.pending - c.st.inadmissible);
     g->Add({{"cluster_queue", c.name}, {"status", "inadmissible"}}, c.st.inadmissible);
   }
+  // What only capacity holds back, per flavor: what an autoscaler adds
+  // nodes for (Kueue admits without nodes, so its pending counts cannot
+  // say; here such workloads are pending, set aside: "inadmissible").
+  const std::vector<sched::CapacityBlocked> blocked = sched_->CapacityBlockedByFlavor();
+  g->Family("allot_capacity_blocked_workloads",
+            "Pending workloads that quota would admit now but no node can take, per "
+            "flavor whose nodes they wait for (one that could use several counts under "
+            "each).");
+  for (const sched::CapacityBlocked& b : blocked) {
+    g->Add({{"flavor", b.flavor}}, b.workloads);
+  }
+  g->Family("allot_capacity_blocked_gpus",
+            "GPUs (or MIG slices) those capacity-blocked workloads ask for, all their pods, "
+            "per flavor and resource.");
+  for (const sched::CapacityBlocked& b : blocked) {
+    for (const auto& [res, milli] : b.devices_milli) {
+      g->Add({{"flavor", b.flavor}, {"resource", res}}, Units(milli));
+    }
+  }
   g->Family("allot_parked_workloads",
             "Parked workloads (pods stopped, devices given back, quota kept), per "
             "cluster_queue.");
