@@ -180,9 +180,10 @@ TEST_F(PrometheusTest, PromQlOverAllotsMetricsMatchesTheApi) {
     }
     ASSERT_FALSE(query.empty());
     WaitQuery(query, [](const auto& m) { return m.size() == 1 && m.begin()->second == 16; });
-    EXPECT_EQ(Query(R"(kueue_pending_workloads{cluster_queue="cq-big",status="active"})")
-                  .begin()->second,
-              0);
+    const std::map<std::string, double> active =
+        Query(R"(kueue_pending_workloads{cluster_queue="cq-big",status="active"})");
+    ASSERT_EQ(active.size(), 1u);
+    EXPECT_EQ(active.begin()->second, 0);
   }
   // Kueue's usage per ClusterQueue, as the API's ClusterQueue status says.
   std::map<std::string, double> api_usage;

@@ -461,9 +461,9 @@ struct PodSetAssignment {
 struct Admission {
   std::string cluster_queue;
   std::vector<PodSetAssignment> pod_set_assignments;
-  // Parked (docs/parking.md): the quota is kept, the devices were given
-  // back, so there are no placements. Not in manifests: the server keeps
-  // it as the workload's state (Parked).
+  // Parked (docs/parking.md): the quota is kept; pod sets without placements
+  // gave their devices back (all, unless parked in part: a head keeps its).
+  // Not in manifests: the server keeps it as the workload's state (Parked).
   bool parked = false;
   // Runs on capacity that parked workloads of its cohort tree gave back
   // (docs/parking.md): it holds no quota of its own and is the first to

@@ -61,13 +61,13 @@ std::vector<std::pair<int32_t, int64_t>> Scheduler::Impl::SetsUsage(WlIdx w,
   return out;
 }
 
-Status Scheduler::Impl::ValidatePlaced(WlIdx w, const Placement& p) const {
-  const Wl& wl = wls[w];
+Status Scheduler::Impl::ValidatePlaced(const std::vector<PodSetRequest>& requests,
+                                       const Placement& p, uint32_t parked_sets) const {
   std::vector<PodSetRequest> req;
   Placement placed;
   for (size_t s = 0; s < p.size(); ++s) {
-    if (wl.unplaced && (wl.park_sets >> s & 1)) continue;
-    req.push_back(wl.adm->requests[s]);
+    if (parked_sets >> s & 1) continue;
+    req.push_back(requests[s]);
     placed.push_back(p[s]);
   }
   return pool->Validate(req, placed);

@@ -391,14 +391,7 @@ Status Scheduler::Impl::AdmitExisting(WlIdx w) {
     }
     a.mode = Mode::kFit;
     if (explicit_placement) {
-      std::vector<PodSetRequest> req;
-      Placement placed;
-      for (size_t p = 0; p < sets.size(); ++p) {
-        if (parked_sets >> p & 1) continue;
-        req.push_back(a.requests[p]);
-        placed.push_back(a.placement[p]);
-      }
-      if (Status st = pool->Validate(req, placed); !st.ok()) {
+      if (Status st = ValidatePlaced(a.requests, a.placement, parked_sets); !st.ok()) {
         return Located(wl.spec.source, wl.key, "status.admission.podSetAssignments",
                        st.message());
       }

@@ -475,8 +475,10 @@ struct Scheduler::Impl {
   uint32_t AllSets(WlIdx w) const { return (1u << wls[w].spec.pod_sets.size()) - 1; }
   // What the pod sets in `sets` of w's admission use, by flavor-resource.
   std::vector<std::pair<int32_t, int64_t>> SetsUsage(WlIdx w, uint32_t sets) const;
-  // Validates the placement `p` of w's placed pod sets (not those parked).
-  Status ValidatePlaced(WlIdx w, const Placement& p) const;
+  // Validates placement `p` for `requests`, but for the pod sets in
+  // `parked_sets` (a bit each: parked, no placement).
+  Status ValidatePlaced(const std::vector<PodSetRequest>& requests, const Placement& p,
+                        uint32_t parked_sets) const;
   void Evict(WlIdx victim, WlIdx preemptor, PreemptionReason reason);
   void AdmitByPreempting(
       WlIdx w, Assignment a,

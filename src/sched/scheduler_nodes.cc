@@ -95,7 +95,10 @@ Status Scheduler::UpdateNode(const core::Node& node) {
         }
       }
     }
-    if (failed.ok()) failed = m.ValidatePlaced(on[k], p);
+    if (failed.ok()) {
+      const Wl& wl = m.wls[on[k]];
+      failed = m.ValidatePlaced(a.requests, p, wl.unplaced ? wl.park_sets : 0);
+    }
     if (!failed.ok()) {
       failed = Status::FailedPrecondition(
           "node " + node.name + " cannot change while admitted workload " +

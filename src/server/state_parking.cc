@@ -167,8 +167,9 @@ Status State::ResumeWorkload(const Actor& a, const std::string& key, Txn* txn,
 Status State::ReportActivity(const std::string& key, int64_t now) {
   auto it = workloads_.find(key);
   if (it == workloads_.end()) return Status::NotFound("Workload " + key + " does not exist");
+  // Activity only delays a park: the idle parker reads it when it next
+  // wakes (at the time it planned), nothing to run now.
   it->second.active_ms = now;
-  ctrl_changes_ |= ctrl::kIdle;  // The idle parker looks again.
   return Status::Ok();
 }
 

@@ -20,13 +20,14 @@ uint64_t Mix(uint64_t seed, int64_t index, uint64_t salt) {
   return z ^ (z >> 31);
 }
 
-double Unit(std::mt19937_64& g) { return double(g() >> 11) * 0x1.0p-53; }
-
-int64_t Exp(std::mt19937_64& g, int64_t mean_ms) {
-  return std::max<int64_t>(1, std::llround(-std::log(1 - Unit(g)) * double(mean_ms)));
-}
+// A uniform draw in [0, 1) from 53 random bits.
+double Unit(uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }
 
 }  // namespace
+
+int64_t ExponentialMs(std::mt19937_64& g, int64_t mean_ms) {
+  return std::max<int64_t>(1, std::llround(-std::log(1 - Unit(g())) * double(mean_ms)));
+}
 
 Result<IdleModel> ParseIdleModel(const std::string& spec) {
   IdleModel m;
@@ -67,18 +68,18 @@ std::vector<std::pair<int64_t, int64_t>> IdlePeriods(const IdleModel& m, uint64_
   std::vector<std::pair<int64_t, int64_t>> out;
   if (!m.enabled()) return out;
   std::mt19937_64 g(Mix(seed, index, 1));
-  int64_t t = Exp(g, m.busy_mean_ms);  // Busy first.
+  int64_t t = ExponentialMs(g, m.busy_mean_ms);  // Busy first.
   while (t < duration_ms) {
-    const int64_t end = std::min(duration_ms, t + Exp(g, m.idle_mean_ms));
+    const int64_t end = std::min(duration_ms, t + ExponentialMs(g, m.idle_mean_ms));
     out.emplace_back(t, end);
-    t = end + Exp(g, m.busy_mean_ms);
+    t = end + ExponentialMs(g, m.busy_mean_ms);
   }
   return out;
 }
 
 bool DrawnPreemptible(double fraction, uint64_t seed, int64_t index) {
   if (fraction <= 0) return false;
-  return double(Mix(seed, index, 2) >> 11) * 0x1.0p-53 < fraction;
+  return Unit(Mix(seed, index, 2)) < fraction;
 }
 
 }  // namespace allot::sim

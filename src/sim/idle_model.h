@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,10 @@ bool LongRunning(const IdleModel& m, const std::string& type, int64_t duration_m
 // Deterministic in (m, seed, index, duration_ms).
 std::vector<std::pair<int64_t, int64_t>> IdlePeriods(const IdleModel& m, uint64_t seed,
                                                      int64_t index, int64_t duration_ms);
+
+// An exponentially distributed duration of mean `mean_ms` (at least 1 ms)
+// from `g`; the simulator's failures and repairs draw the same way.
+int64_t ExponentialMs(std::mt19937_64& g, int64_t mean_ms);
 
 // Whether job `index` is one of the `fraction` (0..1) of jobs marked
 // preemptible; deterministic in (seed, index).

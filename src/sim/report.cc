@@ -355,21 +355,19 @@ std::string CompareTable(const std::vector<json::object>& summaries) {
   bool idle = false;
   for (const auto& s : summaries) idle |= s.contains("parking");
   if (idle) {
-    auto park = [&](const char* key, const char* fmt) {
+    // parking.KEY (or parking.KEY.SUB), "-" for a run without one.
+    auto park = [&](const char* key, const char* sub = nullptr) {
       return [=](const json::object& s) {
-        const json::object* p = s.if_contains("parking") ? &s.at("parking").as_object() : nullptr;
-        return p ? num(p->at(key), fmt) : std::string("-");
+        const json::value* p = s.if_contains("parking");
+        if (p == nullptr) return std::string("-");
+        const json::value& v = p->at(key);
+        return num(sub ? v.at(sub) : v, "%.0f");
       };
     };
-    cols.push_back({"idle GPU-h", park("idleHeldGpuHours", "%.0f")});
-    cols.push_back({"given back", park("gpuHoursGivenBack", "%.0f")});
-    cols.push_back({"lent", park("gpuHoursLent", "%.0f")});
-    cols.push_back({"resume p99 s", [&](const json::object& s) {
-                      const json::object* p =
-                          s.if_contains("parking") ? &s.at("parking").as_object() : nullptr;
-                      return p ? num(p->at("resumeLatencySeconds").at("p99"), "%.0f")
-                               : std::string("-");
-                    }});
+    cols.push_back({"idle GPU-h", park("idleHeldGpuHours")});
+    cols.push_back({"given back", park("gpuHoursGivenBack")});
+    cols.push_back({"lent", park("gpuHoursLent")});
+    cols.push_back({"resume p99 s", park("resumeLatencySeconds", "p99")});
   }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head;

@@ -197,10 +197,7 @@ class Sim {
   // The part of [from, to) of job j's life that its idle periods cover.
   int64_t IdleWithin(int32_t j, int64_t from, int64_t to) const;
   void RepairNode(int32_t n, int64_t t);
-  int64_t Exp(int64_t mean_ms) {
-    double u = double(rng_() >> 11) * 0x1.0p-53;
-    return std::max<int64_t>(1, std::llround(-std::log(1 - u) * double(mean_ms)));
-  }
+  int64_t Exp(int64_t mean_ms) { return ExponentialMs(rng_, mean_ms); }
   int32_t Name(const std::string& s) {
     auto [it, added] = name_idx_.emplace(s, int32_t(names_.size()));
     if (added) names_.push_back(s);
