@@ -622,6 +622,7 @@ void Usage() {
       "[--phase arrival|finish|both]\n"
       "       allot_bench nodes [--scale S] [--trials N] [--seed N]\n"
       "       allot_bench parking [--scale S] [--trials N] [--seed N]\n"
+      "       allot_bench autoscaler [--scale S] [--trials N] [--seed N]\n"
       "       allot_bench all [--scale S]\n"
       "       allot_bench [--benchmark_...]   (Google Benchmark, scale %.2g)\n",
       kMicroScale);
@@ -635,6 +636,8 @@ namespace allot::bench {
 int NodeChangesMode(double scale, int trials, uint64_t seed);
 // parking_bench.cc.
 int ParkingMode(double scale, int trials, uint64_t seed);
+// autoscaler_bench.cc.
+int AutoscalerMode(double scale, int trials, uint64_t seed);
 }  // namespace allot::bench
 
 int main(int argc, char** argv) {
@@ -651,6 +654,8 @@ int main(int argc, char** argv) {
       return NodeChangesMode(args.scale, args.trials, args.seed);
     if (args.mode == "parking")
       return ParkingMode(args.scale, args.trials, args.seed);
+    if (args.mode == "autoscaler")
+      return AutoscalerMode(args.scale, args.trials, args.seed);
     if (args.mode == "all") {
       int rc = Quiescence(args);
       if (rc != 0) return rc;

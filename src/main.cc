@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
   simulate->add_option("--preemptible", smf.preemptible,
                        "share of the other jobs that are preemptible (0..1)")
       ->capture_default_str();
+  simulate->add_option("--autoscale", smf.autoscale,
+                       "autoscaled NodePools: fixed|reactive|headroom|headroom=WINDOW, several to compare "
+                       "(each policy under each)")
+      ->delimiter(',');
   simulate->add_flag("--strict", smf.strict, "malformed rows and rejected jobs are fatal");
   simulate->add_option("-o,--output", smf.output, "JSON summary file (- = stdout)")
       ->capture_default_str();

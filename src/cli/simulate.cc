@@ -16,6 +16,7 @@
 #include "sim/history.h"
 #include "sim/idle_model.h"
 #include "sim/policy.h"
+#include "sim/pools.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -270,40 +271,55 @@ int RunSimulate(const SimulateFlags& flags, const ClientFlags& client,
                   err);
     }
   }
+  std::vector<std::string> modes = flags.autoscale;
+  if (modes.empty()) modes.push_back("");
+  for (const std::string& m : modes) {
+    if (m.empty()) continue;
+    if (auto a = sim::ApplyAutoscale(config, m); !a.ok()) return Fail(a.status(), err);
+  }
   std::vector<json::object> summaries;
   int64_t events = 0;
   for (const std::string& p : policies) {
-    auto cfg = sim::ApplyPolicy(config, p);
-    if (!cfg.ok()) return Fail(cfg.status(), err);
-    auto t1 = std::chrono::steady_clock::now();
-    sim::SimOptions run = opt;
-    run.park_after_ms = sim::PolicyParks(p) ? park_after : 0;
-    auto r = sim::Simulate(*cfg, config, trace, run, p);
-    if (!r.ok()) return Fail(r.status(), err);
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    events += r->events;
-    ReportIssues(("jobs rejected (policy " + p + ")").c_str(), r->issues,
-                 trace.source, err);
-    if (flags.strict && !r->issues.empty()) {
-      err << "allot: --strict: rejected jobs are fatal\n";
-      return kExitUsage;
+    for (const std::string& mode : modes) {
+      auto cfg = sim::ApplyPolicy(config, p);
+      if (!cfg.ok()) return Fail(cfg.status(), err);
+      if (!mode.empty()) {
+        auto a = sim::ApplyAutoscale(*cfg, mode);
+        if (!a.ok()) return Fail(a.status(), err);
+        cfg = std::move(*a);
+      }
+      auto t1 = std::chrono::steady_clock::now();
+      sim::SimOptions run = opt;
+      run.park_after_ms = sim::PolicyParks(p) ? park_after : 0;
+      auto r = sim::Simulate(*cfg, config, trace, run, p);
+      if (!r.ok()) return Fail(r.status(), err);
+      r->autoscale = mode;
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+      events += r->events;
+      ReportIssues(("jobs rejected (policy " + p + ")").c_str(), r->issues,
+                   trace.source, err);
+      if (flags.strict && !r->issues.empty()) {
+        err << "allot: --strict: rejected jobs are fatal\n";
+        return kExitUsage;
+      }
+      if (!r->infeasible.empty()) {
+        err << "allot: policy " << p << ": " << r->infeasible.size()
+            << " jobs can never fit their ClusterQueue's quota (not submitted; "
+               "first: line "
+            << r->infeasible[0].line << ")\n";
+      }
+      err << "allot: policy " << p << (mode.empty() ? "" : " (autoscale " + mode + ")") << ": "
+          << r->jobs.size() << " jobs, "
+          << r->events << " events, " << r->cycles << " cycles in " << secs
+          << " s (" << int64_t(double(r->events) / std::max(secs, 1e-9))
+          << " events/s)\n";
+      summaries.push_back(sim::Summarize(*r, trace));
     }
-    if (!r->infeasible.empty()) {
-      err << "allot: policy " << p << ": " << r->infeasible.size()
-          << " jobs can never fit their ClusterQueue's quota (not submitted; "
-             "first: line "
-          << r->infeasible[0].line << ")\n";
-    }
-    err << "allot: policy " << p << ": " << r->jobs.size() << " jobs, "
-        << r->events << " events, " << r->cycles << " cycles in " << secs
-        << " s (" << int64_t(double(r->events) / std::max(secs, 1e-9))
-        << " events/s)\n";
-    summaries.push_back(sim::Summarize(*r, trace));
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   err << "allot: total " << total << " s, peak RSS " << PeakRssMib() << " MiB\n";
 
-  if (flags.compare) {
+  if (flags.compare || modes.size() > 1) {
     out << sim::CompareTable(summaries);
     out.flush();
     if (flags.output != "-") {

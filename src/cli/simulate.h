@@ -42,6 +42,9 @@ struct SimulateFlags {
   std::string idle_model;            // sim/idle_model.h ParseIdleModel; empty: off.
   std::string park_after = "30m";    // Policy park: idle this long parks.
   double preemptible = 0;            // Share of the other jobs marked preemptible.
+  // Autoscaling modes (sim/pools.h ApplyAutoscale), each policy run under
+  // each; empty: the autoscaled pools as given.
+  std::vector<std::string> autoscale;
   bool strict = false;
   std::string output = "-";
   std::string html;

@@ -499,6 +499,7 @@ Status ParseManifests(const std::string& text, const std::string& file,
     AppendAll(&parsed.images, &config->images);
     AppendAll(&parsed.namespaces, &config->namespaces);
     AppendAll(&parsed.nodes, &config->nodes);
+    AppendAll(&parsed.node_pools, &config->node_pools);
     AppendAll(&parsed.workloads, &config->workloads);
     if (scheduler_doc >= 0) {
       config->scheduler = std::move(parsed.scheduler);

@@ -401,8 +401,12 @@ Status ParsePreemptible(const Labels& annotations, bool* out);
 Status ParseAllotWorkload(const Doc& d, Config* out);
 Status ParseKueueWorkload(const Doc& d, Config* out);
 Status ParseJob(const Doc& d, Config* out);
-// allot.dev/v1 NodePool, expanded into Nodes (manifest_nodepool.cc).
+// allot.dev/v1 NodePool: expanded into Nodes, or an autoscaled pool
+// (with spec.provider) kept in Config::node_pools (manifest_nodepool.cc).
 Status ParseNodePool(const Doc& d, Config* out);
+// A non-negative decimal with up to 6 fraction digits (a price), in
+// millionths (manifest_kueue.cc).
+Status ParseMicros(const Val& v, int64_t* out);
 Status ParseImage(const Doc& d, Config* out);  // manifest_image.cc
 
 // ---- Checks on each parsed object (manifest_limits.cc) --------------------

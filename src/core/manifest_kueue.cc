@@ -56,6 +56,32 @@ Status CheckVersionedFields(const Val& v, KueueApi api,
   return Status::Ok();
 }
 
+// A non-negative decimal with up to 6 fraction digits, in millionths.
+Status ParseMicros(const Val& v, int64_t* out) {
+  std::string s;
+  ALLOT_RETURN_IF_ERROR(v.Require());
+  ALLOT_RETURN_IF_ERROR(v.Get(&s));
+  if (!s.empty() && s[0] == '-') {
+    return v.Error("price must not be negative, got " + s);
+  }
+  size_t dot = s.find('.');
+  std::string whole = s.substr(0, dot);
+  std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
+  auto digits = [](const std::string& x) {
+    return x.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (whole.empty() || !digits(whole) || !digits(frac) ||
+      (dot != std::string::npos && frac.empty()) || frac.size() > 6) {
+    return v.Error("malformed price " + Quote(s) +
+                   ": expected a decimal such as 2.5, at most 6 digits "
+                   "after the point");
+  }
+  if (whole.size() > 12) return v.Error("price " + s + " is too large");
+  frac.resize(6, '0');
+  *out = std::stoll(whole) * 1000000 + std::stoll(frac);
+  return Status::Ok();
+}
+
 namespace {
 
 Status ParseSelector(const Val& v, LabelSelector* out) {
@@ -180,32 +206,6 @@ Status ParseFairWeight(const Val& v, int64_t* milli) {
   Quantity w = Quantity::FromMilli(*milli);
   ALLOT_RETURN_IF_ERROR(v["weight"].GetNonNegative(&w));
   *milli = w.milli();
-  return Status::Ok();
-}
-
-// A non-negative decimal with up to 6 fraction digits, in millionths.
-Status ParseMicros(const Val& v, int64_t* out) {
-  std::string s;
-  ALLOT_RETURN_IF_ERROR(v.Require());
-  ALLOT_RETURN_IF_ERROR(v.Get(&s));
-  if (!s.empty() && s[0] == '-') {
-    return v.Error("price must not be negative, got " + s);
-  }
-  size_t dot = s.find('.');
-  std::string whole = s.substr(0, dot);
-  std::string frac = dot == std::string::npos ? "" : s.substr(dot + 1);
-  auto digits = [](const std::string& x) {
-    return x.find_first_not_of("0123456789") == std::string::npos;
-  };
-  if (whole.empty() || !digits(whole) || !digits(frac) ||
-      (dot != std::string::npos && frac.empty()) || frac.size() > 6) {
-    return v.Error("malformed price " + Quote(s) +
-                   ": expected a decimal such as 2.5, at most 6 digits "
-                   "after the point");
-  }
-  if (whole.size() > 12) return v.Error("price " + s + " is too large");
-  frac.resize(6, '0');
-  *out = std::stoll(whole) * 1000000 + std::stoll(frac);
   return Status::Ok();
 }
 

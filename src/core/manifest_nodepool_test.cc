@@ -114,5 +114,137 @@ spec: {count: 2, gpus: 1}
   EXPECT_NE(v.message().find("p-1"), std::string::npos) << v.message();
 }
 
+TEST(NodePoolTest, WithAProviderItIsAutoscaledAndKept) {
+  Config c;
+  Status s = ParseManifests(R"(
+apiVersion: allot.dev/v1
+kind: NodePool
+metadata: {name: h100-cloud}
+spec:
+  minNodes: 1
+  maxNodes: 16
+  gpus: 8
+  product: H100
+  cpu: "96"
+  labels: {allot.dev/flavor: h100}
+  taints: [{key: cloud, value: "true", effect: NoSchedule}]
+  provider: {type: exec, command: [/usr/local/sbin/pool, --region, x]}
+  location: cloud
+  zone: us-east-1a
+  pricePerNodeHour: "98.32"
+  bootTimeout: 15m
+  scaleDownDelay: 5m
+  disruptionBudget: {maxNodes: 2, windows: ["22:00-06:30"]}
+  headroom: {gpus: 8, arrivals: true}
+  failureThreshold: 4
+---
+apiVersion: allot.dev/v1
+kind: NodePool
+metadata: {name: sim}
+spec: {maxNodes: 4, gpus: 4, provider: {type: simulated, bootDelay: 3m, failureRate: "0.25"},
+       headroom: {arrivals: 30m}}
+)",
+                            "pools.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(c.nodes.empty());  // Nothing expanded.
+  ASSERT_EQ(c.node_pools.size(), 2u);
+  const NodePool& p = c.node_pools[0];
+  EXPECT_EQ(p.name, "h100-cloud");
+  EXPECT_EQ(p.min_nodes, 1);
+  EXPECT_EQ(p.max_nodes, 16);
+  ASSERT_EQ(p.node.gpus.size(), 8u);
+  EXPECT_EQ(p.node.gpus[0].product, "H100");
+  EXPECT_EQ(p.node.cpu.milli(), 96000);
+  EXPECT_EQ(p.node.labels.at("allot.dev/flavor"), "h100");
+  ASSERT_EQ(p.node.taints.size(), 1u);
+  EXPECT_EQ(p.provider.type, PoolProvider::Type::kExec);
+  EXPECT_EQ(p.provider.command,
+            (std::vector<std::string>{"/usr/local/sbin/pool", "--region", "x"}));
+  EXPECT_EQ(p.location, "cloud");
+  EXPECT_EQ(p.zone, "us-east-1a");
+  EXPECT_EQ(p.price_micros_per_node_hour, 98320000);
+  EXPECT_EQ(p.boot_timeout_ms, 15 * 60000);
+  EXPECT_EQ(p.scale_down_delay_ms, 5 * 60000);
+  EXPECT_EQ(p.max_disrupted, 2);
+  ASSERT_EQ(p.windows.size(), 1u);
+  EXPECT_EQ(p.windows[0], std::make_pair(22 * 60, 6 * 60 + 30));
+  EXPECT_EQ(p.headroom_gpus, 8);
+  EXPECT_TRUE(p.headroom_arrivals);
+  EXPECT_EQ(p.headroom_window_ms, 0);  // One boot time.
+  EXPECT_EQ(p.failure_threshold, 4);
+  const NodePool& q = c.node_pools[1];
+  EXPECT_EQ(q.location, "onprem");  // The defaults.
+  EXPECT_EQ(q.min_nodes, 0);
+  EXPECT_EQ(q.boot_timeout_ms, 600000);
+  EXPECT_EQ(q.provider.type, PoolProvider::Type::kSimulated);
+  EXPECT_EQ(q.provider.boot_delay_ms, 180000);
+  EXPECT_DOUBLE_EQ(q.provider.failure_rate, 0.25);
+  EXPECT_TRUE(q.headroom_arrivals);
+  EXPECT_EQ(q.headroom_window_ms, 30 * 60000);
+  EXPECT_TRUE(ValidateConfig(&c).ok());
+}
+
+TEST(NodePoolTest, AutoscaledPoolErrors) {
+  struct Case {
+    const char* name;
+    const char* spec;
+    const char* field;
+    const char* words;
+  };
+  const Case cases[] = {
+      {"count with provider", "count: 2\n  maxNodes: 2\n  provider: {type: local}",
+       "spec.count", "remove count"},
+      {"max missing", "provider: {type: local}", "spec.maxNodes", "required"},
+      {"max zero", "maxNodes: 0\n  provider: {type: local}", "spec.maxNodes",
+       "between 1 and 20000"},
+      {"min above max", "minNodes: 3\n  maxNodes: 2\n  provider: {type: local}",
+       "spec.minNodes", "between 0 and maxNodes (2)"},
+      {"autoscaling field without provider", "count: 1\n  maxNodes: 2",
+       "spec.maxNodes", "give spec.provider"},
+      {"unknown provider", "maxNodes: 2\n  provider: {type: ipmi}",
+       "spec.provider.type", "exec, local, simulated"},
+      {"exec without command", "maxNodes: 2\n  provider: {type: exec}",
+       "spec.provider.command", "required"},
+      {"command on local", "maxNodes: 2\n  provider: {type: local, command: [x]}",
+       "spec.provider.command", "is for type exec"},
+      {"boot delay on exec",
+       "maxNodes: 2\n  provider: {type: exec, command: [x], bootDelay: 1m}",
+       "spec.provider.bootDelay", "is for type simulated"},
+      {"failure rate above 1",
+       "maxNodes: 2\n  provider: {type: simulated, failureRate: \"1.5\"}",
+       "spec.provider.failureRate", "between 0 and 1"},
+      {"bad location", "maxNodes: 2\n  provider: {type: local}\n  location: moon",
+       "spec.location", "onprem, edge or cloud"},
+      {"bad price", "maxNodes: 2\n  provider: {type: local}\n  pricePerNodeHour: cheap",
+       "spec.pricePerNodeHour", "malformed price"},
+      {"bad duration", "maxNodes: 2\n  provider: {type: local}\n  scaleDownDelay: soon",
+       "spec.scaleDownDelay", ""},
+      {"zero boot timeout", "maxNodes: 2\n  provider: {type: local}\n  bootTimeout: 0s",
+       "spec.bootTimeout", "longer than 0s"},
+      {"bad window",
+       "maxNodes: 2\n  provider: {type: local}\n  disruptionBudget: {windows: [\"25:00-01:00\"]}",
+       "spec.disruptionBudget.windows[0]", "HH:MM-HH:MM"},
+      {"negative headroom", "maxNodes: 2\n  provider: {type: local}\n  headroom: {gpus: -1}",
+       "spec.headroom.gpus", "negative"},
+      {"bad arrivals", "maxNodes: 2\n  provider: {type: local}\n  headroom: {arrivals: often}",
+       "spec.headroom.arrivals", "a window such as 30m"},
+      {"zero threshold", "maxNodes: 2\n  provider: {type: local}\n  failureThreshold: 0",
+       "spec.failureThreshold", "at least 1"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    Config c;
+    std::string text =
+        std::string("apiVersion: allot.dev/v1\nkind: NodePool\n"
+                    "metadata: {name: p}\nspec:\n  ") +
+        k.spec + "\n";
+    Status s = ParseManifests(text, "f.yaml", &c);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.field(), k.field) << s.message();
+    EXPECT_NE(s.message().find(k.words), std::string::npos) << s.message();
+    EXPECT_TRUE(c.node_pools.empty());
+  }
+}
+
 }  // namespace
 }  // namespace allot::core

@@ -298,6 +298,18 @@ Status ValidateConfig(Config* config) {
   ALLOT_RETURN_IF_ERROR(
       IndexUnique(config->namespaces, "Namespace", name, &idx.namespaces));
   ALLOT_RETURN_IF_ERROR(IndexUnique(config->nodes, "Node", name, &idx.nodes));
+  {
+    std::map<std::string, const NodePool*> pools;
+    for (const NodePool& p : config->node_pools) {
+      auto [it, inserted] = pools.emplace(p.name, &p);
+      if (!inserted) {
+        return At(p.source, p.name,
+                  Status::InvalidArgument("duplicate autoscaled NodePool name " +
+                                              p.name,
+                                          "metadata.name"));
+      }
+    }
+  }
   ALLOT_RETURN_IF_ERROR(IndexUnique(
       config->workloads, "Workload", [](const Workload& w) { return w.Key(); },
       &idx.workloads));

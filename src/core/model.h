@@ -541,6 +541,55 @@ struct Node {
   bool operator==(const Node&) const = default;
 };
 
+// allot.dev/v1 NodePool with a provider: a pool whose nodes come and go
+// with demand (docs/autoscaling.md). A NodePool without one is only a
+// compact form for identical Nodes, expanded when read.
+struct PoolProvider {
+  enum class Type { kExec, kLocal, kSimulated };
+  Type type = Type::kSimulated;
+  // kExec: the program and its arguments; called with "resume", "suspend"
+  // or "list" appended and a JSON request on stdin.
+  std::vector<std::string> command;
+  // kSimulated (allot simulate): boot time, and the share of boots that
+  // never register.
+  int64_t boot_delay_ms = 0;
+  double failure_rate = 0;
+
+  bool operator==(const PoolProvider&) const = default;
+};
+struct NodePool {
+  std::string name;
+  // What each of its nodes is: labels (flavor labels among them), taints,
+  // cpu, memory, and GPUs (product, memory; uuid empty). The name is "".
+  Node node;
+  int32_t min_nodes = 0;
+  int32_t max_nodes = 0;
+  std::string location = "onprem";  // "onprem", "edge" or "cloud".
+  std::string zone;
+  int64_t price_micros_per_node_hour = 0;
+  // A node asked to resume that has not registered by then failed to boot.
+  int64_t boot_timeout_ms = 600000;
+  // A node without allocated GPUs this long is suspended.
+  int64_t scale_down_delay_ms = 600000;
+  // Disruption budget: at most this many of its nodes suspending at once
+  // (scale-down; consolidation when it exists), and only inside one of
+  // `windows` when any is given ("HH:MM-HH:MM" UTC, minutes of the day).
+  int32_t max_disrupted = 1;
+  std::vector<std::pair<int32_t, int32_t>> windows;
+  // Headroom: GPUs kept free beyond the backlog, a constant and/or the
+  // GPUs expected to arrive (at the rate the owner measures) within
+  // headroom_window_ms, or within one boot time when that is 0.
+  int32_t headroom_gpus = 0;
+  bool headroom_arrivals = false;
+  int64_t headroom_window_ms = 0;
+  // Boot failures in a row that mark it degraded (tried after other pools).
+  int32_t failure_threshold = 3;
+  PoolProvider provider;
+  SourceRef source;
+
+  bool operator==(const NodePool&) const = default;
+};
+
 enum class FairSharingStrategy {
   kLessThanOrEqualToFinalShare,
   kLessThanInitialShare
@@ -566,6 +615,7 @@ struct Config {
   std::vector<WorkloadPriorityClass> priority_classes;
   std::vector<Namespace> namespaces;
   std::vector<Node> nodes;
+  std::vector<NodePool> node_pools;  // Autoscaled ones (with a provider).
   std::vector<Workload> workloads;
   SchedulerConfig scheduler;
   // Whether `scheduler` came from a SchedulerConfig document (so that a

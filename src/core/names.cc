@@ -85,4 +85,15 @@ std::vector<std::string> SplitCommaList(std::string_view list) {
   return out;
 }
 
+std::string PoolNodeName(std::string_view pool, int32_t index, int32_t count) {
+  const size_t width = std::to_string(count > 1 ? count - 1 : 0).size();
+  std::string idx = std::to_string(index);
+  if (idx.size() < width) idx.insert(0, width - idx.size(), '0');
+  return std::string(pool) + "-" + idx;
+}
+
+std::string PoolGpuUuid(std::string_view node, int32_t g) {
+  return "GPU-" + std::string(node) + "-" + std::to_string(g);
+}
+
 }  // namespace allot::core

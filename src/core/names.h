@@ -3,6 +3,7 @@
 // Kubernetes would too.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,11 @@ std::string LabelValueError(std::string_view s);
 // The items of an annotation's comma-separated list ("a, b"), trimmed of
 // spaces and tabs; empty items are kept (callers say whether one may be).
 std::vector<std::string> SplitCommaList(std::string_view list);
+
+// Node `index` of a NodePool `pool` of `count` nodes: "POOL-I", I
+// zero-padded to the width of count-1 (so names sort in pool order), and
+// its GPU `g`: "GPU-NODE-G".
+std::string PoolNodeName(std::string_view pool, int32_t index, int32_t count);
+std::string PoolGpuUuid(std::string_view node, int32_t g);
 
 }  // namespace allot::core

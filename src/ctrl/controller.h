@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "sched/scheduler.h"
 
 namespace allot::ctrl {
 
@@ -36,6 +37,9 @@ enum Change : uint32_t {
   kAgents = 1u << 3,       // An agent was heard from for the first time or came back.
   kParks = 1u << 4,        // A workload was parked.
   kIdle = 1u << 5,         // A workload's GPUs went idle (its idle_since began).
+  // A workload was set aside for want of nodes, or a node of an autoscaled
+  // pool came, went or freed its last GPU.
+  kCapacity = 1u << 6,
 };
 
 // An admitted, unfinished workload, as controllers see it.
@@ -82,6 +86,43 @@ struct AgentView {
   int64_t last_seen_ms = 0;  // 0: not heard from since start.
 };
 
+// A node of an autoscaled pool (core::NodePool), as its owner tracks it.
+struct PoolNodeView {
+  enum class State {
+    kSuspended,   // Off (or not created): the provider may resume it.
+    kBooting,     // Resume asked at since_ms; its agent has not registered.
+    kReady,       // Registered: the scheduler places on it.
+    kSuspending,  // Suspend asked at since_ms (cordoned, empty).
+  };
+  std::string_view name;
+  State state = State::kSuspended;
+  int64_t since_ms = 0;
+  // kReady: what is free on it now (the scheduler's NodeFree) and since
+  // when none of its GPUs has been allocated (0: some is).
+  int32_t gpus_free = 0;
+  Quantity cpu_free;
+  Quantity memory_free;
+  int64_t idle_since_ms = 0;
+  bool cordoned = false;
+};
+
+// An autoscaled pool and its nodes: every name it may use (NAME-i, i in
+// 0..maxNodes-1), in that order.
+struct PoolView {
+  const core::NodePool* spec = nullptr;
+  std::vector<PoolNodeView> nodes;
+  // Boot failures since a node last registered, and no resume before
+  // retry_after_ms (the owner's backoff, BootRetryDelayMs).
+  int32_t failures_in_a_row = 0;
+  int64_t retry_after_ms = 0;
+  // How long a boot takes (the owner's measure; 0: unknown), for the
+  // pending reasons' "ready in about" and headroom by arrivals.
+  int64_t expected_boot_ms = 0;
+  // GPUs asked per hour by workloads arriving for its flavors, measured
+  // by the owner (headroom by arrivals).
+  double arrival_gpus_per_hour = 0;
+};
+
 // The read-only state controllers read. Implementations: server::State's
 // (server/state_controllers.cc), the simulator's, and tests' (test_view.h).
 class View {
@@ -117,6 +158,17 @@ class View {
   virtual void ForEachAgent(const std::function<void(const AgentView&)>& fn) const = 0;
   // nullptr when there is none of that name.
   virtual const core::ClusterQueue* FindClusterQueue(std::string_view name) const = 0;
+  // Autoscaled pools (none by default), the capacity-blocked demand in
+  // queue order (sched::Scheduler::CapacityDemands; read only when some
+  // pool exists), and flavors by name.
+  virtual void ForEachPool(const std::function<void(const PoolView&)>& fn) const {
+    (void)fn;
+  }
+  virtual std::vector<sched::CapacityDemand> CapacityDemands() const { return {}; }
+  virtual const core::ResourceFlavor* FindFlavor(std::string_view name) const {
+    (void)name;
+    return nullptr;
+  }
 };
 
 // One thing a controller wants done. The applier checks that it still
@@ -129,6 +181,13 @@ struct Action {
     kNodeNotReady,  // Mark node `target` NotReady and evict what runs there.
     kPark,          // Park workload `target` (docs/parking.md; reason, message).
     kStopParked,    // Free parked workload `target`'s quota, hold it (reason, message).
+    // Autoscaled pool `target` (ctrl/autoscaler.h), nodes `nodes`:
+    kResumeNodes,   // Ask its provider to start them (they become kBooting).
+    kSuspendNodes,  // Cordon them and ask its provider to stop them.
+    kBootFailed,    // They did not register in time: suspend, back off.
+    // Not an action: why pending workload `target` waits (message), for
+    // its pending reason; not audited.
+    kExplain,
   };
   Type type = Type::kFail;
   std::string target;
@@ -138,6 +197,7 @@ struct Action {
   // belongs to ("stopped heartbeating", "not heard from since the server
   // started"); nodes of one run share one message.
   std::string clause;
+  std::vector<std::string> nodes{};  // Pool actions: the nodes.
 
   bool operator==(const Action&) const = default;
 };

@@ -1,5 +1,6 @@
 #include "ctrl/registry.h"
 
+#include "ctrl/autoscaler.h"
 #include "ctrl/deadlines.h"
 #include "ctrl/gang_restart.h"
 #include "ctrl/idle_parker.h"
@@ -15,6 +16,7 @@ std::vector<std::unique_ptr<Controller>> DefaultControllers(const Options& o) {
   c.push_back(std::make_unique<Deadlines>());
   c.push_back(std::make_unique<IdleParker>());
   c.push_back(std::make_unique<ParkLimit>());
+  c.push_back(std::make_unique<Autoscaler>());
   return c;
 }
 

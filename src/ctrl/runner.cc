@@ -11,6 +11,10 @@ const char* ToString(Action::Type t) {
     case Action::Type::kNodeNotReady: return "mark-not-ready";
     case Action::Type::kPark: return "park";
     case Action::Type::kStopParked: return "stop-parked";
+    case Action::Type::kResumeNodes: return "resume-nodes";
+    case Action::Type::kSuspendNodes: return "suspend-nodes";
+    case Action::Type::kBootFailed: return "boot-failed";
+    case Action::Type::kExplain: return "explain";
   }
   return "?";
 }

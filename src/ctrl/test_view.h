@@ -45,6 +45,11 @@ class TestView : public View {
   std::vector<Agent> agents;
   std::vector<Parked> parked;
   std::vector<core::ClusterQueue> queues;
+  // Autoscaling: pools (their specs must outlive the view's use), the
+  // capacity-blocked demand and the flavors.
+  std::vector<PoolView> pools;
+  std::vector<sched::CapacityDemand> demand;
+  std::vector<core::ResourceFlavor> flavors;
 
   // A ClusterQueue "name" whose workloads may run `max_run_s` by default.
   TestView& Queue(const std::string& name, int64_t max_run_s) {
@@ -74,6 +79,16 @@ class TestView : public View {
   const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {
     for (const core::ClusterQueue& q : queues) {
       if (q.name == name) return &q;
+    }
+    return nullptr;
+  }
+  void ForEachPool(const std::function<void(const PoolView&)>& fn) const override {
+    for (const PoolView& p : pools) fn(p);
+  }
+  std::vector<sched::CapacityDemand> CapacityDemands() const override { return demand; }
+  const core::ResourceFlavor* FindFlavor(std::string_view name) const override {
+    for (const core::ResourceFlavor& f : flavors) {
+      if (f.name == name) return &f;
     }
     return nullptr;
   }

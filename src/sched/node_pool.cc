@@ -701,4 +701,15 @@ int64_t NodePool::FreeDevices(const std::string& resource) const {
   return r < 0 ? 0 : impl_->offered_totals[r];
 }
 
+NodePool::NodeFree NodePool::Free(NodeIdx n) const {
+  const NodeState& node = impl_->nodes.at(size_t(n));
+  const int32_t gpu = impl_->ResourceId(core::kGpuResource);
+  NodeFree f;
+  f.cpu = node.cpu_free;
+  f.memory = node.memory_free;
+  for (const Device& d : node.devices) f.gpus += d.resource == gpu;
+  f.gpus_free = node.Offered(gpu);
+  return f;
+}
+
 }  // namespace allot::sched

@@ -145,6 +145,15 @@ class NodePool {
 
   // Totals over schedulable nodes, for reasons and metrics.
   int64_t FreeDevices(const std::string& resource) const;
+  // Node n's free CPU and memory, and its whole GPUs (nvidia.com/gpu):
+  // how many, and how many are free and healthy (0 on a cordoned node).
+  struct NodeFree {
+    Quantity cpu;
+    Quantity memory;
+    int32_t gpus = 0;
+    int32_t gpus_free = 0;
+  };
+  NodeFree Free(NodeIdx n) const;
 
  private:
   struct Impl;

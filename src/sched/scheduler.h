@@ -37,6 +37,7 @@
 
 #include "core/model.h"
 #include "core/status.h"
+#include "sched/node_pool.h"
 
 namespace allot::sched {
 
@@ -130,6 +131,33 @@ struct CapacityBlocked {
   // Device requests (nvidia.com/gpu, nvidia.com/mig-*) of those workloads,
   // all their pods, in milli-units, by resource.
   std::map<std::string, int64_t> devices_milli;
+};
+
+// One workload of that demand, as an autoscaler plans for it
+// (ctrl/autoscaler.h): what its pods need, whole gang. Listed in queue
+// order (priority, then creation), and only while the quota that the
+// workloads listed before it would take leaves room for it too (per
+// ClusterQueue and cohort, within nominal quota or borrowing limits), so
+// that quota-blocked work never asks for nodes.
+struct CapacityDemandPodSet {
+  int32_t count = 0;  // Pods; each needs all of what follows.
+  int32_t gpus = 0;   // Whole GPUs (nvidia.com/gpu).
+  Quantity cpu;
+  Quantity memory;
+  // It asks for devices that are not whole GPUs (MIG slices): no node of
+  // a pool's shape fits it.
+  bool other_devices = false;
+  core::Labels node_selector;
+  std::vector<core::Toleration> tolerations;
+};
+struct CapacityDemand {
+  std::string key;
+  std::string cluster_queue;
+  int32_t priority = 0;
+  // The flavors whose quota admits it and whose nodes are short, in its
+  // ClusterQueue's order (their node labels and taints: Scheduler::Flavor).
+  std::vector<std::string> flavors;
+  std::vector<CapacityDemandPodSet> pod_sets;
 };
 
 // A cohort's quota and usage per flavor and resource, as Kueue's cohort
@@ -286,6 +314,13 @@ class Scheduler {
   // Capacity-blocked demand per flavor, by flavor name (flavors with none
   // are left out).
   std::vector<CapacityBlocked> CapacityBlockedByFlavor() const;
+  // The same demand, workload by workload, within the quota left as
+  // described at CapacityDemand.
+  std::vector<CapacityDemand> CapacityDemands() const;
+  // A flavor by name (nullptr if unknown), and a node's free capacity
+  // (nullopt if unknown), for an autoscaler.
+  const core::ResourceFlavor* Flavor(const std::string& name) const;
+  std::optional<NodePool::NodeFree> NodeFree(const std::string& name) const;
   // Every eviction since creation, in order.
   const std::vector<PreemptionEvent>& Preemptions() const;
 

@@ -210,6 +210,15 @@ Body ParseBody(const net::Request& req, bool want_rv, bool skip_unsupported) {
   b.status = core::ParseManifests(req.body, "request body", &b.config, {},
                                   skip_unsupported ? &b.skipped : nullptr);
   if (b.status.ok()) b.status = CheckAllNames(b.config);
+  if (b.status.ok() && !b.config.node_pools.empty()) {
+    // Until the server runs the autoscaler (issue 19), refuse rather than
+    // drop the document.
+    b.status = Status::InvalidArgument(
+        b.config.node_pools[0].source.Describe(b.config.node_pools[0].name) +
+            ": an autoscaled NodePool (spec.provider) is read by `allot simulate` only; "
+            "the server does not run the autoscaler yet",
+        "spec.provider");
+  }
   if (b.status.ok() && want_rv) {
     Result<std::optional<int64_t>> rv = BodyResourceVersion(req.body);
     if (rv.ok()) {

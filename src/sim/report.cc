@@ -32,6 +32,14 @@ json::object Stats(std::vector<double> v) {
   return o;
 }
 
+// Stats of durations in milliseconds, in seconds.
+json::object SecondsStats(const std::vector<int64_t>& ms) {
+  std::vector<double> v;
+  v.reserve(ms.size());
+  for (int64_t x : ms) v.push_back(double(x) / 1000);
+  return Stats(std::move(v));
+}
+
 double Hours(int64_t gpu_milli_ms) { return double(gpu_milli_ms) / 1000 / 3.6e6; }
 
 void WriteNumber(double d, std::string* out) {
@@ -271,13 +279,40 @@ json::object Summarize(const SimResult& r, const Trace& trace,
     p["resumes"] = pk.resumes;
     p["resumesThatWaited"] = pk.resumes_waited;
     p["resumesUnserved"] = pk.resumes_unserved;
-    std::vector<double> lat;
-    lat.reserve(pk.resume_latency_ms.size());
-    for (int64_t ms : pk.resume_latency_ms) lat.push_back(double(ms) / 1000);
-    p["resumeLatencySeconds"] = Stats(std::move(lat));
+    p["resumeLatencySeconds"] = SecondsStats(pk.resume_latency_ms);
     p["reclaims"] = pk.reclaims;
     p["reclaimGpuHoursLost"] = Round4(Hours(pk.reclaim_lost_gpu_ms));
     o["parking"] = std::move(p);
+  }
+
+  if (!r.pools.empty() || !r.autoscale.empty()) {
+    // Autoscaled pools (docs/autoscaling.md): node time and its cost.
+    json::object a;
+    a["mode"] = r.autoscale.empty() ? "as-given" : r.autoscale;
+    int64_t node_ms = 0, cost = 0;
+    json::array pools;
+    for (const PoolResult& p : r.pools) {
+      json::object e;
+      e["name"] = p.name;
+      e["nodeHours"] = Round4(double(p.node_ms) / 3600000.0);
+      e["meanNodes"] = Round4(r.end_ms > r.start_ms ? double(p.node_ms) / double(r.end_ms - r.start_ms) : 0);
+      e["peakNodes"] = p.peak_nodes;
+      const double c = double(p.node_ms) / 3600000.0 * double(p.price_micros_per_node_hour) / 1e6;
+      e["cost"] = Round4(c);
+      e["boots"] = p.boots;
+      e["bootFailures"] = p.boot_failures;
+      e["scaleUps"] = p.scale_ups;
+      e["suspends"] = p.suspends;
+      e["bootSeconds"] = SecondsStats(p.boot_ms);
+      node_ms += p.node_ms;
+      cost += int64_t(c * 1e4);
+      pools.push_back(std::move(e));
+    }
+    a["nodeHours"] = Round4(double(node_ms) / 3600000.0);
+    a["cost"] = Round4(double(cost) / 1e4);
+    a["pools"] = std::move(pools);
+    o["autoscale"] = std::move(a);
+    o["policy"] = r.policy + (r.autoscale.empty() ? "" : "/" + r.autoscale);
   }
 
   json::object tenants;
@@ -368,6 +403,19 @@ std::string CompareTable(const std::vector<json::object>& summaries) {
     cols.push_back({"given back", park("gpuHoursGivenBack")});
     cols.push_back({"lent", park("gpuHoursLent")});
     cols.push_back({"resume p99 s", park("resumeLatencySeconds", "p99")});
+  }
+  // With autoscaled pools: the node time they cost (a fixed pool, none).
+  bool scaled = false;
+  for (const auto& s : summaries) scaled |= s.contains("autoscale");
+  if (scaled) {
+    auto as = [&](const char* key) {
+      return [=](const json::object& s) {
+        const json::value* a = s.if_contains("autoscale");
+        return a == nullptr ? std::string("-") : num(a->at(key), "%.0f");
+      };
+    };
+    cols.push_back({"pool node-h", as("nodeHours")});
+    cols.push_back({"pool cost", as("cost")});
   }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head;

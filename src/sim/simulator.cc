@@ -121,7 +121,8 @@ struct NodeInfo {
   int64_t gpu_milli = 0;
   bool down = false;
   int32_t downs = 0;
-  std::vector<int32_t> running;  // Jobs placed here (failures on).
+  std::vector<int32_t> running;  // Jobs placed here (failures or pools on).
+  bool pooled = false;  // A node of an autoscaled pool (never fails).
 };
 
 // The first of a job's idle periods (sorted, disjoint [start, end) life
@@ -207,13 +208,24 @@ class Sim {
     return r_.tenants[size_t(r_.jobs[size_t(j)].tenant)] + "/j" + std::to_string(j);
   }
   core::Workload MakeWorkload(int32_t j) const;
-  void Forget(int32_t j) {
+  void Forget(int32_t j, int64_t t) {
     for (int32_t n : jobs_[size_t(j)].nodes) {
       auto& v = nodes_[size_t(n)].running;
       v.erase(std::find(v.begin(), v.end(), j));
+      if (v.empty() && nodes_[size_t(n)].pooled) {
+        fleet_->SetBusy(nodes_[size_t(n)].name, false, t);
+        controllers_->Note(ctrl::kCapacity);
+      }
     }
     jobs_[size_t(j)].nodes.clear();
   }
+  // Whether running jobs' nodes are tracked (NodeInfo::running).
+  bool TrackNodes() const { return opt_.mtbf_ms > 0 || !fleet_->empty(); }
+  // Adds a node's devices to the inventory (nodes_), or finds it again.
+  int32_t AddNodeInfo(const core::Node& n);
+  // Autoscaling: nodes that registered at t, and the autoscaler's actions.
+  void Register(int64_t t);
+  void ApplyPoolAction(const ctrl::Action& a, int64_t t);
 
   const core::Config& config_;
   const core::Config& ent_;
@@ -257,6 +269,7 @@ class Sim {
   std::vector<uint8_t> cq_limited_;
   bool any_limited_ = false;
   std::unique_ptr<ctrl::Runner> controllers_;
+  std::unique_ptr<PoolFleet> fleet_;
   friend class SimView;
 };
 
@@ -291,6 +304,15 @@ class SimView : public ctrl::View {
   const core::ClusterQueue* FindClusterQueue(std::string_view name) const override {
     auto it = s_.cq_by_name_.find(name);
     return it == s_.cq_by_name_.end() ? nullptr : it->second;
+  }
+  void ForEachPool(const std::function<void(const ctrl::PoolView&)>& fn) const override {
+    s_.fleet_->ForEachPool(*s_.sched_, fn);
+  }
+  std::vector<sched::CapacityDemand> CapacityDemands() const override {
+    return s_.sched_->CapacityDemands();
+  }
+  const core::ResourceFlavor* FindFlavor(std::string_view name) const override {
+    return s_.sched_->Flavor(std::string(name));
   }
 
  private:
@@ -344,6 +366,34 @@ bool Sim::Feasible(const std::string& cq, const std::string& resource,
   return it != caps_.end() && it->second >= total_milli;
 }
 
+int32_t Sim::AddNodeInfo(const core::Node& n) {
+  if (auto it = node_idx_.find(n.name); it != node_idx_.end()) return it->second;
+  NodeInfo info;
+  info.name = n.name;
+  for (const core::ResourceFlavor& f : config_.flavors) {
+    if (core::LabelsMatch(f.node_labels, n.labels)) {
+      info.flavor = f.name;
+      break;
+    }
+  }
+  for (const core::Gpu& g : n.gpus) {
+    if (!g.healthy) continue;
+    if (g.mig.empty()) {
+      info.devices[core::kGpuResource].push_back(g.uuid);
+    } else {
+      for (const auto& sl : g.mig) info.devices[core::MigResourceName(sl.profile)].push_back(sl.uuid);
+    }
+  }
+  for (const auto& [res, uuids] : info.devices) {
+    info.gpu_milli += GpuMilli(res) * int64_t(uuids.size());
+    int64_t& m = max_per_node_[res];
+    m = std::max(m, int64_t(uuids.size()));
+  }
+  node_idx_[n.name] = int32_t(nodes_.size());
+  nodes_.push_back(std::move(info));
+  return int32_t(nodes_.size()) - 1;
+}
+
 Status Sim::Setup() {
   r_.window_ms = opt_.window_ms;
   for (const auto& lq : config_.local_queues)
@@ -357,39 +407,23 @@ Status Sim::Setup() {
   r_.parking = parking_;
   ComputeCaps();
 
-  // Nodes: capacity, the largest node per resource, failure inventory.
-  for (const core::Node& n : config_.nodes) {
-    NodeInfo info;
-    info.name = n.name;
-    for (const core::ResourceFlavor& f : config_.flavors) {
-      if (core::LabelsMatch(f.node_labels, n.labels)) {
-        info.flavor = f.name;
-        break;
-      }
-    }
-    std::map<std::string, int64_t> count;
-    for (const core::Gpu& g : n.gpus) {
-      if (!g.healthy) continue;
-      if (g.mig.empty()) {
-        info.devices[core::kGpuResource].push_back(g.uuid);
-      } else {
-        for (const auto& s : g.mig)
-          info.devices[core::MigResourceName(s.profile)].push_back(s.uuid);
-      }
-    }
-    for (const auto& [res, uuids] : info.devices) {
-      info.gpu_milli += GpuMilli(res) * int64_t(uuids.size());
-      int64_t& m = max_per_node_[res];
-      m = std::max(m, int64_t(uuids.size()));
-    }
-    r_.capacity_milli += info.gpu_milli;
-    node_idx_[n.name] = int32_t(nodes_.size());
-    nodes_.push_back(std::move(info));
-  }
+  // Nodes: capacity, the largest node per resource, failure inventory;
+  // autoscaled pools' nodes up from the start join them.
+  fleet_ = std::make_unique<PoolFleet>(config_.node_pools, opt_.seed);
+  std::vector<core::Node> pool_nodes = fleet_->InitialNodes();
+  fleet_->LargestNodes(&max_per_node_);
+  for (const core::Node& n : config_.nodes) AddNodeInfo(n);
+  for (const core::Node& n : pool_nodes) nodes_[size_t(AddNodeInfo(n))].pooled = true;
+  for (const NodeInfo& info : nodes_) r_.capacity_milli += info.gpu_milli;
+  const int64_t capacity_at_start = r_.capacity_milli;
+  for (const NodeInfo& info : nodes_) r_.capacity_milli -= info.pooled ? info.gpu_milli : 0;
+  r_.capacity_milli += fleet_->MaxGpuMilli();
 
   // With failures: a hidden ClusterQueue, outside every cohort, holds the
   // devices of down nodes.
   core::Config cfg = config_;
+  cfg.nodes.insert(cfg.nodes.end(), pool_nodes.begin(), pool_nodes.end());
+  cfg.node_pools.clear();
   if (opt_.mtbf_ms > 0) {
     std::set<std::string> resources;
     for (const auto& n : nodes_)
@@ -457,7 +491,7 @@ Status Sim::Setup() {
     parked_.emplace_back(&r_.series[t].parked, opt_.window_ms);
   }
   capacity_ = std::make_unique<Integrator>(&r_.capacity_series, opt_.window_ms);
-  capacity_->Set(0, r_.capacity_milli);
+  capacity_->Set(0, capacity_at_start);
 
   jobs_.reserve(trace_.jobs.size());
   r_.jobs.reserve(trace_.jobs.size());
@@ -596,17 +630,19 @@ void Sim::Start(int32_t j, int64_t t) {
 
 void Sim::Placed(int32_t j) {
   Job& job = jobs_[size_t(j)];
-  if (opt_.mtbf_ms <= 0 && !parking_) return;
+  if (!TrackNodes() && !parking_) return;
   auto adm = sched_->AdmissionOf(Key(j));
   if (!adm) return;
   job.on_parked = adm->on_parked_capacity;
-  if (opt_.mtbf_ms <= 0) return;
+  if (!TrackNodes()) return;
   std::set<int32_t> on;
   for (const auto& psa : adm->pod_set_assignments)
     for (const auto& p : psa.placements) on.insert(node_idx_[p.node]);
   for (int32_t n : on) {
     job.nodes.push_back(n);
-    nodes_[size_t(n)].running.push_back(j);
+    NodeInfo& node = nodes_[size_t(n)];
+    if (node.running.empty() && node.pooled) fleet_->SetBusy(node.name, true, 0);
+    node.running.push_back(j);
   }
 }
 
@@ -631,7 +667,7 @@ void Sim::Release(int32_t j, int64_t t) {
     r_.park.idle_held_gpu_ms +=
         IdleWithin(j, LifeAt(j, job.held_from_ms), LifeAt(j, t)) * o.gpu_milli;
   }
-  Forget(j);
+  Forget(j, t);
 }
 
 int64_t Sim::IdleWithin(int32_t j, int64_t from, int64_t to) const {
@@ -780,6 +816,7 @@ bool Sim::RunControllers(int64_t t) {
   std::vector<ctrl::TakenAction> actions = controllers_->Run(SimView(*this), t);
   bool applied = false;
   for (const ctrl::TakenAction& a : actions) {
+    ApplyPoolAction(a.action, t);
     if (a.action.type != ctrl::Action::Type::kFail) continue;
     int64_t j = ParseJobIndex(a.action.target);
     if (j < 0 || !running_jobs_.count(int32_t(j))) continue;
@@ -797,6 +834,44 @@ bool Sim::RunControllers(int64_t t) {
     applied = true;
   }
   return applied;
+}
+
+void Sim::ApplyPoolAction(const ctrl::Action& a, int64_t t) {
+  switch (a.type) {
+    case ctrl::Action::Type::kResumeNodes:
+      fleet_->Resume(a, t);
+      break;
+    case ctrl::Action::Type::kBootFailed:
+      fleet_->BootFailed(a, t);
+      break;
+    case ctrl::Action::Type::kSuspendNodes:
+      // Only an empty ready node goes; its GPUs leave the capacity.
+      for (const std::string& name : a.nodes) {
+        auto it = node_idx_.find(name);
+        if (it == node_idx_.end() || !fleet_->IsReady(name)) continue;
+        NodeInfo& node = nodes_[size_t(it->second)];
+        if (!node.running.empty() || !sched_->RemoveNode(name).ok()) continue;
+        fleet_->Suspended(name, t);
+        capacity_->Add(t, -node.gpu_milli);
+        // Done at once here: the budget has room again.
+        controllers_->Note(ctrl::kCapacity);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void Sim::Register(int64_t t) {
+  for (const core::Node& n : fleet_->Booted(t)) {
+    ++r_.events;
+    Status s = sched_->AddNode(n);
+    ALLOT_CHECK(s.ok());
+    NodeInfo& node = nodes_[size_t(AddNodeInfo(n))];
+    node.pooled = true;
+    capacity_->Add(t, node.gpu_milli);
+    controllers_->Note(ctrl::kCapacity);
+  }
 }
 
 void Sim::FailNode(int32_t n, int64_t t) {
@@ -865,7 +940,7 @@ Status Sim::Run() {
   }
   if (opt_.mtbf_ms > 0) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
-      if (nodes_[n].flavor.empty() || nodes_[n].devices.empty()) continue;
+      if (nodes_[n].flavor.empty() || nodes_[n].devices.empty() || nodes_[n].pooled) continue;
       node_events_.push({Exp(opt_.mtbf_ms), int32_t(n), true});
     }
   }
@@ -880,6 +955,7 @@ Status Sim::Run() {
       park_events_.pop();  // Stale: the job ended, stopped or parked since.
     }
     if (!park_events_.empty()) t = std::min(t, park_events_.top().t);
+    t = std::min(t, fleet_->NextBootMs());
     // Failures matter only while work remains; repairs while work waits.
     bool work_left = next < jobs_.size() || !running_jobs_.empty();
     if (!node_events_.empty() && (work_left || (pending_jobs_ > 0 && down_nodes_ > 0))) {
@@ -887,7 +963,10 @@ Status Sim::Run() {
     }
     // The controllers' wake-ups matter while jobs run; an instant with
     // only those is not an event (nothing is scheduled unless they act).
-    const int64_t wake = running_jobs_.empty() ? kNever : controllers_->NextWakeMs();
+    // With autoscaled pools, also while nodes are up (to scale them down)
+    // or work waits for them.
+    const bool watch = !running_jobs_.empty() || (!fleet_->empty() && fleet_->Active(pending_jobs_ > 0));
+    const int64_t wake = watch ? controllers_->NextWakeMs() : kNever;
     if (wake < t) {
       if (RunControllers(wake)) {
         TryResumes(wake);
@@ -915,6 +994,8 @@ Status Sim::Run() {
         RepairNode(e.node, t);
       }
     }
+    // 2a. Nodes of autoscaled pools that finished booting.
+    if (fleet_->NextBootMs() == t) Register(t);
     // 2b. Parks, and resumes asked (idle periods that end).
     while (!park_events_.empty() && park_events_.top().t == t) {
       ParkEvent e = park_events_.top();
@@ -938,6 +1019,10 @@ Status Sim::Run() {
       ++pending_jobs_;
       Status s = sched_->AddWorkload(MakeWorkload(int32_t(next)));
       if (!s.ok()) return s;
+      if (!fleet_->empty()) {
+        fleet_->NoteArrival(t, o.gpu_milli);
+        controllers_->Note(ctrl::kCapacity);
+      }
       ++next;
     }
     // 4. Resumes that wait go first (as the server's, before its cycles);
@@ -955,6 +1040,8 @@ Status Sim::Run() {
   for (auto& i : pending_) i.Advance(r_.end_ms);
   for (auto& i : parked_) i.Advance(r_.end_ms);
   capacity_->Advance(r_.end_ms);
+  // Node time runs on to the last scale-down after the last job.
+  r_.pools = fleet_->Finish(std::max(r_.end_ms, fleet_->LastMs()));
   return Status::Ok();
 }
 

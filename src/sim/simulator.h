@@ -59,6 +59,7 @@
 #include "core/model.h"
 #include "core/status.h"
 #include "sim/idle_model.h"
+#include "sim/pools.h"
 #include "sim/trace.h"
 
 namespace allot::sim {
@@ -158,6 +159,10 @@ struct SimResult {
   bool idle_model = false;  // An idle model was given.
   bool parking = false;     // And parking was on.
   ParkingResult park;
+  // Autoscaled pools (core::NodePool with a provider; sim/pools.h), and
+  // the mode they ran under (ApplyAutoscale; "" when not given).
+  std::vector<PoolResult> pools;
+  std::string autoscale;
 };
 
 // `config` must be validated (core::ValidateConfig). `entitlement_from` is

@@ -1,0 +1,283 @@
+#include "ctrl/autoscaler.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "ctrl/test_view.h"
+
+namespace allot::ctrl {
+namespace {
+
+using testing::TestView;
+using State = PoolNodeView::State;
+
+constexpr int64_t kMin = 60'000;
+constexpr int64_t kNow = 1000 * kMin;  // 16:40 UTC on day 0.
+
+// A node as the scenario states it; pools fill their remaining names with
+// suspended nodes.
+struct N {
+  State state = State::kSuspended;
+  int64_t since_ms = 0;
+  int32_t gpus_free = 0;
+  int64_t idle_since_ms = 0;
+};
+N Booting(int64_t since) { return {State::kBooting, since, 0, 0}; }
+N Ready(int32_t free, int64_t idle_since = 0) { return {State::kReady, 0, free, idle_since}; }
+N Suspending() { return {State::kSuspending, kNow - kMin, 0, 0}; }
+
+struct PoolCase {
+  core::NodePool spec;
+  std::vector<N> nodes{};
+  int32_t failures = 0;
+  int64_t retry_after_ms = 0;
+  double arrivals_per_hour = 0;
+};
+
+core::NodePool Spec(const std::string& name, int32_t gpus, int32_t max,
+                    const std::string& flavor = "h100") {
+  core::NodePool p;
+  p.name = name;
+  p.node.labels = {{"gpu", flavor}};
+  p.node.gpus.resize(size_t(gpus));
+  p.max_nodes = max;
+  p.boot_timeout_ms = 10 * kMin;
+  p.scale_down_delay_ms = 10 * kMin;
+  return p;
+}
+template <typename F>
+core::NodePool With(core::NodePool p, F f) {
+  f(p);
+  return p;
+}
+
+sched::CapacityDemand Gang(const std::string& key, int32_t pods, int32_t gpus,
+                           std::vector<std::string> flavors = {"h100"}) {
+  sched::CapacityDemand d;
+  d.key = key;
+  d.flavors = std::move(flavors);
+  sched::CapacityDemandPodSet& ps = d.pod_sets.emplace_back();
+  ps.count = pods;
+  ps.gpus = gpus;
+  return d;
+}
+
+struct Case {
+  const char* why;
+  std::vector<PoolCase> pools;
+  std::vector<sched::CapacityDemand> demand;
+  std::vector<std::string> actions;  // Rendered as Render does.
+  int64_t next_wake_ms = kNever;
+  int64_t now_ms = kNow;
+};
+
+std::string Render(const Action& a) {
+  std::string s = std::string(ToString(a.type)) + " " + a.target;
+  if (!a.nodes.empty()) {
+    s += " [";
+    for (size_t i = 0; i < a.nodes.size(); ++i) s += (i ? " " : "") + a.nodes[i];
+    s += "]";
+  }
+  if (a.type != Action::Type::kExplain) s += " " + a.reason;
+  return s;
+}
+
+Plan RunCase(const Case& c, std::vector<std::string>* rendered, TestView* v = nullptr) {
+  TestView local;
+  TestView& view = v ? *v : local;
+  std::deque<std::string> names;
+  for (const PoolCase& pc : c.pools) {
+    PoolView& pv = view.pools.emplace_back();
+    pv.spec = &pc.spec;
+    pv.failures_in_a_row = pc.failures;
+    pv.retry_after_ms = pc.retry_after_ms;
+    pv.arrival_gpus_per_hour = pc.arrivals_per_hour;
+    for (int32_t i = 0; i < pc.spec.max_nodes; ++i) {
+      names.push_back(pc.spec.name + "-" + std::to_string(i));
+      PoolNodeView& n = pv.nodes.emplace_back();
+      n.name = names.back();
+      if (size_t(i) < pc.nodes.size()) {
+        n.state = pc.nodes[size_t(i)].state;
+        n.since_ms = pc.nodes[size_t(i)].since_ms;
+        n.gpus_free = pc.nodes[size_t(i)].gpus_free;
+        n.idle_since_ms = pc.nodes[size_t(i)].idle_since_ms;
+      }
+    }
+  }
+  view.demand = c.demand;
+  for (const char* f : {"h100", "a100"}) {
+    core::ResourceFlavor& rf = view.flavors.emplace_back();
+    rf.name = f;
+    rf.node_labels = {{"gpu", f}};
+  }
+  Plan plan = Autoscaler().Run(view, c.now_ms);
+  for (const Action& a : plan.actions) rendered->push_back(Render(a));
+  return plan;
+}
+
+TEST(Autoscaler, Scenarios) {
+  const Case cases[] = {
+      {"no pools: nothing", {}, {Gang("t/a", 1, 8)}, {}},
+      {"a gang asks for all its nodes at once",
+       {{Spec("p", 8, 4)}},
+       {Gang("t/a", 3, 8)},
+       {"resume-nodes p [p-0 p-1 p-2] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+      {"a gang larger than the pool's maxNodes asks for nothing (no half gang)",
+       {{Spec("p", 8, 3)}},
+       {Gang("t/big", 4, 8), Gang("t/small", 1, 8)},
+       {"resume-nodes p [p-0] ScaleUp", "explain t/small"}, kNow + 10 * kMin},
+      {"a pod larger than the node shape: nothing", {{Spec("p", 8, 4)}}, {Gang("t/a", 1, 16)}, {}},
+      {"booting nodes are counted: the same backlog never asks twice",
+       {{Spec("p", 8, 4), {Booting(kNow - kMin), Booting(kNow - kMin)}}},
+       {Gang("t/a", 2, 8)},
+       {"explain t/a"},
+       kNow + 9 * kMin},
+      {"one node booting, one more asked for",
+       {{Spec("p", 8, 4), {Booting(kNow - kMin)}}},
+       {Gang("t/a", 2, 8)},
+       {"resume-nodes p [p-1] ScaleUp", "explain t/a"},
+       kNow + 9 * kMin},
+      {"free room on a ready node takes what it can hold",
+       {{Spec("p", 8, 4), {Ready(8), Ready(2)}}},
+       {Gang("t/a", 2, 8), Gang("t/b", 1, 2)},
+       {"resume-nodes p [p-2] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+      {"small pods pack onto one new node",
+       {{Spec("p", 8, 4)}},
+       {Gang("t/a", 1, 4), Gang("t/b", 1, 2), Gang("t/c", 1, 2)},
+       {"resume-nodes p [p-0] ScaleUp", "explain t/a", "explain t/b", "explain t/c"}, kNow + 10 * kMin},
+      {"on-prem before cloud, then the cheapest per GPU",
+       {{With(Spec("cloud", 8, 4), [](auto& p) { p.location = "cloud"; })},
+        {With(Spec("dear", 8, 4), [](auto& p) { p.price_micros_per_node_hour = 40; })},
+        {With(Spec("cheap", 4, 4), [](auto& p) { p.price_micros_per_node_hour = 10; })}},
+       {Gang("t/a", 1, 4)},
+       {"resume-nodes cheap [cheap-0] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+      {"a pool at maxNodes (suspending nodes count): the next pool",
+       {{Spec("onprem", 8, 2), {Ready(0), Suspending()}},
+        {With(Spec("cloud", 8, 4), [](auto& p) { p.location = "cloud"; })}},
+       {Gang("t/a", 1, 8)},
+       {"resume-nodes cloud [cloud-0] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+      {"a pool backing off takes nothing until its retry time",
+       {{Spec("p", 8, 4), {}, 1, kNow + 30'000}},
+       {Gang("t/a", 1, 8)},
+       {},
+       kNow + 30'000},
+      {"a degraded pool comes after a healthy one, whatever it costs",
+       {{With(Spec("bad", 8, 4), [](auto& p) { p.failure_threshold = 2; }), {}, 2, 0},
+        {With(Spec("good", 8, 4), [](auto& p) { p.location = "cloud"; })}},
+       {Gang("t/a", 1, 8)},
+       {"resume-nodes good [good-0] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+      {"the first of the workload's flavors with a pool that fits",
+       {{Spec("h", 8, 4, "h100")}, {Spec("a", 8, 4, "a100")}},
+       {Gang("t/a", 1, 8, {"a100", "h100"})},
+       {"resume-nodes a [a-0] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+      {"a taint the pods do not tolerate: not that pool",
+       {{With(Spec("tainted", 8, 4),
+              [](auto& p) { p.node.taints = {{"spot", "true", core::TaintEffect::kNoSchedule}}; })}},
+       {Gang("t/a", 1, 8)},
+       {}},
+      {"boot timeout: reported, not counted; the pool backs off before asking again",
+       {{Spec("p", 8, 4), {Booting(kNow - 10 * kMin)}, 1}},
+       {Gang("t/a", 1, 8)},
+       {"boot-failed p [p-0] BootTimeout"},
+       kNow + 60'000},
+      {"minNodes: brought up to it",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.min_nodes = 2; }), {Booting(kNow)}}},
+       {},
+       {"resume-nodes p [p-1] MinNodes"},
+       kNow + 10 * kMin},
+      {"headroom in GPUs: one more node when fewer are free",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.headroom_gpus = 12; }), {Ready(6)}}},
+       {},
+       {"resume-nodes p [p-1] Headroom"}, kNow + 10 * kMin},
+      {"headroom by arrivals: 16 GPUs an hour over a 30-minute boot keeps 8 free",
+       {{With(Spec("p", 8, 4),
+              [](auto& p) {
+                p.headroom_arrivals = true;
+                p.boot_timeout_ms = 30 * kMin;
+              }),
+         {},
+         0,
+         0,
+         16.0}},
+       {},
+       {"resume-nodes p [p-0] Headroom"}, kNow + 30 * kMin},
+      {"idle for the scale-down delay: suspended",
+       {{Spec("p", 8, 4), {Ready(8, kNow - 10 * kMin), Ready(8, kNow - 5 * kMin), Ready(0)}}},
+       {},
+       {"suspend-nodes p [p-0] ScaleDown"},
+       kNow + 5 * kMin},
+      {"the disruption budget: one suspending already, none more",
+       {{Spec("p", 8, 4), {Ready(8, kNow - 20 * kMin), Suspending()}}},
+       {},
+       {}},
+      {"a budget of 2: the two longest idle go",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.max_disrupted = 2; }),
+         {Ready(8, kNow - 11 * kMin), Ready(8, kNow - 30 * kMin), Ready(8, kNow - 20 * kMin)}}},
+       {},
+       {"suspend-nodes p [p-1 p-2] ScaleDown"}},
+      {"outside the disruption windows: wait for the next one",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.windows = {{22 * 60, 6 * 60}}; }),
+         {Ready(8, kNow - 20 * kMin)}}},
+       {},
+       {},
+       22 * 60 * kMin},
+      {"inside a window across midnight: suspended",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.windows = {{22 * 60, 6 * 60}}; }),
+         {Ready(8, 1 * 60 * kMin - 20 * kMin)}}},
+       {},
+       {"suspend-nodes p [p-0] ScaleDown"},
+       kNever,
+       1 * 60 * kMin},
+      {"minNodes and headroom keep idle nodes",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.min_nodes = 1; }), {Ready(8, kNow - 20 * kMin)}},
+        {With(Spec("q", 8, 4),
+              [](auto& p) {
+                p.headroom_gpus = 8;
+                p.max_disrupted = 4;
+              }),
+         {Ready(8, kNow - 20 * kMin), Ready(8, kNow - 20 * kMin)}}},
+       {},
+       {"suspend-nodes q [q-0] ScaleDown"}},
+      {"an idle node that demand was packed on stays",
+       {{Spec("p", 8, 4), {Ready(8, kNow - 20 * kMin)}}},
+       {Gang("t/a", 2, 8)},
+       {"resume-nodes p [p-1] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    std::vector<std::string> got;
+    Plan plan = RunCase(c, &got);
+    EXPECT_EQ(got, c.actions);
+    EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms);
+  }
+}
+
+TEST(Autoscaler, PendingReasonsSayWhatTheWorkloadWaitsFor) {
+  Case c{"", {{Spec("p", 8, 4), {Booting(kNow - 2 * kMin)}}}, {Gang("t/a", 2, 8)}, {}};
+  c.pools[0].spec.boot_timeout_ms = 10 * kMin;
+  std::vector<std::string> got;
+  TestView view;
+  Plan plan = RunCase(c, &got, &view);
+  ASSERT_EQ(plan.actions.size(), 2u);
+  const Action& a = plan.actions[1];
+  EXPECT_EQ(a.type, Action::Type::kExplain);
+  EXPECT_EQ(a.target, "t/a");
+  // With no measured boot time, the boot timeout stands for it.
+  EXPECT_EQ(a.message,
+            "waits for 1 node of pool p, booting, ready in about 8m; and for 1 node of pool p "
+            "asked for now (a boot takes about 10m)");
+  EXPECT_EQ(plan.actions[0].message, "1 node (8 GPUs) for 1 pending workload that quota admits: t/a");
+}
+
+TEST(Autoscaler, BootRetryDelayDoublesUpToTenMinutes) {
+  EXPECT_EQ(BootRetryDelayMs(0), 0);
+  EXPECT_EQ(BootRetryDelayMs(1), 30'000);
+  EXPECT_EQ(BootRetryDelayMs(2), 60'000);
+  EXPECT_EQ(BootRetryDelayMs(5), 480'000);
+  EXPECT_EQ(BootRetryDelayMs(6), 600'000);
+  EXPECT_EQ(BootRetryDelayMs(60), 600'000);
+}
+
+}  // namespace
+}  // namespace allot::ctrl
