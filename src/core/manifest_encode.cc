@@ -7,11 +7,15 @@
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/duration.h"
 
 namespace allot::core {
 namespace {
@@ -638,6 +642,70 @@ json::object EncodeNode(const Node& n) {
                  json::object{{"cpu", Q(n.cpu)}, {"memory", Q(n.memory)}});
   if (!gpus.empty()) status.emplace("gpus", std::move(gpus));
   o.emplace("status", std::move(status));
+  return o;
+}
+
+json::object EncodeNodePool(const NodePool& p) {
+  json::object o = Header(kAllot, "NodePool");
+  json::object meta;
+  meta.emplace("name", p.name);
+  o.emplace("metadata", std::move(meta));
+  json::object spec;
+  spec.emplace("minNodes", p.min_nodes);
+  spec.emplace("maxNodes", p.max_nodes);
+  spec.emplace("gpus", int64_t(p.node.gpus.size()));
+  if (!p.node.gpus.empty()) {
+    PutString(&spec, "product", p.node.gpus[0].product);
+    if (!p.node.gpus[0].memory.IsZero()) spec.emplace("gpuMemory", Q(p.node.gpus[0].memory));
+  }
+  if (!p.node.cpu.IsZero()) spec.emplace("cpu", Q(p.node.cpu));
+  if (!p.node.memory.IsZero()) spec.emplace("memory", Q(p.node.memory));
+  PutMap(&spec, "labels", p.node.labels);
+  PutTaints(&spec, "taints", p.node.taints);
+  json::object provider;
+  switch (p.provider.type) {
+    case PoolProvider::Type::kExec:
+      provider.emplace("type", "exec");
+      PutStrings(&provider, "command", p.provider.command);
+      break;
+    case PoolProvider::Type::kLocal:
+      provider.emplace("type", "local");
+      break;
+    case PoolProvider::Type::kSimulated:
+      provider.emplace("type", "simulated");
+      provider.emplace("bootDelay", FormatDurationSeconds(p.provider.boot_delay_ms / 1000));
+      provider.emplace("failureRate",
+                       Quantity::FromMilli(int64_t(std::lround(p.provider.failure_rate * 1000)))
+                           .ToString());
+      break;
+  }
+  spec.emplace("provider", std::move(provider));
+  spec.emplace("location", p.location);
+  PutString(&spec, "zone", p.zone);
+  spec.emplace("pricePerNodeHour", Micros(p.price_micros_per_node_hour));
+  spec.emplace("bootTimeout", FormatDurationSeconds(p.boot_timeout_ms / 1000));
+  spec.emplace("scaleDownDelay", FormatDurationSeconds(p.scale_down_delay_ms / 1000));
+  json::object budget{{"maxNodes", p.max_disrupted}};
+  if (!p.windows.empty()) {
+    json::array windows;
+    for (const auto& [from, to] : p.windows) {
+      char buf[48];  // Room for any int, to keep -Wformat-truncation quiet.
+      std::snprintf(buf, sizeof buf, "%02d:%02d-%02d:%02d", from / 60, from % 60, to / 60,
+                    to % 60);
+      windows.emplace_back(buf);
+    }
+    budget.emplace("windows", std::move(windows));
+  }
+  spec.emplace("disruptionBudget", std::move(budget));
+  json::object headroom{{"gpus", p.headroom_gpus}};
+  if (p.headroom_window_ms > 0) {
+    headroom.emplace("arrivals", FormatDurationSeconds(p.headroom_window_ms / 1000));
+  } else {
+    headroom.emplace("arrivals", p.headroom_arrivals);
+  }
+  spec.emplace("headroom", std::move(headroom));
+  spec.emplace("failureThreshold", p.failure_threshold);
+  o.emplace("spec", std::move(spec));
   return o;
 }
 

@@ -84,6 +84,8 @@ boost::json::object EncodePriorityClass(const WorkloadPriorityClass& pc,
 boost::json::object EncodeNamespace(const Namespace& ns);
 // allot.dev/v1 Node.
 boost::json::object EncodeNode(const Node& node);
+// allot.dev/v1 NodePool with a provider (autoscaled), every field written.
+boost::json::object EncodeNodePool(const NodePool& pool);
 // allot.dev/v1 Workload: metadata (labels, annotations, creationTimestamp
 // with millisecond precision, left out when 0), spec.type unless "batch",
 // spec.priorityClassName when set, else spec.priority unless 0,

@@ -58,6 +58,7 @@ std::string EncodeAll(const Config& c, KueueVersion v = kDefaultKueueVersion) {
   for (const auto& x : c.priority_classes) add(EncodePriorityClass(x, v));
   for (const auto& x : c.namespaces) add(EncodeNamespace(x));
   for (const auto& x : c.nodes) add(EncodeNode(x));
+  for (const auto& x : c.node_pools) add(EncodeNodePool(x));
   for (const auto& x : c.workloads) add(EncodeWorkload(x));
   add(EncodeSchedulerConfig(c.scheduler));
   return out;
@@ -107,6 +108,7 @@ void ExpectSameConfig(const Config& want, const Config& got) {
              got.priority_classes, enc(EncodePriorityClass));
   ExpectSame("Namespace", want.namespaces, got.namespaces, EncodeNamespace);
   ExpectSame("Node", want.nodes, got.nodes, EncodeNode);
+  ExpectSame("NodePool", want.node_pools, got.node_pools, EncodeNodePool);
   ExpectSame("Workload", want.workloads, got.workloads, EncodeWorkload);
   EXPECT_TRUE(want.scheduler == got.scheduler)
       << json::serialize(EncodeSchedulerConfig(got.scheduler));
@@ -132,7 +134,8 @@ PodSet MainPodSet() {
 std::vector<std::pair<std::string, std::vector<fs::path>>> GoodInputs() {
   const fs::path root = SourceRoot();
   std::vector<std::pair<std::string, std::vector<fs::path>>> inputs = {
-      {"demo", {root / "examples" / "demo.yaml"}}};
+      {"demo", {root / "examples" / "demo.yaml"}},
+      {"sim/philly-autoscale", {root / "examples" / "sim" / "philly-autoscale.yaml"}}};
   std::vector<fs::path> cases;
   std::error_code ec;
   for (const auto& e :
@@ -447,6 +450,53 @@ std::vector<Workload> Workloads() {
   return out;
 }
 
+// Autoscaled pools: each provider, every field set or left at its default.
+std::vector<NodePool> NodePools() {
+  std::vector<NodePool> out;
+  NodePool a;
+  a.name = "exec-pool";
+  a.node.labels = {{"allot.dev/pool", "h100"}, {"zone", "a"}};
+  a.node.taints = {{"cloud", "true", TaintEffect::kNoSchedule}};
+  a.node.cpu = Q("96");
+  a.node.memory = Q("1Ti");
+  a.node.gpus.resize(8);
+  for (Gpu& g : a.node.gpus) {
+    g.product = "H100";
+    g.memory = Q("80Gi");
+  }
+  a.min_nodes = 1;
+  a.max_nodes = 16;
+  a.provider.type = PoolProvider::Type::kExec;
+  a.provider.command = {"/usr/local/sbin/pool", "--region", "us-east-1"};
+  a.location = "cloud";
+  a.zone = "us-east-1a";
+  a.price_micros_per_node_hour = 98320000;
+  a.boot_timeout_ms = 900000;
+  a.scale_down_delay_ms = 300000;
+  a.max_disrupted = 2;
+  a.windows = {{22 * 60, 6 * 60 + 30}, {12 * 60, 13 * 60}};
+  a.headroom_gpus = 8;
+  a.headroom_arrivals = true;
+  a.headroom_window_ms = 1800000;
+  a.failure_threshold = 5;
+  out.push_back(a);
+  NodePool b;
+  b.name = "local-pool";
+  b.max_nodes = 2;
+  b.provider.type = PoolProvider::Type::kLocal;
+  out.push_back(b);
+  NodePool c;
+  c.name = "sim-pool";
+  c.max_nodes = 3;
+  c.node.gpus.resize(4);
+  c.provider.type = PoolProvider::Type::kSimulated;
+  c.provider.boot_delay_ms = 240000;
+  c.provider.failure_rate = 0.125;
+  c.headroom_arrivals = true;
+  out.push_back(c);
+  return out;
+}
+
 Config HandBuilt() {
   Config c;
   c.flavors = Flavors();
@@ -466,6 +516,7 @@ Config HandBuilt() {
                   {"bare", {{kNamespaceNameLabel, "bare"}}, {}, {}, "ba"}};
   c.flavors[1].generate_name = "bare-";  // Named, and generated from it.
   c.nodes = Nodes();
+  c.node_pools = NodePools();
   c.workloads = Workloads();
   c.scheduler.fair_sharing = true;
   c.scheduler.preemption_strategies = {

@@ -586,6 +586,9 @@ struct NodePool {
   int32_t failure_threshold = 3;
   PoolProvider provider;
   SourceRef source;
+  // Always "": a NodePool names its nodes after its name (the field is
+  // here for the code every kind shares).
+  std::string generate_name{};
 
   bool operator==(const NodePool&) const = default;
 };
