@@ -291,11 +291,22 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
     return c;
   };
 
+  // Why pools that would take a workload cannot now (backing off).
+  auto backing_off = [&](const Pool& p) {
+    std::string s = "pool " + p.spec->name + " cannot start nodes before about " +
+                    Minutes(p.retry_ms - now_ms) + " from now (" +
+                    std::to_string(p.view->failures_in_a_row) + " failed boot" +
+                    (p.view->failures_in_a_row == 1 ? "" : "s") + " in a row";
+    if (!p.view->last_error.empty()) s += "; last: " + std::string(p.view->last_error);
+    return s + ")";
+  };
+
   // Scale-up for the demand, workload by workload.
   std::vector<int32_t> booting, fresh;
   std::vector<Action> explains;  // After the pools' actions.
   for (const sched::CapacityDemand& d : view.CapacityDemands()) {
     bool placed = false;
+    std::string held;  // The pools that would fit it but back off.
     for (const std::string& flavor : d.flavors) {
       const core::ResourceFlavor* f = view.FindFlavor(flavor);
       for (int32_t pi : candidates(flavor)) {
@@ -307,6 +318,9 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
                  core::TaintsTolerated(p.spec->node.taints, f->tolerations, ps.tolerations);
         }
         if (!fits) continue;
+        if (!p.can_grow && p.retry_ms > now_ms) {
+          held += (held.empty() ? "" : "; ") + backing_off(p);
+        }
         booting.clear();
         fresh.clear();
         if (!Pack(p, d, &booting, &fresh)) continue;
@@ -334,6 +348,9 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
         break;
       }
       if (placed) break;
+    }
+    if (!placed && !held.empty()) {
+      explains.push_back({Action::Type::kExplain, d.key, "WaitingForNodes", held, "", {}});
     }
   }
 

@@ -33,6 +33,7 @@ struct PoolCase {
   int32_t failures = 0;
   int64_t retry_after_ms = 0;
   double arrivals_per_hour = 0;
+  std::string last_error{};
 };
 
 core::NodePool Spec(const std::string& name, int32_t gpus, int32_t max,
@@ -93,6 +94,7 @@ Plan RunCase(const Case& c, std::vector<std::string>* rendered, TestView* v = nu
     pv.failures_in_a_row = pc.failures;
     pv.retry_after_ms = pc.retry_after_ms;
     pv.arrival_gpus_per_hour = pc.arrivals_per_hour;
+    pv.last_error = pc.last_error;
     for (int32_t i = 0; i < pc.spec.max_nodes; ++i) {
       names.push_back(pc.spec.name + "-" + std::to_string(i));
       PoolNodeView& n = pv.nodes.emplace_back();
@@ -157,10 +159,10 @@ TEST(Autoscaler, Scenarios) {
         {With(Spec("cloud", 8, 4), [](auto& p) { p.location = "cloud"; })}},
        {Gang("t/a", 1, 8)},
        {"resume-nodes cloud [cloud-0] ScaleUp", "explain t/a"}, kNow + 10 * kMin},
-      {"a pool backing off takes nothing until its retry time",
+      {"a pool backing off takes nothing until its retry time (and the workload hears why)",
        {{Spec("p", 8, 4), {}, 1, kNow + 30'000}},
        {Gang("t/a", 1, 8)},
-       {},
+       {"explain t/a"},
        kNow + 30'000},
       {"a degraded pool comes after a healthy one, whatever it costs",
        {{With(Spec("bad", 8, 4), [](auto& p) { p.failure_threshold = 2; }), {}, 2, 0},
@@ -179,7 +181,7 @@ TEST(Autoscaler, Scenarios) {
       {"boot timeout: reported, not counted; the pool backs off before asking again",
        {{Spec("p", 8, 4), {Booting(kNow - 10 * kMin)}, 1}},
        {Gang("t/a", 1, 8)},
-       {"boot-failed p [p-0] BootTimeout"},
+       {"boot-failed p [p-0] BootTimeout", "explain t/a"},
        kNow + 60'000},
       {"minNodes: brought up to it",
        {{With(Spec("p", 8, 4), [](auto& p) { p.min_nodes = 2; }), {Booting(kNow)}}},
@@ -268,6 +270,19 @@ TEST(Autoscaler, PendingReasonsSayWhatTheWorkloadWaitsFor) {
             "waits for 1 node of pool p, booting, ready in about 8m; and for 1 node of pool p "
             "asked for now (a boot takes about 10m)");
   EXPECT_EQ(plan.actions[0].message, "1 node (8 GPUs) for 1 pending workload that quota admits: t/a");
+}
+
+TEST(Autoscaler, AWorkloadHearsWhyItsPoolCannotStartNodes) {
+  const std::string why = "pool p: /usr/local/sbin/pool resume exited with code 3: no capacity";
+  Case c{"", {{Spec("p", 8, 4), {}, 2, kNow + 90'000}}, {Gang("t/a", 1, 8)}, {}};
+  c.pools[0].last_error = why;
+  std::vector<std::string> got;
+  Plan plan = RunCase(c, &got);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].type, Action::Type::kExplain);
+  EXPECT_EQ(plan.actions[0].message,
+            "pool p cannot start nodes before about 2m from now (2 failed boots in a row; last: " +
+                why + ")");
 }
 
 TEST(Autoscaler, BootRetryDelayDoublesUpToTenMinutes) {

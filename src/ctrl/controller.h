@@ -121,6 +121,9 @@ struct PoolView {
   // GPUs asked per hour by workloads arriving for its flavors, measured
   // by the owner (headroom by arrivals).
   double arrival_gpus_per_hour = 0;
+  // Why its last boot failed (the provider's words, or a timeout), for
+  // the pending reasons while it backs off; "" when none.
+  std::string_view last_error;
 };
 
 // The read-only state controllers read. Implementations: server::State's

@@ -131,6 +131,7 @@ Status MayCreateOrApply(const Principal& p, const core::Config& docs,
   take(Kind::kResourceFlavor, docs.flavors);
   take(Kind::kTopology, docs.topologies);
   take(Kind::kImage, docs.images);
+  take(Kind::kNodePool, docs.node_pools);
   take(Kind::kCohort, docs.cohorts);
   take(Kind::kClusterQueue, docs.cluster_queues);
   take(Kind::kLocalQueue, docs.local_queues);

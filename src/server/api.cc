@@ -114,6 +114,7 @@ Status CheckAllNames(const core::Config& c) {
   ALLOT_RETURN_IF_ERROR(CheckNames(c.priority_classes, false));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.namespaces, true));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.nodes, false));
+  ALLOT_RETURN_IF_ERROR(CheckNames(c.node_pools, false));
   ALLOT_RETURN_IF_ERROR(CheckNames(c.workloads, true));
   return Status::Ok();
 }
@@ -210,14 +211,16 @@ Body ParseBody(const net::Request& req, bool want_rv, bool skip_unsupported) {
   b.status = core::ParseManifests(req.body, "request body", &b.config, {},
                                   skip_unsupported ? &b.skipped : nullptr);
   if (b.status.ok()) b.status = CheckAllNames(b.config);
-  if (b.status.ok() && !b.config.node_pools.empty()) {
-    // Until the server runs the autoscaler (issue 19), refuse rather than
-    // drop the document.
+  for (const core::NodePool& p : b.config.node_pools) {
+    if (!b.status.ok() || p.provider.type == core::PoolProvider::Type::kExec) continue;
+    // The server runs admin programs; the others are not its to run.
     b.status = Status::InvalidArgument(
-        b.config.node_pools[0].source.Describe(b.config.node_pools[0].name) +
-            ": an autoscaled NodePool (spec.provider) is read by `allot simulate` only; "
-            "the server does not run the autoscaler yet",
-        "spec.provider");
+        p.source.Describe(p.name) + ": spec.provider.type: " +
+            (p.provider.type == core::PoolProvider::Type::kLocal
+                 ? "local is not built yet: use type exec with a program that starts "
+                   "`allot agent` (docs/autoscaling.md has one)"
+                 : "simulated pools are allot simulate's; the server runs type exec"),
+        "spec.provider.type");
   }
   if (b.status.ok() && want_rv) {
     Result<std::optional<int64_t>> rv = BodyResourceVersion(req.body);

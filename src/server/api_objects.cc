@@ -189,6 +189,7 @@ std::string KeyOfBody(const core::Config& cfg) {
   any(cfg.priority_classes);
   any(cfg.namespaces);
   any(cfg.nodes);
+  any(cfg.node_pools);
   return key;
 }
 

@@ -43,6 +43,7 @@ constexpr KindInfo kKinds[kNumKinds] = {
     {"Node", "nodes", false},
     {"Topology", "topologies", false},
     {"Image", "images", false},
+    {"NodePool", "nodepools", false},
     {"Workload", "workloads", true},
 };
 }  // namespace
@@ -84,6 +85,7 @@ bool CanSee(const Principal& p, Kind kind, const std::string& tenant) {
     case Kind::kNode:
     case Kind::kTopology:
     case Kind::kImage:
+    case Kind::kNodePool:
       return true;
     case Kind::kTenant:
     case Kind::kLocalQueue:

@@ -84,9 +84,10 @@ enum class Kind {
   kNode,
   kTopology,  // Before kWorkload: the config kinds index ConfigObject.
   kImage,
+  kNodePool,  // Autoscaled ones (docs/autoscaling.md).
   kWorkload,
 };
-inline constexpr int kNumKinds = 10;
+inline constexpr int kNumKinds = 11;
 const char* KindName(Kind k);    // "ResourceFlavor", ...
 const char* KindPlural(Kind k);  // "resourceflavors", ... (the API path)
 bool IsNamespaced(Kind k);       // LocalQueue, Workload.

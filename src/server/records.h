@@ -124,6 +124,7 @@ struct Objects {
   std::map<std::string, Entry<core::Node>> nodes;
   std::map<std::string, Entry<core::Topology>> topologies;
   std::map<std::string, Entry<core::Image>> images;
+  std::map<std::string, Entry<core::NodePool>> node_pools;
   core::SchedulerConfig scheduler;
   int64_t scheduler_rv = 0;
 };

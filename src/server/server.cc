@@ -42,11 +42,15 @@ class ServerImpl : public Server {
   std::unique_ptr<net::HttpServer> http;
   // Reads request bodies (manifests) off the network threads.
   std::unique_ptr<WorkPool> bodies;
+  // Autoscaled pools' exec provider calls (they post their results to the
+  // owner).
+  std::unique_ptr<ProviderRunner> providers;
 
   uint16_t port() const override { return http->port(); }
   void Stop() override {
     if (http) http->Stop();
     if (bodies) bodies->Stop();
+    providers.reset();  // Kills a call that runs; before the owner stops.
     if (owner && !stopped) {
       owner->Stop();
       stopped = true;
@@ -135,6 +139,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   }
 
   auto impl = std::make_unique<ServerImpl>();
+  ServerImpl* raw = impl.get();
+  (*state)->SetProviderRunner([raw](ProviderCall c) {
+    if (raw->providers) raw->providers->Run(std::move(c));
+  });
   std::string describe = (*st)->Describe();
   std::shared_ptr<const TokenIndex> tokens = (*state)->token_index();
   std::shared_ptr<metrics::Metrics> metrics = (*state)->metrics();
@@ -151,6 +159,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   impl->owner->SetControllers(std::make_unique<ctrl::Runner>(ctrl::DefaultControllers(copts)));
   impl->owner->SetCommitHook(
       [anchor](const std::vector<const store::Batch*>& b) { anchor->Committed(b); });
+  impl->providers = std::make_unique<ProviderRunner>([raw](ProviderResult r) {
+    raw->owner->Post([r = std::move(r)](Turn& t) { t.state.PoolCallDone(r, &t.txn); });
+  });
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
   net::ServerOptions so;

@@ -241,6 +241,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
       ALLOT_LOAD(kNode, nodes, nodes)
       ALLOT_LOAD(kTopology, topologies, topologies)
       ALLOT_LOAD(kImage, images, images)
+      ALLOT_LOAD(kNodePool, node_pools, node_pools)
 #undef ALLOT_LOAD
       case Kind::kWorkload:
         if (c.workloads.size() != 1) return Status::Internal(where + ": no object");
@@ -289,6 +290,7 @@ Result<std::unique_ptr<State>> State::Load(const store::Snapshot& snap) {
   }
   for (const auto& [key, rec] : st->workloads_) st->agents_.Reindex(key, rec);
   st->agents_.TakeChangedNodes();  // Loading changed no agent's pods.
+  st->SyncPools(0);
   return st;
 }
 
@@ -307,6 +309,7 @@ core::Config State::BuildConfig(const Objects& o,
     cfg.priority_classes.push_back(e.obj);
   for (const auto& [k, e] : o.tenants) cfg.namespaces.push_back(e.obj);
   for (const auto& [k, e] : o.nodes) cfg.nodes.push_back(SchedulerNode(e.obj));
+  for (const auto& [k, e] : o.node_pools) cfg.node_pools.push_back(e.obj);
   cfg.scheduler = o.scheduler;
   std::vector<const WorkloadRecord*> recs;
   recs.reserve(workloads_.size());
@@ -564,6 +567,10 @@ Status State::ChangeConfig(const Actor& a, std::vector<Change> changes,
     removed_since_rebuild_ = 0;
   }
   ctrl_changes_ |= ctrl::kConfig;
+  if (std::any_of(touched.begin(), touched.end(),
+                  [](const auto& t) { return t.first == Kind::kNodePool; })) {
+    SyncPools(txn->now_unix_ms);
+  }
   for (const std::string& key : evict) {
     WorkloadRecord& rec = workloads_[key];
     Evicted(&rec, "Drained",

@@ -69,6 +69,8 @@
 #include "server/agents.h"
 #include "server/audit_trail.h"
 #include "server/authz.h"
+#include "server/pools.h"
+#include "server/provider.h"
 #include "server/records.h"
 #include "server/secrets.h"
 #include "server/tokens.h"
@@ -272,6 +274,18 @@ class State {
   // How long GPU telemetry rollups are kept (server/telemetry.h).
   void SetTelemetryRetention(int64_t ms) { accounting_.SetTelemetryRetention(ms); }
 
+  // Autoscaled NodePools (docs/autoscaling.md, state_pools.cc): where the
+  // exec provider's calls go (the server runs them off the owner thread;
+  // unset, none runs and every resume fails at its boot timeout), and a
+  // call's result, back on the owner thread.
+  void SetProviderRunner(std::function<void(ProviderCall)> run) {
+    run_provider_ = std::move(run);
+  }
+  void PoolCallDone(const ProviderResult& r, Txn* txn);
+  // What pending workload `key` waits for beyond its quota and nodes: the
+  // autoscaler's words ("waits for 2 nodes of pool p, booting, ..."), or "".
+  const std::string& CapacityNote(const std::string& key) const;
+
   // ---- Secrets (server/secrets.h) -----------------------------------------
   // The key that seals Secrets (kSealKeyBytes); then CheckSecretKey says
   // whether the stored ones open with it.
@@ -468,6 +482,15 @@ class State {
   // marked NotReady by one call evict their workloads together, with one
   // message naming them all.
   void ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn);
+  // The autoscaler's actions (state_pools.cc): provider calls, cordons,
+  // failed boots, and its notes for pending workloads.
+  void ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn);
+  // The pools' runtime follows the NodePool objects (after a change and
+  // at load).
+  void SyncPools(int64_t now);
+  mutable PoolRuntime pools_;  // ForEachPool keeps idle times as it reads.
+  std::function<void(ProviderCall)> run_provider_;
+  std::map<std::string, std::string> capacity_notes_;
   // Marks `nodes` NotReady and evicts what runs there, with one message:
   // "node a, b CLAUSE; node c CLAUSE2", clauses and nodes in the order given.
   struct NotReadyNode {

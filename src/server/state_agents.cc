@@ -40,6 +40,7 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
     n.labels.erase("allot.dev/simulated");
   }
   n.source = internal::StoredSource(Kind::kNode);
+  pools_.Decorate(&n);  // A pool node: its pool's labels and taints.
   auto it = objs_.nodes.find(n.name);
   if (it != objs_.nodes.end()) {
     // Cordons and taints are the admins'; hardware and labels the agent's.
@@ -52,6 +53,7 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
       agents_.Hear(n.name, now, r.address, r.simulated, std::move(r.gpu_samples),
                    std::move(r.pod_network));
   if (heard.came_back) ctrl_changes_ |= ctrl::kAgents;
+  if (pools_.Registered(n.name, now)) ctrl_changes_ |= ctrl::kCapacity;
   if (changed && it == objs_.nodes.end()) {
     // A node joins: validated alone (its name, labels, capacity, GPUs) and
     // added to the scheduler as it is, without rebuilding it, so that

@@ -50,6 +50,7 @@ Docs Split(core::Config&& c, bool has_scheduler) {
   Take(c.nodes, &d);
   Take(c.topologies, &d);
   Take(c.images, &d);
+  Take(c.node_pools, &d);
   for (core::Workload& w : c.workloads) {
     int at = w.source.doc_index;
     d.workloads.push_back({at, std::move(w)});
@@ -302,6 +303,7 @@ Status State::GenerateNames(core::Config* doc) {
         {"Node", Kind::kNode},
         {"Topology", Kind::kTopology},
         {"Image", Kind::kImage},
+        {"NodePool", Kind::kNodePool},
         {"Workload", Kind::kWorkload}};
     for (const auto& [name, k] : kKinds) {
       if (name == kind) return Exists(k, key);
@@ -377,7 +379,7 @@ Result<std::string> State::List(const Principal& p, Kind kind,
     for (const WorkloadRecord* r : page) {
       json::object o = WorkloadJson(*r, false, p.role == Role::kClusterAdmin);
       if (auto w = why.find(r->spec.Key()); w != why.end()) {
-        PutPending(w->second, &o["status"].as_object());
+        PutPending(w->second, &o["status"].as_object(), CapacityNote(r->spec.Key()));
       }
       add(r->spec.Key(), json::serialize(o));
     }

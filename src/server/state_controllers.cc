@@ -67,6 +67,17 @@ class State::ControllerView : public ctrl::View {
     return it == s_.objs_.cluster_queues.end() ? nullptr : &it->second.obj;
   }
 
+  void ForEachPool(const std::function<void(const ctrl::PoolView&)>& fn) const override {
+    s_.pools_.ForEachPool(*s_.sched_, now_, fn);
+  }
+  std::vector<sched::CapacityDemand> CapacityDemands() const override {
+    if (s_.pools_.empty()) return {};
+    return s_.sched_->CapacityDemands();
+  }
+  const core::ResourceFlavor* FindFlavor(std::string_view name) const override {
+    return s_.sched_->Flavor(std::string(name));
+  }
+
  private:
   const State& s_;
   int64_t now_;  // For the pull time of a pull still going.
@@ -87,9 +98,19 @@ void State::RunControllers(ctrl::Runner* runner, Txn* txn) {
 
 void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn) {
   const int64_t now = txn->now_unix_ms;
+  ApplyPoolActions(actions, txn);
   std::vector<NotReadyNode> not_ready;
   for (const ctrl::TakenAction& t : actions) {
     const ctrl::Action& a = t.action;
+    switch (a.type) {  // The autoscaler's: ApplyPoolActions.
+      case ctrl::Action::Type::kResumeNodes:
+      case ctrl::Action::Type::kSuspendNodes:
+      case ctrl::Action::Type::kBootFailed:
+      case ctrl::Action::Type::kExplain:
+        continue;
+      default:
+        break;
+    }
     const std::string principal = "controller:" + t.controller;
     const char* verb = ctrl::ToString(a.type);
     if (a.type == ctrl::Action::Type::kNodeNotReady) {

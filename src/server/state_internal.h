@@ -15,7 +15,8 @@ namespace allot::server::internal {
 using ConfigObject =
     std::variant<core::ResourceFlavor, core::Cohort, core::ClusterQueue,
                  core::LocalQueue, core::WorkloadPriorityClass,
-                 core::Namespace, core::Node, core::Topology, core::Image>;
+                 core::Namespace, core::Node, core::Topology, core::Image,
+                 core::NodePool>;
 
 inline std::string KeyOf(const core::LocalQueue& lq) {
   return lq.ns + "/" + lq.name;
@@ -64,6 +65,7 @@ decltype(auto) WithMap(Objects& o, Kind kind, F&& f) {
     case Kind::kNode: return f(o.nodes);
     case Kind::kTopology: return f(o.topologies);
     case Kind::kImage: return f(o.images);
+    case Kind::kNodePool: return f(o.node_pools);
     case Kind::kWorkload: break;
   }
   std::abort();
@@ -101,11 +103,16 @@ inline boost::json::object Encode(const core::Image& x) {
 inline boost::json::object Encode(const core::Node& x) {
   return core::EncodeNode(x);
 }
+inline boost::json::object Encode(const core::NodePool& x) {
+  return core::EncodeNodePool(x);
+}
 
-// Why a pending workload waits and its place in line, in its status.
-inline void PutPending(const sched::PendingWorkload& p, boost::json::object* status) {
+// Why a pending workload waits and its place in line, in its status;
+// `note` (State::CapacityNote) says what capacity it waits for.
+inline void PutPending(const sched::PendingWorkload& p, boost::json::object* status,
+                       const std::string& note = "") {
   (*status)["clusterQueue"] = p.cluster_queue;
-  (*status)["pendingReason"] = p.reason;
+  (*status)["pendingReason"] = note.empty() ? p.reason : p.reason + "; " + note;
   (*status)["position"] = p.position;
 }
 

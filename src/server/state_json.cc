@@ -115,7 +115,7 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   status["conditions"] = std::move(conds);
   if (explain) {
     if (std::optional<sched::PendingWorkload> p = sched_->Explain(rec.spec.Key())) {
-      PutPending(*p, &status);
+      PutPending(*p, &status, CapacityNote(rec.spec.Key()));
     }
   }
   return obj;

@@ -122,6 +122,32 @@ void State::CollectMetrics(metrics::Gauges* g) const {
       g->Add({{"flavor", b.flavor}, {"resource", res}}, Units(milli));
     }
   }
+  // Autoscaled NodePools (docs/autoscaling.md).
+  const std::vector<PoolCounts> pools = pools_.Counts(0);
+  if (!pools.empty()) {
+    g->Family("allot_pool_nodes",
+              "Nodes of an autoscaled NodePool by state: suspended, booting, ready (idle "
+              "among them: no GPU allocated), suspending.");
+    for (const PoolCounts& p : pools) {
+      g->Add({{"pool", p.pool}, {"state", "suspended"}}, p.suspended);
+      g->Add({{"pool", p.pool}, {"state", "booting"}}, p.booting);
+      g->Add({{"pool", p.pool}, {"state", "ready"}}, p.ready);
+      g->Add({{"pool", p.pool}, {"state", "idle"}}, p.idle);
+      g->Add({{"pool", p.pool}, {"state", "suspending"}}, p.suspending);
+    }
+    g->Family("allot_pool_boots_total", "Nodes the autoscaler asked a pool's provider to resume.", /*counter=*/true);
+    for (const PoolCounts& p : pools) g->Add({{"pool", p.pool}}, double(p.boots));
+    g->Family("allot_pool_boot_failures_total",
+              "Resumed nodes that did not register in time, or whose resume call failed.", /*counter=*/true);
+    for (const PoolCounts& p : pools) g->Add({{"pool", p.pool}}, double(p.boot_failures));
+    g->Family("allot_pool_scale_ups_total", "Scale-up decisions (each resumes some nodes).", /*counter=*/true);
+    for (const PoolCounts& p : pools) g->Add({{"pool", p.pool}}, double(p.scale_ups));
+    g->Family("allot_pool_suspends_total", "Nodes suspended for being idle.", /*counter=*/true);
+    for (const PoolCounts& p : pools) g->Add({{"pool", p.pool}}, double(p.suspends));
+    g->Family("allot_pool_degraded",
+              "1 while a pool's failed boots in a row reach its failureThreshold.");
+    for (const PoolCounts& p : pools) g->Add({{"pool", p.pool}}, p.degraded ? 1 : 0);
+  }
   g->Family("allot_parked_workloads",
             "Parked workloads (pods stopped, devices given back, quota kept), per "
             "cluster_queue.");

@@ -277,6 +277,9 @@ void State::Finish(WorkloadRecord* rec, bool succeeded,
 
 int32_t State::FinishTurn(Txn* txn) {
   agents_.NoteTurn(txn->now_unix_ms);
+  // Workloads that changed may have set work aside for want of nodes or
+  // left a pool node empty: the autoscaler looks again.
+  if (!pools_.empty() && !dirty_.empty()) ctrl_changes_ |= ctrl::kCapacity;
   std::set<std::string> touched;
   std::map<std::string, sched::PreemptionEvent> preempted;
   int32_t cycles = 0;

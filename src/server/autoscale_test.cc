@@ -1,0 +1,158 @@
+// Autoscaled NodePools end to end (docs/autoscaling.md): a real `allot
+// serve`, an exec provider that starts and stops real `allot agent`
+// processes with simulated GPUs, and a provider that fails or hangs.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <string>
+
+#include "server/agent_test_util.h"
+#include "server/test_server.h"
+#include "testing/builders.h"
+#include "testing/process.h"
+
+namespace allot::server::testing {
+namespace {
+
+namespace b = allot::testing;
+namespace json = boost::json;
+
+std::string Str(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* x = &v;
+  for (const char* k : path) {
+    if (!x->is_object() || !x->as_object().contains(k)) return "";
+    x = &x->as_object().at(k);
+  }
+  return x->is_string() ? std::string(x->as_string()) : "";
+}
+
+class AutoscaleTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartServer(
+        b::Namespace("team-a") + b::FlavorSpec("pool", "{nodeLabels: {allot.dev/pool: p}}") +
+        b::FlavorSpec("broken", "{nodeLabels: {allot.dev/pool: q}}") +
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+        "spec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+        "  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+        "    - {name: pool, resources: [{name: nvidia.com/gpu, nominalQuota: 16}]}\n"
+        "    - {name: broken, resources: [{name: nvidia.com/gpu, nominalQuota: 16}]}\n---\n" +
+        b::LocalQueue("team-a", "q", "cq")));
+    token_ = srv_->NewToken(R"({"user":"pool-agents","role":"node"})");
+    ASSERT_FALSE(token_.empty());
+    dir_ = srv_->dir();
+    // The shipped provider program (deploy/pools/local-agents.sh): an
+    // agent per node it resumes, after a 2 s "boot"; killed on suspend.
+    std::ofstream(dir_ + "/node.token") << token_ << "\n";
+    pool_command_ = std::string("[/bin/bash, ") + ALLOT_SOURCE_DIR +
+                    "/deploy/pools/local-agents.sh, --server, '" + srv_->url() +
+                    "', --token-file, " + dir_ + "/node.token, --dir, " + dir_ + ", --bin, " +
+                    std::getenv("ALLOT_BIN") + ", --boot-delay, '2']";
+  }
+  void TearDown() override {
+    if (HasFailure()) std::fprintf(stderr, "allot serve said:\n%s\n", srv_->Log().c_str());
+    // Agents the provider left running.
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+      if (e.path().extension() != ".pid") continue;
+      std::ifstream f(e.path());
+      pid_t pid = 0;
+      if (f >> pid && pid > 0) kill(pid, SIGKILL);
+    }
+  }
+
+  std::string Pool(const std::string& name, const std::string& command,
+                   const std::string& boot_timeout = "60s") {
+    return "apiVersion: allot.dev/v1\nkind: NodePool\nmetadata: {name: " + name +
+           "}\nspec:\n  maxNodes: 2\n  gpus: 8\n  product: H100-80GB\n"
+           "  labels: {allot.dev/pool: " + name + "}\n"
+           "  provider: {type: exec, command: " + command + "}\n"
+           "  scaleDownDelay: 3s\n  bootTimeout: " + boot_timeout + "\n";
+  }
+  int NodeStatus(const std::string& name) {
+    int code = 0;
+    srv_->Json("GET", "/api/v1/nodes/" + name, "", &code);
+    return code;
+  }
+
+  std::string token_, dir_, pool_command_;
+};
+
+TEST_F(AutoscaleTest, ABacklogBootsWholeGangsAndIdleNodesAreSuspended) {
+  ASSERT_TRUE(srv_->Apply(Pool("p", pool_command_)));
+  // Nothing is up, and nothing boots without demand.
+  EXPECT_EQ(NodeStatus("p-0"), 404);
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads",
+             AgentWorkload("gang", 2, 8, "sleep 2"), &code);
+  ASSERT_EQ(code, 201);
+  // While it waits, it says for what; then it runs on the two new nodes.
+  bool told = false;
+  std::set<std::string> reasons;
+  json::value w = srv_->WaitForWorkload("team-a/gang", [&](const json::value& v) {
+    const std::string r = Str(v, {"status", "pendingReason"});
+    reasons.insert(r);
+    told = told || r.find("of pool p") != std::string::npos;
+    return WorkloadStateOf(v) == "Succeeded";
+  }, std::chrono::seconds(60));
+  std::string seen;
+  for (const std::string& r : reasons) seen += "\n  " + r;
+  EXPECT_TRUE(told) << "reasons seen:" << seen;
+  const std::string nodes = std::string(Placement(w, 0).at("node").as_string()) + "," +
+                            std::string(Placement(w, 1).at("node").as_string());
+  EXPECT_NE(nodes.find("p-0"), std::string::npos) << nodes;
+  EXPECT_NE(nodes.find("p-1"), std::string::npos) << nodes;
+  // The nodes carry the pool's labels (their agents know nothing of them).
+  json::value n = srv_->Json("GET", "/api/v1/nodes/p-0", "", &code);
+  EXPECT_EQ(Str(n, {"metadata", "labels", "allot.dev/pool"}), "p");
+  // Idle for 3 s: suspended, the agents stopped, the nodes gone.
+  EXPECT_TRUE(allot::testing::WaitFor(
+      [&] { return NodeStatus("p-0") == 404 && NodeStatus("p-1") == 404; },
+      std::chrono::seconds(30)));
+  const std::string calls = allot::testing::ReadFile(dir_ + "/calls.log");
+  EXPECT_NE(calls.find("resume p-0"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("suspend p-1"), std::string::npos) << calls;
+  // The metrics count what happened.
+  const std::string m = srv_->Admin("GET", "/metrics", "").body;
+  EXPECT_NE(m.find("allot_pool_boots_total{pool=\"p\"} 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("allot_pool_nodes{pool=\"p\",state=\"suspended\"} 2"), std::string::npos);
+}
+
+TEST_F(AutoscaleTest, AProviderThatFailsOrHangsIsReportedAndBackedOff) {
+  // One program exits 3 saying why; the other never returns.
+  ASSERT_TRUE(srv_->Apply(
+      Pool("q", "[/bin/sh, -c, 'echo no capacity in zone >&2; exit 3', prog]") + "---\n" +
+      Pool("p", "[/bin/sh, -c, 'sleep 600', prog]", "2s")));
+  int code = 0;
+  srv_->Json("POST", "/api/v1/workloads", AgentWorkload("one", 1, 8, "true"), &code);
+  ASSERT_EQ(code, 201);
+  // The pool tried first (p, "pool" comes first in the ClusterQueue) hangs
+  // and is killed at its boot timeout; q's program fails at once. The
+  // workload says so while it waits.
+  json::value w = srv_->WaitForWorkload("team-a/one", [&](const json::value& v) {
+    const std::string r = Str(v, {"status", "pendingReason"});
+    return r.find("no capacity in zone") != std::string::npos &&
+           r.find("exited with code 3") != std::string::npos;
+  }, std::chrono::seconds(60));
+  EXPECT_EQ(WorkloadStateOf(w), "Pending");
+  const std::string m = srv_->Admin("GET", "/metrics", "").body;
+  EXPECT_NE(m.find("allot_pool_boot_failures_total{pool=\"q\"}"), std::string::npos) << m;
+  // The pools are objects like any other: kept across a restart.
+  ASSERT_TRUE(srv_->Restart());
+  json::value q = srv_->Json("GET", "/api/v1/nodepools/q", "", &code);
+  EXPECT_EQ(code, 200) << json::serialize(q);
+  EXPECT_EQ(Str(q, {"spec", "provider", "type"}), "exec");
+  // A provider the server does not run is refused, naming the field.
+  net::Response r = srv_->Admin(
+      "POST", "/api/v1/apply",
+      "apiVersion: allot.dev/v1\nkind: NodePool\nmetadata: {name: l}\n"
+      "spec: {maxNodes: 1, gpus: 8, provider: {type: local}}\n");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("spec.provider.type"), std::string::npos) << r.body;
+}
+
+}  // namespace
+}  // namespace allot::server::testing

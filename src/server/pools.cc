@@ -1,0 +1,305 @@
+#include "server/pools.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+#include "core/manifest_encode.h"
+#include "core/names.h"
+#include "ctrl/autoscaler.h"
+
+namespace allot::server {
+
+namespace json = boost::json;
+using State = ctrl::PoolNodeView::State;
+
+namespace {
+constexpr int64_t kHourMs = 3600 * 1000;
+constexpr size_t kBootsKept = 20;
+}  // namespace
+
+void PoolRuntime::SetPools(std::vector<core::NodePool> pools,
+                           const std::function<bool(const std::string&)>& registered,
+                           int64_t now) {
+  std::map<std::string, Pool> next;
+  pool_of_.clear();
+  for (core::NodePool& spec : pools) {
+    Pool& p = next[spec.name];
+    auto old = pools_.find(spec.name);
+    if (old != pools_.end()) {
+      p = std::move(old->second);
+      p.names.clear();
+    }
+    p.spec = std::move(spec);
+    p.counts.pool = p.spec.name;
+    std::map<std::string, Node> nodes;
+    for (int32_t i = 0; i < p.spec.max_nodes; ++i) {
+      const std::string name = core::PoolNodeName(p.spec.name, i, p.spec.max_nodes);
+      p.names.push_back(name);
+      pool_of_[name] = p.spec.name;
+      auto n = p.nodes.find(name);
+      if (n != p.nodes.end()) {
+        nodes[name] = n->second;
+      } else if (registered(name)) {
+        nodes[name] = Node{State::kReady, now, 0, false};
+      } else {
+        nodes[name] = Node{};
+      }
+    }
+    p.nodes = std::move(nodes);
+  }
+  pools_ = std::move(next);
+}
+
+const core::NodePool* PoolRuntime::PoolOf(const std::string& name) const {
+  auto it = pool_of_.find(name);
+  return it == pool_of_.end() ? nullptr : &pools_.at(it->second).spec;
+}
+
+void PoolRuntime::Decorate(core::Node* n) const {
+  const core::NodePool* p = PoolOf(n->name);
+  if (p == nullptr) return;
+  for (const auto& [k, v] : p->node.labels) n->labels[k] = v;
+  for (const core::Taint& t : p->node.taints) {
+    if (std::find(n->taints.begin(), n->taints.end(), t) == n->taints.end()) n->taints.push_back(t);
+  }
+}
+
+PoolRuntime::Pool* PoolRuntime::PoolFor(const std::string& node, Node** n) {
+  auto it = pool_of_.find(node);
+  if (it == pool_of_.end()) return nullptr;
+  Pool& p = pools_.at(it->second);
+  *n = &p.nodes.at(node);
+  return &p;
+}
+
+bool PoolRuntime::Registered(const std::string& name, int64_t now) {
+  Node* n = nullptr;
+  Pool* p = PoolFor(name, &n);
+  if (p == nullptr || n->state == State::kReady) return false;
+  if (n->state == State::kBooting) {
+    const int64_t took = now - n->since_ms;
+    p->recent_boots.push_back(took);
+    if (p->recent_boots.size() > kBootsKept) p->recent_boots.pop_front();
+    boot_ms_[p->spec.name].push_back(took);
+  }
+  n->state = State::kReady;
+  n->since_ms = now;
+  n->idle_since_ms = 0;
+  n->calling = false;
+  p->failures_in_a_row = 0;
+  return true;
+}
+
+void PoolRuntime::NoteArrival(const std::vector<std::string>& flavors, int64_t gpu_milli,
+                              int64_t now) {
+  if (gpu_milli <= 0) return;
+  for (const std::string& f : flavors) {
+    auto& q = arrivals_[f];
+    q.emplace_back(now, gpu_milli);
+    while (!q.empty() && q.front().first <= now - kHourMs) q.pop_front();
+  }
+}
+
+void PoolRuntime::ForEachPool(const sched::Scheduler& sched, int64_t now,
+                              const std::function<void(const ctrl::PoolView&)>& fn) {
+  for (auto& [name, p] : pools_) {
+    ctrl::PoolView v;
+    v.spec = &p.spec;
+    v.failures_in_a_row = p.failures_in_a_row;
+    v.retry_after_ms = p.retry_after_ms;
+    v.last_error = p.last_error;
+    if (!p.recent_boots.empty()) {
+      std::vector<int64_t> b(p.recent_boots.begin(), p.recent_boots.end());
+      std::nth_element(b.begin(), b.begin() + int64_t(b.size() / 2), b.end());
+      v.expected_boot_ms = b[b.size() / 2];
+    } else if (p.spec.provider.boot_delay_ms > 0) {
+      v.expected_boot_ms = p.spec.provider.boot_delay_ms;
+    }
+    // Arrivals of the last hour for the flavors whose labels its nodes carry.
+    int64_t milli = 0;
+    for (auto& [flavor, q] : arrivals_) {
+      const core::ResourceFlavor* f = sched.Flavor(flavor);
+      if (f == nullptr || !core::LabelsMatch(f->node_labels, p.spec.node.labels)) continue;
+      while (!q.empty() && q.front().first <= now - kHourMs) q.pop_front();
+      for (const auto& [t, m] : q) milli += m;
+    }
+    v.arrival_gpus_per_hour = double(milli) / 1000.0;
+    v.nodes.reserve(p.names.size());
+    for (const std::string& nn : p.names) {
+      Node& n = p.nodes.at(nn);
+      ctrl::PoolNodeView& nv = v.nodes.emplace_back();
+      nv.name = nn;
+      nv.state = n.state;
+      nv.since_ms = n.since_ms;
+      if (n.state != State::kReady) continue;
+      std::optional<sched::NodePool::NodeFree> f = sched.NodeFree(nn);
+      if (!f) {  // Registered, not (yet) in the scheduler: nothing free.
+        n.idle_since_ms = 0;
+        continue;
+      }
+      nv.gpus_free = f->gpus_free;
+      nv.cpu_free = f->cpu;
+      nv.memory_free = f->memory;
+      const bool idle = f->gpus_free == f->gpus;
+      if (!idle) {
+        n.idle_since_ms = 0;
+      } else if (n.idle_since_ms == 0) {
+        n.idle_since_ms = now;
+      }
+      nv.idle_since_ms = n.idle_since_ms;
+    }
+    fn(v);
+  }
+}
+
+ProviderCall PoolRuntime::Call(const Pool& p, const char* verb,
+                               const std::vector<std::string>& nodes) const {
+  ProviderCall c;
+  c.pool = p.spec.name;
+  c.verb = verb;
+  c.nodes = nodes;
+  c.command = p.spec.provider.command;
+  // A resume must return within the boot timeout (it counts from the
+  // call); a suspend gets as long.
+  c.timeout_ms = p.spec.boot_timeout_ms;
+  json::object req;
+  req["verb"] = verb;
+  req["pool"] = p.spec.name;
+  req["location"] = p.spec.location;
+  req["zone"] = p.spec.zone;
+  json::array list;
+  for (const std::string& n : nodes) {
+    core::Node node = p.spec.node;
+    node.name = n;
+    for (size_t g = 0; g < node.gpus.size(); ++g) node.gpus[g].uuid = core::PoolGpuUuid(n, int32_t(g));
+    json::object o = core::EncodeNode(node);
+    json::object e;
+    e["name"] = n;
+    e["labels"] = o["metadata"].as_object().contains("labels") ? o["metadata"].at("labels")
+                                                                : json::value(json::object());
+    e["taints"] = o["spec"].as_object().contains("taints") ? o["spec"].at("taints")
+                                                            : json::value(json::array());
+    e["gpus"] = int64_t(node.gpus.size());
+    e["product"] = node.gpus.empty() ? "" : node.gpus[0].product;
+    list.push_back(std::move(e));
+  }
+  req["nodes"] = std::move(list);
+  c.input = json::serialize(req) + "\n";
+  return c;
+}
+
+std::vector<ProviderCall> PoolRuntime::Resume(const ctrl::Action& a, int64_t now) {
+  auto it = pools_.find(a.target);
+  if (it == pools_.end() || it->second.spec.provider.type != core::PoolProvider::Type::kExec) {
+    return {};
+  }
+  Pool& p = it->second;
+  std::vector<std::string> nodes;
+  for (const std::string& n : a.nodes) {
+    auto nit = p.nodes.find(n);
+    if (nit == p.nodes.end() || nit->second.state != State::kSuspended) continue;
+    // Booting from now: the boot timeout counts the call's time too.
+    nit->second = Node{State::kBooting, now, 0, true};
+    nodes.push_back(n);
+  }
+  if (nodes.empty()) return {};
+  ++p.counts.scale_ups;
+  p.counts.boots += int64_t(nodes.size());
+  return {Call(p, "resume", nodes)};
+}
+
+void PoolRuntime::Failed(Pool& p, const std::vector<std::string>& nodes, const std::string& why,
+                         int64_t now) {
+  int32_t n = 0;
+  for (const std::string& name : nodes) {
+    auto it = p.nodes.find(name);
+    if (it == p.nodes.end() || it->second.state != State::kBooting) continue;
+    it->second = Node{State::kSuspended, now, 0, false};
+    ++n;
+  }
+  if (n == 0) return;
+  p.last_error = why;
+  p.failures_in_a_row += n;
+  p.counts.boot_failures += n;
+  p.retry_after_ms = now + ctrl::BootRetryDelayMs(p.failures_in_a_row);
+}
+
+void PoolRuntime::BootFailed(const ctrl::Action& a, int64_t now) {
+  auto it = pools_.find(a.target);
+  if (it != pools_.end()) Failed(it->second, a.nodes, a.message, now);
+}
+
+std::vector<ProviderCall> PoolRuntime::Suspend(const std::vector<std::string>& nodes,
+                                               int64_t now) {
+  std::map<std::string, std::vector<std::string>> by_pool;
+  for (const std::string& name : nodes) {
+    Node* n = nullptr;
+    Pool* p = PoolFor(name, &n);
+    if (p == nullptr || n->state != State::kReady) continue;
+    *n = Node{State::kSuspending, now, 0, false};
+    by_pool[p->spec.name].push_back(name);
+  }
+  std::vector<ProviderCall> calls;
+  for (const auto& [pool, list] : by_pool) {
+    Pool& p = pools_.at(pool);
+    p.counts.suspends += int64_t(list.size());
+    calls.push_back(Call(p, "suspend", list));
+  }
+  return calls;
+}
+
+std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t now,
+                                               std::string* event) {
+  std::vector<std::string> gone;
+  auto it = pools_.find(r.call.pool);
+  if (it == pools_.end()) return gone;
+  Pool& p = it->second;
+  if (r.call.verb == "resume") {
+    if (r.status.ok()) {
+      for (const std::string& n : r.call.nodes) {
+        auto nit = p.nodes.find(n);
+        if (nit != p.nodes.end()) nit->second.calling = false;
+      }
+      return gone;
+    }
+    Failed(p, r.call.nodes, r.status.message(), now);
+    *event = r.status.message();
+    return gone;
+  }
+  // A suspend: the nodes go, whatever the program said (they are cordoned
+  // and empty; a failed suspend is reported and the nodes are not used).
+  for (const std::string& n : r.call.nodes) {
+    auto nit = p.nodes.find(n);
+    if (nit == p.nodes.end() || nit->second.state != State::kSuspending) continue;
+    nit->second = Node{State::kSuspended, now, 0, false};
+    gone.push_back(n);
+  }
+  if (!r.status.ok()) *event = r.status.message();
+  return gone;
+}
+
+std::vector<PoolCounts> PoolRuntime::Counts(int64_t now) const {
+  (void)now;
+  std::vector<PoolCounts> out;
+  for (const auto& [name, p] : pools_) {
+    PoolCounts c = p.counts;
+    c.suspended = c.booting = c.ready = c.idle = c.suspending = 0;
+    for (const auto& [nn, n] : p.nodes) {
+      switch (n.state) {
+        case State::kSuspended: ++c.suspended; break;
+        case State::kBooting: ++c.booting; break;
+        case State::kReady:
+          ++c.ready;
+          c.idle += n.idle_since_ms > 0;
+          break;
+        case State::kSuspending: ++c.suspending; break;
+      }
+    }
+    c.degraded = p.failures_in_a_row >= p.spec.failure_threshold;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace allot::server

@@ -1,0 +1,109 @@
+// State's part of autoscaled NodePools (docs/autoscaling.md): the pools'
+// runtime follows the NodePool objects, the autoscaler's actions become
+// provider calls, cordons and node deletions, and its notes the pending
+// workloads' reasons.
+#include <cstdio>
+
+#include "server/state.h"
+#include "server/state_internal.h"
+
+namespace allot::server {
+
+namespace {
+const char kAutoscaler[] = "autoscaler";
+}  // namespace
+
+void State::SyncPools(int64_t now) {
+  std::vector<core::NodePool> specs;
+  for (const auto& [name, e] : objs_.node_pools) specs.push_back(e.obj);
+  pools_.SetPools(
+      std::move(specs),
+      [&](const std::string& node) {
+        return objs_.nodes.count(node) > 0 && agents_.Ready(node);
+      },
+      now);
+  ctrl_changes_ |= ctrl::kCapacity;
+}
+
+const std::string& State::CapacityNote(const std::string& key) const {
+  static const std::string kNone;
+  auto it = capacity_notes_.find(key);
+  return it == capacity_notes_.end() ? kNone : it->second;
+}
+
+void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn* txn) {
+  const int64_t now = txn->now_unix_ms;
+  bool ran = false;
+  std::map<std::string, std::string> notes;
+  const std::string principal = std::string("controller:") + kAutoscaler;
+  for (const ctrl::TakenAction& t : actions) {
+    if (t.controller != kAutoscaler) continue;
+    ran = true;
+    const ctrl::Action& a = t.action;
+    const char* verb = ctrl::ToString(a.type);
+    std::string nodes;
+    for (const std::string& n : a.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+    switch (a.type) {
+      case ctrl::Action::Type::kExplain:
+        notes[a.target] = a.message;
+        break;
+      case ctrl::Action::Type::kResumeNodes:
+        for (ProviderCall& c : pools_.Resume(a, now)) {
+          if (run_provider_) run_provider_(std::move(c));
+        }
+        Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
+        std::fprintf(stderr, "allot: pool %s: resume %s (%s: %s)\n", a.target.c_str(),
+                     nodes.c_str(), a.reason.c_str(), a.message.c_str());
+        break;
+      case ctrl::Action::Type::kBootFailed:
+        pools_.BootFailed(a, now);
+        Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
+        std::fprintf(stderr, "allot: pool %s: %s\n", a.target.c_str(), a.message.c_str());
+        break;
+      case ctrl::Action::Type::kSuspendNodes: {
+        // Cordoned first; only a node that holds nothing goes.
+        std::vector<std::string> empty;
+        for (const std::string& n : a.nodes) {
+          const std::set<std::string>* on = agents_.WorkloadsOn(n);
+          if (on != nullptr && !on->empty()) continue;
+          if (!internal::AdmittedUsing(workloads_, Kind::kNode, n).empty()) continue;
+          if (!NodeAction(Actor::System(principal), n, "cordon", txn).ok()) continue;
+          empty.push_back(n);
+        }
+        for (ProviderCall& c : pools_.Suspend(empty, now)) {
+          if (run_provider_) run_provider_(std::move(c));
+        }
+        if (!empty.empty()) {
+          Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
+          std::fprintf(stderr, "allot: pool %s: suspend %s (%s)\n", a.target.c_str(),
+                       nodes.c_str(), a.message.c_str());
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  // The autoscaler says each run what every workload it packed waits for.
+  if (ran) capacity_notes_ = std::move(notes);
+}
+
+void State::PoolCallDone(const ProviderResult& r, Txn* txn) {
+  const int64_t now = txn->now_unix_ms;
+  std::string event;
+  const std::vector<std::string> gone = pools_.CallDone(r, now, &event);
+  if (!event.empty()) {
+    std::fprintf(stderr, "allot: %s\n", event.c_str());
+    Audit("controller:autoscaler", "", r.call.verb, "NodePool " + r.call.pool, "failed", txn);
+  }
+  for (const std::string& node : gone) {
+    if (!objs_.nodes.count(node)) continue;
+    // Cordoned and empty: its Node goes (an agent that comes back later
+    // registers it again).
+    Status s = Delete(Actor::System("controller:autoscaler"), Kind::kNode, node, false, txn);
+    if (!s.ok()) std::fprintf(stderr, "allot: pool %s: %s\n", r.call.pool.c_str(), s.message().c_str());
+  }
+  ctrl_changes_ |= ctrl::kCapacity;
+}
+
+}  // namespace allot::server
