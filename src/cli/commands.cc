@@ -79,13 +79,14 @@ Result<std::string> Plural(const std::string& k) {
       {"wpc", "workloadpriorityclasses"},
       {"topology", "topologies"},      {"topologies", "topologies"},
       {"image", "images"},             {"images", "images"},
-      {"img", "images"}};
+      {"img", "images"},               {"nodepool", "nodepools"},
+      {"nodepools", "nodepools"},      {"np", "nodepools"}};
   auto it = kAliases.find(k);
   if (it == kAliases.end()) {
     return Status::InvalidArgument(
         "unknown kind '" + k +
         "': use workloads, clusterqueues, localqueues, flavors, cohorts, "
-        "nodes, tenants, priorityclasses, topologies or images");
+        "nodes, tenants, priorityclasses, topologies, images or nodepools");
   }
   return it->second;
 }
@@ -147,6 +148,7 @@ std::vector<std::string> Header(const std::string& plural) {
   if (plural == "cohorts") return {"NAME", "PARENT"};
   if (plural == "topologies") return {"NAME", "LEVELS"};
   if (plural == "images") return {"NAME", "IMAGE", "DESCRIPTION"};
+  if (plural == "nodepools") return {"NAME", "MIN", "MAX", "GPUS", "LOCATION", "PRICE/NODE-H"};
   return {"NAME"};
 }
 
@@ -229,6 +231,16 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
   }
   if (plural == "images") {
     return {name, JsonStr(o, {"spec", "image"}), JsonStr(o, {"spec", "description"})};
+  }
+  if (plural == "nodepools") {
+    auto num = [&](const char* k) {
+      const json::value* v = JsonAt(o, {"spec", k});
+      return v && v->is_int64() ? std::to_string(v->as_int64()) : std::string();
+    };
+    std::string gpus = num("gpus");
+    if (const std::string p = JsonStr(o, {"spec", "product"}); !p.empty()) gpus += "x" + p;
+    return {name, num("minNodes"), num("maxNodes"), gpus, JsonStr(o, {"spec", "location"}),
+            JsonStr(o, {"spec", "pricePerNodeHour"})};
   }
   return {name};
 }

@@ -145,6 +145,17 @@ TEST_F(AutoscaleTest, AProviderThatFailsOrHangsIsReportedAndBackedOff) {
   json::value q = srv_->Json("GET", "/api/v1/nodepools/q", "", &code);
   EXPECT_EQ(code, 200) << json::serialize(q);
   EXPECT_EQ(Str(q, {"spec", "provider", "type"}), "exec");
+  // And listed by the CLI, one row each.
+  const std::string cmd = std::string(std::getenv("ALLOT_BIN")) + " get nodepools --server " +
+                          srv_->url() + " --token " + srv_->admin_token() + " 2>&1";
+  std::string table;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, f)) table += buf;
+    pclose(f);
+  }
+  EXPECT_NE(table.find("PRICE/NODE-H"), std::string::npos) << table;
+  EXPECT_NE(table.find("8xH100-80GB"), std::string::npos) << table;
   // A provider the server does not run is refused, naming the field.
   net::Response r = srv_->Admin(
       "POST", "/api/v1/apply",

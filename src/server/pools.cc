@@ -279,8 +279,7 @@ std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t 
   return gone;
 }
 
-std::vector<PoolCounts> PoolRuntime::Counts(int64_t now) const {
-  (void)now;
+std::vector<PoolCounts> PoolRuntime::Counts() const {
   std::vector<PoolCounts> out;
   for (const auto& [name, p] : pools_) {
     PoolCounts c = p.counts;

@@ -65,8 +65,7 @@ class PoolRuntime {
                    const std::function<void(const ctrl::PoolView&)>& fn);
 
   // What to do for an autoscaler action: provider calls to run (none for
-  // a node no longer in the state the action assumed). `server` is the URL
-  // agents reach the server at (for the program's request).
+  // a node no longer in the state the action assumed).
   std::vector<ProviderCall> Resume(const ctrl::Action& a, int64_t now);
   void BootFailed(const ctrl::Action& a, int64_t now);
   // For nodes the caller cordoned (they hold nothing).
@@ -74,7 +73,7 @@ class PoolRuntime {
   // A provider call ended. Returns the nodes to delete (suspended now).
   std::vector<std::string> CallDone(const ProviderResult& r, int64_t now, std::string* event);
 
-  std::vector<PoolCounts> Counts(int64_t now) const;
+  std::vector<PoolCounts> Counts() const;
   // Boot durations measured so far (resume to registration), per pool.
   const std::map<std::string, std::vector<int64_t>>& BootMs() const { return boot_ms_; }
 

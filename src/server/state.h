@@ -488,6 +488,9 @@ class State {
   // The pools' runtime follows the NodePool objects (after a change and
   // at load).
   void SyncPools(int64_t now);
+  // A workload arrived: its GPUs count toward its flavors' arrival rate
+  // (headroom by arrivals).
+  void NoteArrival(const core::Workload& w, int64_t now);
   mutable PoolRuntime pools_;  // ForEachPool keeps idle times as it reads.
   std::function<void(ProviderCall)> run_provider_;
   std::map<std::string, std::string> capacity_notes_;

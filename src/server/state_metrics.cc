@@ -123,7 +123,7 @@ void State::CollectMetrics(metrics::Gauges* g) const {
     }
   }
   // Autoscaled NodePools (docs/autoscaling.md).
-  const std::vector<PoolCounts> pools = pools_.Counts(0);
+  const std::vector<PoolCounts> pools = pools_.Counts();
   if (!pools.empty()) {
     g->Family("allot_pool_nodes",
               "Nodes of an autoscaled NodePool by state: suspended, booting, ready (idle "

@@ -2,6 +2,7 @@
 // runtime follows the NodePool objects, the autoscaler's actions become
 // provider calls, cordons and node deletions, and its notes the pending
 // workloads' reasons.
+#include <algorithm>
 #include <cstdio>
 
 #include "server/state.h"
@@ -23,6 +24,28 @@ void State::SyncPools(int64_t now) {
       },
       now);
   ctrl_changes_ |= ctrl::kCapacity;
+}
+
+void State::NoteArrival(const core::Workload& w, int64_t now) {
+  if (pools_.empty()) return;
+  int64_t milli = 0;
+  for (const core::PodSet& ps : w.pod_sets) {
+    if (auto it = ps.requests.find(core::kGpuResource); it != ps.requests.end()) {
+      milli += it->second.milli() * ps.count;
+    }
+  }
+  // The flavors its ClusterQueue may give it GPUs of.
+  std::vector<std::string> flavors;
+  auto lq = objs_.local_queues.find(w.ns + "/" + w.queue_name);
+  if (lq == objs_.local_queues.end()) return;
+  auto cq = objs_.cluster_queues.find(lq->second.obj.cluster_queue);
+  if (cq == objs_.cluster_queues.end()) return;
+  for (const core::ResourceGroup& g : cq->second.obj.resource_groups) {
+    const auto& r = g.covered_resources;
+    if (std::find(r.begin(), r.end(), core::kGpuResource) == r.end()) continue;
+    for (const core::FlavorQuotas& f : g.flavors) flavors.push_back(f.name);
+  }
+  pools_.NoteArrival(flavors, milli, now);
 }
 
 const std::string& State::CapacityNote(const std::string& key) const {
@@ -74,9 +97,11 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
           if (run_provider_) run_provider_(std::move(c));
         }
         if (!empty.empty()) {
-          Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
+          std::string list;
+          for (const std::string& n : empty) list += (list.empty() ? "" : ",") + n;
+          Audit(principal, "", verb, "NodePool " + a.target + " " + list, "ok", txn);
           std::fprintf(stderr, "allot: pool %s: suspend %s (%s)\n", a.target.c_str(),
-                       nodes.c_str(), a.message.c_str());
+                       list.c_str(), a.message.c_str());
         }
         break;
       }

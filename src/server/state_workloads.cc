@@ -152,6 +152,7 @@ Status State::SubmitWorkload(const Actor& a, core::Workload w, Txn* txn) {
   w.source = internal::StoredSource(Kind::kWorkload);
   // Inactive (spec.active: false): held out of the scheduler, Suspended.
   if (w.active) ALLOT_RETURN_IF_ERROR(sched_->AddWorkload(w));
+  if (w.active) NoteArrival(w, txn->now_unix_ms);
   WorkloadRecord rec;
   rec.spec = std::move(w);
   rec.seq = ++seq_;

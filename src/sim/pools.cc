@@ -196,7 +196,9 @@ void PoolFleet::Suspended(const std::string& node, int64_t t) {
 }
 
 bool PoolFleet::IsReady(const std::string& node) const {
-  return const_cast<PoolFleet*>(this)->Find(node, State::kReady) != nullptr;
+  auto it = by_name_.find(node);
+  return it != by_name_.end() &&
+         pools_[size_t(it->second.first)].nodes[size_t(it->second.second)].state == State::kReady;
 }
 
 int64_t PoolFleet::NextBootMs() const {

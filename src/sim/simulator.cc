@@ -414,9 +414,12 @@ Status Sim::Setup() {
   fleet_->LargestNodes(&max_per_node_);
   for (const core::Node& n : config_.nodes) AddNodeInfo(n);
   for (const core::Node& n : pool_nodes) nodes_[size_t(AddNodeInfo(n))].pooled = true;
-  for (const NodeInfo& info : nodes_) r_.capacity_milli += info.gpu_milli;
-  const int64_t capacity_at_start = r_.capacity_milli;
-  for (const NodeInfo& info : nodes_) r_.capacity_milli -= info.pooled ? info.gpu_milli : 0;
+  // Up at the start: every node; the cluster's size: pools at maxNodes.
+  int64_t capacity_at_start = 0;
+  for (const NodeInfo& info : nodes_) {
+    capacity_at_start += info.gpu_milli;
+    if (!info.pooled) r_.capacity_milli += info.gpu_milli;
+  }
   r_.capacity_milli += fleet_->MaxGpuMilli();
 
   // With failures: a hidden ClusterQueue, outside every cohort, holds the

@@ -132,7 +132,7 @@ struct SimResult {
   std::string policy;
   std::vector<std::string> tenants;        // Sorted.
   std::vector<int64_t> entitlement_milli;  // Per tenant (see metrics.h).
-  int64_t capacity_milli = 0;              // GPUs of all nodes.
+  int64_t capacity_milli = 0;  // GPUs of all nodes (autoscaled pools at maxNodes).
   std::vector<JobOutcome> jobs;            // Submitted jobs, in trace order.
   // Jobs not submitted: malformed against the config (no LocalQueue, a pod
   // larger than any node, an unknown priority class), and infeasible ones
