@@ -41,7 +41,7 @@ void PoolRuntime::SetPools(std::vector<core::NodePool> pools,
       if (n != p.nodes.end()) {
         nodes[name] = n->second;
       } else if (registered(name)) {
-        nodes[name] = Node{State::kReady, now, 0, false};
+        nodes[name] = Node{State::kReady, now, 0};
       } else {
         nodes[name] = Node{};
       }
@@ -86,7 +86,6 @@ bool PoolRuntime::Registered(const std::string& name, int64_t now) {
   n->state = State::kReady;
   n->since_ms = now;
   n->idle_since_ms = 0;
-  n->calling = false;
   p->failures_in_a_row = 0;
   return true;
 }
@@ -200,7 +199,7 @@ std::vector<ProviderCall> PoolRuntime::Resume(const ctrl::Action& a, int64_t now
     auto nit = p.nodes.find(n);
     if (nit == p.nodes.end() || nit->second.state != State::kSuspended) continue;
     // Booting from now: the boot timeout counts the call's time too.
-    nit->second = Node{State::kBooting, now, 0, true};
+    nit->second = Node{State::kBooting, now, 0};
     nodes.push_back(n);
   }
   if (nodes.empty()) return {};
@@ -215,11 +214,12 @@ void PoolRuntime::Failed(Pool& p, const std::vector<std::string>& nodes, const s
   for (const std::string& name : nodes) {
     auto it = p.nodes.find(name);
     if (it == p.nodes.end() || it->second.state != State::kBooting) continue;
-    it->second = Node{State::kSuspended, now, 0, false};
+    it->second = Node{State::kSuspended, now, 0};
     ++n;
   }
+  // A call that failed after its boot timed out still says why best.
+  if (!why.empty()) p.last_error = why;
   if (n == 0) return;
-  p.last_error = why;
   p.failures_in_a_row += n;
   p.counts.boot_failures += n;
   p.retry_after_ms = now + ctrl::BootRetryDelayMs(p.failures_in_a_row);
@@ -237,7 +237,7 @@ std::vector<ProviderCall> PoolRuntime::Suspend(const std::vector<std::string>& n
     Node* n = nullptr;
     Pool* p = PoolFor(name, &n);
     if (p == nullptr || n->state != State::kReady) continue;
-    *n = Node{State::kSuspending, now, 0, false};
+    *n = Node{State::kSuspending, now, 0};
     by_pool[p->spec.name].push_back(name);
   }
   std::vector<ProviderCall> calls;
@@ -256,13 +256,7 @@ std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t 
   if (it == pools_.end()) return gone;
   Pool& p = it->second;
   if (r.call.verb == "resume") {
-    if (r.status.ok()) {
-      for (const std::string& n : r.call.nodes) {
-        auto nit = p.nodes.find(n);
-        if (nit != p.nodes.end()) nit->second.calling = false;
-      }
-      return gone;
-    }
+    if (r.status.ok()) return gone;  // Booting; its agent will tell.
     Failed(p, r.call.nodes, r.status.message(), now);
     *event = r.status.message();
     return gone;
@@ -272,7 +266,7 @@ std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t 
   for (const std::string& n : r.call.nodes) {
     auto nit = p.nodes.find(n);
     if (nit == p.nodes.end() || nit->second.state != State::kSuspending) continue;
-    nit->second = Node{State::kSuspended, now, 0, false};
+    nit->second = Node{State::kSuspended, now, 0};
     gone.push_back(n);
   }
   if (!r.status.ok()) *event = r.status.message();

@@ -82,7 +82,6 @@ class PoolRuntime {
     ctrl::PoolNodeView::State state = ctrl::PoolNodeView::State::kSuspended;
     int64_t since_ms = 0;
     int64_t idle_since_ms = 0;
-    bool calling = false;  // A resume call has not returned yet.
   };
   struct Pool {
     core::NodePool spec;
