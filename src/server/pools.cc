@@ -81,7 +81,6 @@ bool PoolRuntime::Registered(const std::string& name, int64_t now) {
     const int64_t took = now - n->since_ms;
     p->recent_boots.push_back(took);
     if (p->recent_boots.size() > kBootsKept) p->recent_boots.pop_front();
-    boot_ms_[p->spec.name].push_back(took);
   }
   n->state = State::kReady;
   n->since_ms = now;

@@ -163,18 +163,21 @@ void PoolFleet::Resume(const ctrl::Action& a, int64_t t) {
   if (resumed) ++resumed->result.scale_ups;
 }
 
+void PoolFleet::Down(Pool& p, Node& n, int64_t t) {
+  Count(p, t);
+  n.state = State::kSuspended;
+  n.since_ms = t;
+  --p.up;
+}
+
 void PoolFleet::BootFailed(const ctrl::Action& a, int64_t t) {
   for (const std::string& name : a.nodes) {
     Pool* pp = nullptr;
     Node* np = Find(name, State::kBooting, &pp);
     if (np == nullptr) continue;
     Pool& p = *pp;
-    Node& n = *np;
-    Count(p, t);
-    n.state = State::kSuspended;
-    n.since_ms = t;
-    ++n.gen;  // A boot that would still come is void.
-    --p.up;
+    Down(p, *np, t);
+    ++np->gen;  // A boot that would still come is void.
     ++p.result.boot_failures;
     ++p.failures_in_a_row;
     ++failures_in_a_row_;
@@ -186,13 +189,8 @@ void PoolFleet::Suspended(const std::string& node, int64_t t) {
   Pool* pp = nullptr;
   Node* np = Find(node, State::kReady, &pp);
   if (np == nullptr) return;
-  Pool& p = *pp;
-  Node& n = *np;
-  Count(p, t);
-  n.state = State::kSuspended;
-  n.since_ms = t;
-  --p.up;
-  ++p.result.suspends;
+  Down(*pp, *np, t);
+  ++pp->result.suspends;
 }
 
 bool PoolFleet::IsReady(const std::string& node) const {

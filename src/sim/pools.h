@@ -126,6 +126,8 @@ class PoolFleet {
     }
   };
   void Count(Pool& p, int64_t t);  // Node time up to t.
+  // A booting or ready node stops (a failed boot, a suspend).
+  void Down(Pool& p, Node& n, int64_t t);
   // Node `name` if it is in `state` (and its pool, their indexes).
   Node* Find(const std::string& name, ctrl::PoolNodeView::State state, Pool** pool = nullptr,
              int32_t* pool_idx = nullptr, int32_t* node_idx = nullptr);
