@@ -105,6 +105,9 @@ int main(int argc, char** argv) {
   serve->add_option("--secret-key-file", sf.secret_key_file,
                     "the key that seals Secrets (default: STORE_PATH.secret-key, "
                     "created on first start)");
+  serve->add_option("--pool-dir", sf.pool_dir,
+                    "where the local NodePool provider keeps its agents' pid files, logs "
+                    "and token (default: STORE_PATH.pools)");
   serve->add_option("--threads", sf.threads, "network threads")->capture_default_str();
   serve->add_option("--node-timeout", sf.node_timeout_s,
                     "seconds without a heartbeat before an agent's node is NotReady")

@@ -148,7 +148,9 @@ std::vector<std::string> Header(const std::string& plural) {
   if (plural == "cohorts") return {"NAME", "PARENT"};
   if (plural == "topologies") return {"NAME", "LEVELS"};
   if (plural == "images") return {"NAME", "IMAGE", "DESCRIPTION"};
-  if (plural == "nodepools") return {"NAME", "MIN", "MAX", "GPUS", "LOCATION", "PRICE/NODE-H"};
+  if (plural == "nodepools") {
+    return {"NAME", "MIN", "MAX", "READY", "BOOTING", "GPUS", "LOCATION", "PRICE/NODE-H", "HEALTH"};
+  }
   return {"NAME"};
 }
 
@@ -237,10 +239,20 @@ std::vector<std::string> Row(const std::string& plural, const json::value& o) {
       const json::value* v = JsonAt(o, {"spec", k});
       return v && v->is_int64() ? std::to_string(v->as_int64()) : std::string();
     };
+    auto nodes = [&](const char* state) {
+      const json::value* v = JsonAt(o, {"status", "nodes", state});
+      return v && v->is_int64() ? std::to_string(v->as_int64()) : std::string("-");
+    };
     std::string gpus = num("gpus");
     if (const std::string p = JsonStr(o, {"spec", "product"}); !p.empty()) gpus += "x" + p;
-    return {name, num("minNodes"), num("maxNodes"), gpus, JsonStr(o, {"spec", "location"}),
-            JsonStr(o, {"spec", "pricePerNodeHour"})};
+    const json::value* degraded = JsonAt(o, {"status", "degraded"});
+    const json::value* listing = JsonAt(o, {"status", "listing"});
+    const std::string health = listing && listing->is_bool() && listing->as_bool() ? "listing"
+                               : degraded && degraded->is_bool() && degraded->as_bool()
+                                   ? "degraded"
+                                   : "ok";
+    return {name, num("minNodes"), num("maxNodes"), nodes("ready"), nodes("booting"), gpus,
+            JsonStr(o, {"spec", "location"}), JsonStr(o, {"spec", "pricePerNodeHour"}), health};
   }
   return {name};
 }
@@ -272,6 +284,7 @@ int CmdServe(const ServeFlags& f) {
   o.tls_key_file = f.tls_key;
   o.admin_token_file = f.admin_token_file;
   o.secret_key_file = f.secret_key_file;
+  o.pool_dir = f.pool_dir;
   o.threads = f.threads;
   o.node_timeout_ms = int64_t(f.node_timeout_s) * 1000;
   o.idle_util_pct = f.idle_util_pct;

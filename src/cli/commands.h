@@ -66,6 +66,7 @@ struct ServeFlags {
   std::string tls_key;
   std::string admin_token_file;
   std::string secret_key_file;
+  std::string pool_dir;
   int threads = 2;
   int node_timeout_s = 15;
   int idle_util_pct = 5;

@@ -670,6 +670,9 @@ json::object EncodeNodePool(const NodePool& p) {
       break;
     case PoolProvider::Type::kLocal:
       provider.emplace("type", "local");
+      if (p.provider.boot_delay_ms > 0) {
+        provider.emplace("bootDelay", FormatDurationSeconds(p.provider.boot_delay_ms / 1000));
+      }
       break;
     case PoolProvider::Type::kSimulated:
       provider.emplace("type", "simulated");

@@ -31,7 +31,8 @@
 //     gpus: 8               # and product, gpuMemory, cpu, memory, labels,
 //                           # taints: what each node is, as above
 //     provider: {type: exec, command: [/usr/local/sbin/pool-h100]}
-//               # or {type: local}, or {type: simulated, bootDelay: 4m,
+//               # or {type: local, bootDelay: 20s} (agents here),
+//               # or {type: simulated, bootDelay: 4m,
 //               # failureRate: "0.05"} (allot simulate)
 //     location: cloud       # onprem (default), edge or cloud
 //     zone: us-east-1a
@@ -115,8 +116,9 @@ Status ParseProvider(const Val& v, PoolProvider* out) {
   } else if (!v["command"].unset()) {
     return v["command"].Error("is for type exec");
   }
-  for (const char* f : {"bootDelay", "failureRate"}) {
-    if (!sim && !v[f].unset()) return v[f].Error("is for type simulated");
+  if (!sim && !v["failureRate"].unset()) return v["failureRate"].Error("is for type simulated");
+  if (exec && !v["bootDelay"].unset()) {
+    return v["bootDelay"].Error("is for types simulated and local (a program boots as it boots)");
   }
   ALLOT_RETURN_IF_ERROR(GetDurationMs(v["bootDelay"], &out->boot_delay_ms));
   if (!v["failureRate"].unset()) {

@@ -209,7 +209,7 @@ TEST(NodePoolTest, AutoscaledPoolErrors) {
        "spec.provider.command", "is for type exec"},
       {"boot delay on exec",
        "maxNodes: 2\n  provider: {type: exec, command: [x], bootDelay: 1m}",
-       "spec.provider.bootDelay", "is for type simulated"},
+       "spec.provider.bootDelay", "is for types simulated and local"},
       {"failure rate above 1",
        "maxNodes: 2\n  provider: {type: simulated, failureRate: \"1.5\"}",
        "spec.provider.failureRate", "between 0 and 1"},

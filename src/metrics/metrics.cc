@@ -88,7 +88,10 @@ struct Metrics::Families {
                           "evicted because it was taken back, per cluster_queue (theirs).")),
         resume_seconds(Histograms(r, "allot_resume_latency_seconds",
                                   "From a resume's request to its workload's new "
-                                  "placement, per cluster_queue (its pods start after).")) {}
+                                  "placement, per cluster_queue (its pods start after).")),
+        pool_boot_seconds(Histograms(r, "allot_pool_boot_duration_seconds",
+                                     "From a pool node's resume to its agent's registration, "
+                                     "per pool (docs/autoscaling.md).")) {}
 
   static Family<Counter>& Counters(prometheus::Registry& r, const char* name,
                                    const char* help) {
@@ -124,6 +127,7 @@ struct Metrics::Families {
   Family<Counter>& resumes;
   Family<Counter>& reclaims;
   Family<Histogram>& resume_seconds;
+  Family<Histogram>& pool_boot_seconds;
   const std::vector<double> wait_buckets = WaitBuckets();
   const std::vector<double> latency_buckets = LatencyBuckets();
   // A resume takes milliseconds with free devices, minutes waiting for
@@ -176,6 +180,10 @@ void Metrics::Admitted(const QueueLabels& q, double wait_seconds) {
 
 void Metrics::Parked(const std::string& cluster_queue, const std::string& reason) {
   f_->parks.Add({{"cluster_queue", cluster_queue}, {"reason", reason}}).Increment();
+}
+
+void Metrics::PoolBooted(const std::string& pool, double seconds) {
+  f_->pool_boot_seconds.Add({{"pool", pool}}, f_->wait_buckets).Observe(seconds);
 }
 
 void Metrics::Resumed(const std::string& cluster_queue, double latency_seconds) {

@@ -63,6 +63,8 @@ class Metrics {
   // A workload on parked capacity of `cluster_queue` (its own ClusterQueue)
   // evicted because the capacity was taken back.
   void Reclaimed(const std::string& cluster_queue);
+  // An autoscaled pool's node registered `seconds` after its resume.
+  void PoolBooted(const std::string& pool, double seconds);
   // One owner turn's scheduling (State::FinishTurn) and its cycles.
   void SchedulingTurn(double seconds, int32_t cycles);
   // One group commit of the store.

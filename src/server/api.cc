@@ -212,14 +212,11 @@ Body ParseBody(const net::Request& req, bool want_rv, bool skip_unsupported) {
                                   skip_unsupported ? &b.skipped : nullptr);
   if (b.status.ok()) b.status = CheckAllNames(b.config);
   for (const core::NodePool& p : b.config.node_pools) {
-    if (!b.status.ok() || p.provider.type == core::PoolProvider::Type::kExec) continue;
-    // The server runs admin programs; the others are not its to run.
+    if (!b.status.ok() || p.provider.type != core::PoolProvider::Type::kSimulated) continue;
     b.status = Status::InvalidArgument(
-        p.source.Describe(p.name) + ": spec.provider.type: " +
-            (p.provider.type == core::PoolProvider::Type::kLocal
-                 ? "local is not built yet: use type exec with a program that starts "
-                   "`allot agent` (docs/autoscaling.md has one)"
-                 : "simulated pools are allot simulate's; the server runs type exec"),
+        p.source.Describe(p.name) +
+            ": spec.provider.type: simulated pools are allot simulate's; the server runs "
+            "type exec (admin programs) and local (agents on this machine)",
         "spec.provider.type");
   }
   if (b.status.ok() && want_rv) {

@@ -42,64 +42,66 @@ class AutoscaleTest : public ServerTest {
         "    - {name: pool, resources: [{name: nvidia.com/gpu, nominalQuota: 16}]}\n"
         "    - {name: broken, resources: [{name: nvidia.com/gpu, nominalQuota: 16}]}\n---\n" +
         b::LocalQueue("team-a", "q", "cq")));
-    token_ = srv_->NewToken(R"({"user":"pool-agents","role":"node"})");
-    ASSERT_FALSE(token_.empty());
     dir_ = srv_->dir();
-    // The shipped provider program (deploy/pools/local-agents.sh): an
-    // agent per node it resumes, after a 2 s "boot"; killed on suspend.
-    std::ofstream(dir_ + "/node.token") << token_ << "\n";
-    pool_command_ = std::string("[/bin/bash, ") + ALLOT_SOURCE_DIR +
-                    "/deploy/pools/local-agents.sh, --server, '" + srv_->url() +
-                    "', --token-file, " + dir_ + "/node.token, --dir, " + dir_ + ", --bin, " +
-                    std::getenv("ALLOT_BIN") + ", --boot-delay, '2']";
   }
   void TearDown() override {
     if (HasFailure()) std::fprintf(stderr, "allot serve said:\n%s\n", srv_->Log().c_str());
-    // Agents the provider left running.
-    for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    // Agents the local provider left running (they outlive the server).
+    for (const auto& e : std::filesystem::directory_iterator(PoolDir(), ec_)) {
       if (e.path().extension() != ".pid") continue;
       std::ifstream f(e.path());
       pid_t pid = 0;
       if (f >> pid && pid > 0) kill(pid, SIGKILL);
     }
   }
+  std::string PoolDir() const { return dir_ + "/allot.db.pools"; }
+  pid_t AgentPid(const std::string& node) const {
+    std::ifstream f(PoolDir() + "/" + node + ".pid");
+    pid_t pid = 0;
+    return f >> pid ? pid : 0;
+  }
 
-  std::string Pool(const std::string& name, const std::string& command,
+  // `provider`: the flow mapping of spec.provider.
+  std::string Pool(const std::string& name, const std::string& provider,
                    const std::string& boot_timeout = "60s") {
     return "apiVersion: allot.dev/v1\nkind: NodePool\nmetadata: {name: " + name +
            "}\nspec:\n  maxNodes: 2\n  gpus: 8\n  product: H100-80GB\n"
            "  labels: {allot.dev/pool: " + name + "}\n"
-           "  provider: {type: exec, command: " + command + "}\n"
+           "  provider: " + provider + "\n"
            "  scaleDownDelay: 3s\n  bootTimeout: " + boot_timeout + "\n";
   }
+  std::string Exec(const std::string& command) { return "{type: exec, command: " + command + "}"; }
   int NodeStatus(const std::string& name) {
     int code = 0;
     srv_->Json("GET", "/api/v1/nodes/" + name, "", &code);
     return code;
   }
 
-  std::string token_, dir_, pool_command_;
+  std::string dir_;
+  std::error_code ec_;
 };
 
 TEST_F(AutoscaleTest, ABacklogBootsWholeGangsAndIdleNodesAreSuspended) {
-  ASSERT_TRUE(srv_->Apply(Pool("p", pool_command_)));
+  // The local provider: an `allot agent` per node, started by the server
+  // after a 2 s "boot".
+  ASSERT_TRUE(srv_->Apply(Pool("p", "{type: local, bootDelay: 2s}")));
   // Nothing is up, and nothing boots without demand.
   EXPECT_EQ(NodeStatus("p-0"), 404);
   int code = 0;
-  srv_->Json("POST", "/api/v1/workloads",
-             AgentWorkload("gang", 2, 8, "sleep 2"), &code);
+  srv_->Json("POST", "/api/v1/workloads", AgentWorkload("gang", 2, 8, "sleep 4"), &code);
   ASSERT_EQ(code, 201);
   // While it waits, it says for what; then it runs on the two new nodes.
-  bool told = false;
   std::set<std::string> reasons;
   json::value w = srv_->WaitForWorkload("team-a/gang", [&](const json::value& v) {
-    const std::string r = Str(v, {"status", "pendingReason"});
-    reasons.insert(r);
-    told = told || r.find("of pool p") != std::string::npos;
-    return WorkloadStateOf(v) == "Succeeded";
+    reasons.insert(Str(v, {"status", "pendingReason"}));
+    return WorkloadStateOf(v) == "Running";
   }, std::chrono::seconds(60));
   std::string seen;
-  for (const std::string& r : reasons) seen += "\n  " + r;
+  bool told = false;
+  for (const std::string& r : reasons) {
+    seen += "\n  " + r;
+    told = told || r.find("of pool p") != std::string::npos;
+  }
   EXPECT_TRUE(told) << "reasons seen:" << seen;
   const std::string nodes = std::string(Placement(w, 0).at("node").as_string()) + "," +
                             std::string(Placement(w, 1).at("node").as_string());
@@ -108,24 +110,41 @@ TEST_F(AutoscaleTest, ABacklogBootsWholeGangsAndIdleNodesAreSuspended) {
   // The nodes carry the pool's labels (their agents know nothing of them).
   json::value n = srv_->Json("GET", "/api/v1/nodes/p-0", "", &code);
   EXPECT_EQ(Str(n, {"metadata", "labels", "allot.dev/pool"}), "p");
+  // The agents outlive a restart of the server, which finds them (`list`)
+  // and lets the gang finish where it runs.
+  const pid_t p0 = AgentPid("p-0");
+  ASSERT_GT(p0, 0);
+  ASSERT_TRUE(srv_->Restart());
+  w = srv_->WaitForWorkload("team-a/gang", [&](const json::value& v) {
+    return WorkloadStateOf(v) == "Succeeded" || WorkloadStateOf(v) == "Failed";
+  }, std::chrono::seconds(60));
+  EXPECT_EQ(WorkloadStateOf(w), "Succeeded") << json::serialize(w);
+  EXPECT_EQ(AgentPid("p-0"), p0);
+  json::value pool = srv_->Json("GET", "/api/v1/nodepools/p", "", &code);
+  const json::value* ready = pool.as_object().contains("status")
+                                 ? pool.at("status").as_object().if_contains("nodes")
+                                 : nullptr;
+  ASSERT_NE(ready, nullptr) << json::serialize(pool);
+  EXPECT_EQ(ready->at("suspended").as_int64() + ready->at("ready").as_int64(), 2)
+      << json::serialize(pool);
   // Idle for 3 s: suspended, the agents stopped, the nodes gone.
   EXPECT_TRUE(allot::testing::WaitFor(
       [&] { return NodeStatus("p-0") == 404 && NodeStatus("p-1") == 404; },
       std::chrono::seconds(30)));
-  const std::string calls = allot::testing::ReadFile(dir_ + "/calls.log");
-  EXPECT_NE(calls.find("resume p-0"), std::string::npos) << calls;
-  EXPECT_NE(calls.find("suspend p-1"), std::string::npos) << calls;
-  // The metrics count what happened.
+  EXPECT_TRUE(allot::testing::WaitFor([&] { return kill(p0, 0) != 0; }, std::chrono::seconds(15)));
+  // The metrics count what happened since the restart: no boot (the
+  // server found the nodes up), 2 suspends.
   const std::string m = srv_->Admin("GET", "/metrics", "").body;
-  EXPECT_NE(m.find("allot_pool_boots_total{pool=\"p\"} 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("allot_pool_boots_total{pool=\"p\"} 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("allot_pool_suspends_total{pool=\"p\"} 2"), std::string::npos) << m;
   EXPECT_NE(m.find("allot_pool_nodes{pool=\"p\",state=\"suspended\"} 2"), std::string::npos);
 }
 
 TEST_F(AutoscaleTest, AProviderThatFailsOrHangsIsReportedAndBackedOff) {
   // One program exits 3 saying why; the other never returns.
   ASSERT_TRUE(srv_->Apply(
-      Pool("q", "[/bin/sh, -c, 'echo no capacity in zone >&2; exit 3', prog]") + "---\n" +
-      Pool("p", "[/bin/sh, -c, 'sleep 600', prog]", "2s")));
+      Pool("q", Exec("[/bin/sh, -c, 'echo no capacity in zone >&2; exit 3', prog]")) + "---\n" +
+      Pool("p", Exec("[/bin/sh, -c, 'sleep 600', prog]"), "2s")));
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads", AgentWorkload("one", 1, 8, "true"), &code);
   ASSERT_EQ(code, 201);
@@ -156,11 +175,12 @@ TEST_F(AutoscaleTest, AProviderThatFailsOrHangsIsReportedAndBackedOff) {
   }
   EXPECT_NE(table.find("PRICE/NODE-H"), std::string::npos) << table;
   EXPECT_NE(table.find("8xH100-80GB"), std::string::npos) << table;
+  EXPECT_NE(table.find("HEALTH"), std::string::npos) << table;
   // A provider the server does not run is refused, naming the field.
   net::Response r = srv_->Admin(
       "POST", "/api/v1/apply",
       "apiVersion: allot.dev/v1\nkind: NodePool\nmetadata: {name: l}\n"
-      "spec: {maxNodes: 1, gpus: 8, provider: {type: local}}\n");
+      "spec: {maxNodes: 1, gpus: 8, provider: {type: simulated}}\n");
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_NE(r.body.find("spec.provider.type"), std::string::npos) << r.body;
 }

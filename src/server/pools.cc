@@ -16,20 +16,34 @@ using State = ctrl::PoolNodeView::State;
 namespace {
 constexpr int64_t kHourMs = 3600 * 1000;
 constexpr size_t kBootsKept = 20;
+constexpr size_t kHistoryKept = 2000;
+constexpr size_t kDecisionsKept = 50;
+constexpr int64_t kHistoryMs = 24 * kHourMs;
+
+int64_t MedianMs(const std::deque<int64_t>& d) {
+  if (d.empty()) return 0;
+  std::vector<int64_t> b(d.begin(), d.end());
+  std::nth_element(b.begin(), b.begin() + int64_t(b.size() / 2), b.end());
+  return b[b.size() / 2];
+}
 }  // namespace
 
-void PoolRuntime::SetPools(std::vector<core::NodePool> pools,
-                           const std::function<bool(const std::string&)>& registered,
-                           int64_t now) {
+std::vector<ProviderCall> PoolRuntime::SetPools(
+    std::vector<core::NodePool> pools,
+    const std::function<bool(const std::string&)>& registered, int64_t now) {
   std::map<std::string, Pool> next;
+  std::vector<std::string> to_list;
   pool_of_.clear();
   for (core::NodePool& spec : pools) {
     Pool& p = next[spec.name];
     auto old = pools_.find(spec.name);
+    bool list = true;
     if (old != pools_.end()) {
+      list = !(old->second.spec.provider == spec.provider);
       p = std::move(old->second);
       p.names.clear();
     }
+    if (list) to_list.push_back(spec.name);
     p.spec = std::move(spec);
     p.counts.pool = p.spec.name;
     std::map<std::string, Node> nodes;
@@ -49,6 +63,14 @@ void PoolRuntime::SetPools(std::vector<core::NodePool> pools,
     p.nodes = std::move(nodes);
   }
   pools_ = std::move(next);
+  std::vector<ProviderCall> calls;
+  for (const std::string& name : to_list) {
+    Pool& p = pools_.at(name);
+    p.listing = true;
+    calls.push_back(Call(p, "list", p.names));
+    Changed(p, now);
+  }
+  return calls;
 }
 
 const core::NodePool* PoolRuntime::PoolOf(const std::string& name) const {
@@ -73,12 +95,14 @@ PoolRuntime::Pool* PoolRuntime::PoolFor(const std::string& node, Node** n) {
   return &p;
 }
 
-bool PoolRuntime::Registered(const std::string& name, int64_t now) {
+bool PoolRuntime::Registered(const std::string& name, int64_t now, int64_t* boot_ms) {
+  *boot_ms = -1;
   Node* n = nullptr;
   Pool* p = PoolFor(name, &n);
   if (p == nullptr || n->state == State::kReady) return false;
   if (n->state == State::kBooting) {
     const int64_t took = now - n->since_ms;
+    *boot_ms = took;
     p->recent_boots.push_back(took);
     if (p->recent_boots.size() > kBootsKept) p->recent_boots.pop_front();
   }
@@ -86,6 +110,7 @@ bool PoolRuntime::Registered(const std::string& name, int64_t now) {
   n->since_ms = now;
   n->idle_since_ms = 0;
   p->failures_in_a_row = 0;
+  Changed(*p, now);
   return true;
 }
 
@@ -102,15 +127,14 @@ void PoolRuntime::NoteArrival(const std::vector<std::string>& flavors, int64_t g
 void PoolRuntime::ForEachPool(const sched::Scheduler& sched, int64_t now,
                               const std::function<void(const ctrl::PoolView&)>& fn) {
   for (auto& [name, p] : pools_) {
+    if (p.listing) continue;  // Not known yet what is up.
     ctrl::PoolView v;
     v.spec = &p.spec;
     v.failures_in_a_row = p.failures_in_a_row;
     v.retry_after_ms = p.retry_after_ms;
     v.last_error = p.last_error;
     if (!p.recent_boots.empty()) {
-      std::vector<int64_t> b(p.recent_boots.begin(), p.recent_boots.end());
-      std::nth_element(b.begin(), b.begin() + int64_t(b.size() / 2), b.end());
-      v.expected_boot_ms = b[b.size() / 2];
+      v.expected_boot_ms = MedianMs(p.recent_boots);
     } else if (p.spec.provider.boot_delay_ms > 0) {
       v.expected_boot_ms = p.spec.provider.boot_delay_ms;
     }
@@ -158,6 +182,11 @@ ProviderCall PoolRuntime::Call(const Pool& p, const char* verb,
   c.verb = verb;
   c.nodes = nodes;
   c.command = p.spec.provider.command;
+  if (p.spec.provider.type == core::PoolProvider::Type::kLocal) {
+    c.local = true;
+    c.command = {"local"};
+    c.boot_delay_ms = p.spec.provider.boot_delay_ms;
+  }
   // A resume must return within the boot timeout (it counts from the
   // call); a suspend gets as long.
   c.timeout_ms = p.spec.boot_timeout_ms;
@@ -180,6 +209,8 @@ ProviderCall PoolRuntime::Call(const Pool& p, const char* verb,
                                                             : json::value(json::array());
     e["gpus"] = int64_t(node.gpus.size());
     e["product"] = node.gpus.empty() ? "" : node.gpus[0].product;
+    if (node.cpu.milli() > 0) e["cpu"] = node.cpu.ToString();
+    if (node.memory.milli() > 0) e["memory"] = node.memory.ToString();
     list.push_back(std::move(e));
   }
   req["nodes"] = std::move(list);
@@ -189,7 +220,7 @@ ProviderCall PoolRuntime::Call(const Pool& p, const char* verb,
 
 std::vector<ProviderCall> PoolRuntime::Resume(const ctrl::Action& a, int64_t now) {
   auto it = pools_.find(a.target);
-  if (it == pools_.end() || it->second.spec.provider.type != core::PoolProvider::Type::kExec) {
+  if (it == pools_.end() || it->second.spec.provider.type == core::PoolProvider::Type::kSimulated) {
     return {};
   }
   Pool& p = it->second;
@@ -204,6 +235,7 @@ std::vector<ProviderCall> PoolRuntime::Resume(const ctrl::Action& a, int64_t now
   if (nodes.empty()) return {};
   ++p.counts.scale_ups;
   p.counts.boots += int64_t(nodes.size());
+  Changed(p, now, "resume", nodes, a.message);
   return {Call(p, "resume", nodes)};
 }
 
@@ -219,18 +251,27 @@ void PoolRuntime::Failed(Pool& p, const std::vector<std::string>& nodes, const s
   // A call that failed after its boot timed out still says why best.
   if (!why.empty()) p.last_error = why;
   if (n == 0) return;
+  Changed(p, now, "boot failed", nodes, why);
   p.failures_in_a_row += n;
   p.counts.boot_failures += n;
   p.retry_after_ms = now + ctrl::BootRetryDelayMs(p.failures_in_a_row);
 }
 
-void PoolRuntime::BootFailed(const ctrl::Action& a, int64_t now) {
+std::vector<ProviderCall> PoolRuntime::BootFailed(const ctrl::Action& a, int64_t now) {
   auto it = pools_.find(a.target);
-  if (it != pools_.end()) Failed(it->second, a.nodes, a.message, now);
+  if (it == pools_.end()) return {};
+  std::vector<std::string> stop;
+  for (const std::string& n : a.nodes) {
+    auto nit = it->second.nodes.find(n);
+    if (nit != it->second.nodes.end() && nit->second.state == State::kBooting) stop.push_back(n);
+  }
+  Failed(it->second, a.nodes, a.message, now);
+  if (stop.empty()) return {};
+  return {Call(it->second, "suspend", stop)};
 }
 
 std::vector<ProviderCall> PoolRuntime::Suspend(const std::vector<std::string>& nodes,
-                                               int64_t now) {
+                                               const std::string& why, int64_t now) {
   std::map<std::string, std::vector<std::string>> by_pool;
   for (const std::string& name : nodes) {
     Node* n = nullptr;
@@ -244,6 +285,7 @@ std::vector<ProviderCall> PoolRuntime::Suspend(const std::vector<std::string>& n
     Pool& p = pools_.at(pool);
     p.counts.suspends += int64_t(list.size());
     calls.push_back(Call(p, "suspend", list));
+    Changed(p, now, "suspend", list, why);
   }
   return calls;
 }
@@ -254,6 +296,21 @@ std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t 
   auto it = pools_.find(r.call.pool);
   if (it == pools_.end()) return gone;
   Pool& p = it->second;
+  if (r.call.verb == "list") {
+    p.listing = false;
+    if (!r.status.ok()) {
+      *event = r.status.message() + " (its unregistered nodes are taken as down)";
+      return gone;
+    }
+    for (const auto& [node, up] : ParseProviderList(r.output, r.call.nodes)) {
+      auto nit = p.nodes.find(node);
+      if (!up || nit == p.nodes.end() || nit->second.state != State::kSuspended) continue;
+      // Up, its agent not heard yet: booting from now.
+      nit->second = Node{State::kBooting, now, 0};
+    }
+    Changed(p, now);
+    return gone;
+  }
   if (r.call.verb == "resume") {
     if (r.status.ok()) return gone;  // Booting; its agent will tell.
     Failed(p, r.call.nodes, r.status.message(), now);
@@ -269,7 +326,30 @@ std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t 
     gone.push_back(n);
   }
   if (!r.status.ok()) *event = r.status.message();
+  Changed(p, now);
   return gone;
+}
+
+void PoolRuntime::Changed(Pool& p, int64_t now, const char* what,
+                          const std::vector<std::string>& nodes, const std::string& why) {
+  if (now <= 0) return;  // Loading: no clock yet.
+  std::array<int64_t, 4> point{now, 0, 0, 0};
+  for (const auto& [name, n] : p.nodes) {
+    if (n.state == State::kBooting) ++point[1];
+    if (n.state == State::kReady) ++point[2];
+    if (n.state == State::kSuspending) ++point[3];
+  }
+  auto& h = p.history;
+  if (h.empty() || !std::equal(point.begin() + 1, point.end(), h.back().begin() + 1)) {
+    h.push_back(point);
+  }
+  while (h.size() > kHistoryKept || (h.size() > 1 && h.front()[0] < now - kHistoryMs)) h.pop_front();
+  if (*what == '\0') return;
+  p.decisions.push_back(Pool::Decision{now, what, nodes, why});
+  while (p.decisions.size() > kDecisionsKept ||
+         (!p.decisions.empty() && p.decisions.front().at_ms < now - kHistoryMs)) {
+    p.decisions.pop_front();
+  }
 }
 
 std::vector<PoolCounts> PoolRuntime::Counts() const {
@@ -292,6 +372,67 @@ std::vector<PoolCounts> PoolRuntime::Counts() const {
     out.push_back(std::move(c));
   }
   return out;
+}
+
+json::object PoolRuntime::Status(const std::string& pool) const {
+  json::object st;
+  auto it = pools_.find(pool);
+  if (it == pools_.end()) return st;
+  const Pool& p = it->second;
+  json::object counts;
+  json::array nodes;
+  int32_t by[5] = {0, 0, 0, 0, 0};
+  for (const std::string& name : p.names) {
+    const Node& n = p.nodes.at(name);
+    const char* state = "suspended";
+    switch (n.state) {
+      case State::kSuspended: state = "suspended"; ++by[0]; break;
+      case State::kBooting: state = "booting"; ++by[1]; break;
+      case State::kReady: state = n.idle_since_ms > 0 ? "idle" : "ready"; ++by[2]; break;
+      case State::kSuspending: state = "suspending"; ++by[3]; break;
+    }
+    if (n.state == State::kReady && n.idle_since_ms > 0) ++by[4];
+    if (n.state == State::kSuspended && n.since_ms == 0) continue;  // Never up.
+    json::object o;
+    o["name"] = name;
+    o["state"] = state;
+    if (n.since_ms > 0) o["since"] = core::FormatRfc3339Ms(n.since_ms);
+    nodes.push_back(std::move(o));
+  }
+  counts["suspended"] = by[0];
+  counts["booting"] = by[1];
+  counts["ready"] = by[2];
+  counts["suspending"] = by[3];
+  counts["idle"] = by[4];
+  st["nodes"] = std::move(counts);
+  st["nodeStates"] = std::move(nodes);
+  if (!p.recent_boots.empty()) st["medianBootSeconds"] = double(MedianMs(p.recent_boots)) / 1000.0;
+  st["boots"] = p.counts.boots;
+  st["bootFailures"] = p.counts.boot_failures;
+  st["failuresInARow"] = p.failures_in_a_row;
+  st["degraded"] = p.failures_in_a_row >= p.spec.failure_threshold;
+  if (p.failures_in_a_row > 0 && p.retry_after_ms > 0) {
+    st["retryAfter"] = core::FormatRfc3339Ms(p.retry_after_ms);
+  }
+  if (!p.last_error.empty()) st["lastError"] = p.last_error;
+  if (p.listing) st["listing"] = true;
+  json::array history;
+  for (const auto& [t, booting, ready, suspending] : p.history) {
+    history.push_back(json::array{t, booting, ready, suspending});
+  }
+  st["history"] = json::object{{"columns", json::array{"unixMs", "booting", "ready", "suspending"}},
+                               {"points", std::move(history)}};
+  json::array decisions;
+  for (const Pool::Decision& d : p.decisions) {
+    json::array nodes;
+    for (const std::string& n : d.nodes) nodes.push_back(json::string(n));
+    decisions.push_back(json::object{{"time", core::FormatRfc3339Ms(d.at_ms)},
+                                     {"action", d.what},
+                                     {"nodes", std::move(nodes)},
+                                     {"reason", d.why}});
+  }
+  st["decisions"] = std::move(decisions);
+  return st;
 }
 
 }  // namespace allot::server

@@ -12,11 +12,15 @@
 // expected boot time; the arrivals of the last hour, per flavor, its
 // headroom by arrivals.
 //
-// Not persisted: after a restart every pool node whose agent registers
-// is ready and the others are suspended (a boot under way when the server
-// stopped registers anyway and is then counted ready).
+// Not persisted: after a restart (and when a pool is created) the pool
+// asks its provider which nodes are up (`list`) and takes no decision
+// until it answers; a node up but not registered is booting from then
+// (it must register within bootTimeout), a node whose agent registers is
+// ready, the others suspended. A program that cannot list (fails) leaves
+// every unregistered node suspended.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -25,6 +29,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "core/model.h"
 #include "ctrl/controller.h"
@@ -45,17 +51,20 @@ class PoolRuntime {
  public:
   // The pools as now configured (every autoscaled NodePool object). Nodes
   // of a pool that stays keep their state; a pool's new names start
-  // suspended unless their agent is known (`registered`).
-  void SetPools(std::vector<core::NodePool> pools,
-                const std::function<bool(const std::string&)>& registered, int64_t now);
+  // suspended unless their agent is known (`registered`). Returns the
+  // `list` calls of new pools (and of pools whose provider changed).
+  std::vector<ProviderCall> SetPools(
+      std::vector<core::NodePool> pools,
+      const std::function<bool(const std::string&)>& registered, int64_t now);
   bool empty() const { return pools_.empty(); }
   // The pool that node `name` belongs to, or nullptr.
   const core::NodePool* PoolOf(const std::string& name) const;
   // Puts the pool's labels and taints on a pool node's description.
   void Decorate(core::Node* n) const;
   // Node `name`'s agent registered: ready now. True when it was not (a
-  // boot ended: capacity came).
-  bool Registered(const std::string& name, int64_t now);
+  // boot ended: capacity came); then `*boot_ms` is how long it booted
+  // (-1: it was not booting).
+  bool Registered(const std::string& name, int64_t now, int64_t* boot_ms);
   // A job asking `gpu_milli` of `flavor`s arrived (headroom by arrivals).
   void NoteArrival(const std::vector<std::string>& flavors, int64_t gpu_milli, int64_t now);
 
@@ -67,15 +76,22 @@ class PoolRuntime {
   // What to do for an autoscaler action: provider calls to run (none for
   // a node no longer in the state the action assumed).
   std::vector<ProviderCall> Resume(const ctrl::Action& a, int64_t now);
-  void BootFailed(const ctrl::Action& a, int64_t now);
-  // For nodes the caller cordoned (they hold nothing).
-  std::vector<ProviderCall> Suspend(const std::vector<std::string>& nodes, int64_t now);
+  // Its nodes go back to suspended; returns the suspend call that stops
+  // what may still be booting (a cloud instance must not bill on).
+  std::vector<ProviderCall> BootFailed(const ctrl::Action& a, int64_t now);
+  // For nodes the caller cordoned (they hold nothing); `why` for the
+  // pool's decision log.
+  std::vector<ProviderCall> Suspend(const std::vector<std::string>& nodes, const std::string& why,
+                                    int64_t now);
   // A provider call ended. Returns the nodes to delete (suspended now).
   std::vector<std::string> CallDone(const ProviderResult& r, int64_t now, std::string* event);
 
   std::vector<PoolCounts> Counts() const;
-  // Boot durations measured so far (resume to registration), per pool.
-  const std::map<std::string, std::vector<int64_t>>& BootMs() const { return boot_ms_; }
+  // A NodePool object's status (the API's): nodes by state, each node's
+  // state and since when, median boot time, failures, last error, and
+  // its history: the node counts at each change and the last decisions
+  // (of the last 24 h, at most kHistoryKept and kDecisionsKept).
+  boost::json::object Status(const std::string& pool) const;
 
  private:
   struct Node {
@@ -91,18 +107,31 @@ class PoolRuntime {
     int64_t retry_after_ms = 0;
     std::deque<int64_t> recent_boots;  // The last 20, ms.
     std::string last_error;            // Of the last failed boot.
+    bool listing = false;              // A `list` call runs: no decisions.
     PoolCounts counts;
+    // (time, booting, ready, suspending) at each change.
+    std::deque<std::array<int64_t, 4>> history;
+    struct Decision {
+      int64_t at_ms;
+      std::string what;  // "resume", "suspend", "boot failed", "list".
+      std::vector<std::string> nodes;
+      std::string why;
+    };
+    std::deque<Decision> decisions;
   };
   ProviderCall Call(const Pool& p, const char* verb, const std::vector<std::string>& nodes) const;
   void Failed(Pool& p, const std::vector<std::string>& nodes, const std::string& why,
               int64_t now);
   Pool* PoolFor(const std::string& node, Node** n);
+  // After a change of p's nodes' states: a history point when the counts
+  // moved; `what` (not empty): a decision too.
+  void Changed(Pool& p, int64_t now, const char* what = "",
+               const std::vector<std::string>& nodes = {}, const std::string& why = "");
 
   std::map<std::string, Pool> pools_;
   std::map<std::string, std::string> pool_of_;  // Node -> pool.
   // Arrivals (time, GPU-milli) of the last hour, per flavor.
   std::map<std::string, std::deque<std::pair<int64_t, int64_t>>> arrivals_;
-  std::map<std::string, std::vector<int64_t>> boot_ms_;
 };
 
 }  // namespace allot::server

@@ -7,9 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <sstream>
+
+#include "server/local_provider.h"
 
 extern char** environ;
 
@@ -32,6 +37,29 @@ std::string Program(const ProviderCall& c) {
 }
 
 }  // namespace
+
+int SpawnInOwnGroup(posix_spawn_file_actions_t* fa, char* const argv[], char* const envp[],
+                    pid_t* pid) {
+  // Nothing of the server's but stdin, stdout and stderr: what the program
+  // leaves running must not hold its listening socket (a restarted server
+  // could not bind).
+  posix_spawn_file_actions_addclosefrom_np(fa, 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group, so that a hung program and what it started go
+  // together; default signal dispositions and an empty mask.
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  const int err = posix_spawnp(pid, argv[0], fa, &attr, argv, envp);
+  posix_spawnattr_destroy(&attr);
+  return err;
+}
 
 ProviderResult RunProviderCall(const ProviderCall& call, std::atomic<pid_t>* running) {
   static const bool kPipeIgnored = [] {
@@ -67,22 +95,9 @@ ProviderResult RunProviderCall(const ProviderCall& call, std::atomic<pid_t>* run
   posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, out[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group, so that a hung program and what it started go
-  // together; default signal dispositions and an empty mask.
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  const int err = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  const int err = SpawnInOwnGroup(&fa, argv.data(), environ, &pid);
   posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
   close(in[0]);
   close(out[1]);
   if (err == 0 && running) running->store(pid);
@@ -175,8 +190,24 @@ ProviderResult RunProviderCall(const ProviderCall& call, std::atomic<pid_t>* run
   return r;
 }
 
-ProviderRunner::ProviderRunner(std::function<void(ProviderResult)> done)
-    : done_(std::move(done)), thread_([this] { Loop(); }) {}
+std::map<std::string, bool> ParseProviderList(const std::string& output,
+                                              const std::vector<std::string>& names) {
+  std::map<std::string, bool> up;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string node, state, more;
+    if (!(words >> node >> state) || (words >> more)) continue;
+    if (std::find(names.begin(), names.end(), node) == names.end()) continue;
+    for (char& c : state) c = char(std::tolower(static_cast<unsigned char>(c)));
+    up[node] = state == "on" || state == "running" || state == "booting";
+  }
+  return up;
+}
+
+ProviderRunner::ProviderRunner(std::function<void(ProviderResult)> done, LocalProvider* local)
+    : done_(std::move(done)), local_(local), thread_([this] { Loop(); }) {}
 
 ProviderRunner::~ProviderRunner() {
   {
@@ -208,7 +239,15 @@ void ProviderRunner::Loop() {
       call = std::move(queue_.front());
       queue_.pop_front();
     }
-    ProviderResult r = RunProviderCall(call, &running_);
+    ProviderResult r;
+    if (!call.local) {
+      r = RunProviderCall(call, &running_);
+    } else if (local_ != nullptr) {
+      r = local_->Run(call);
+    } else {
+      r.call = call;
+      r.status = Status::FailedPrecondition("pool " + call.pool + ": no local provider here");
+    }
     {
       std::lock_guard<std::mutex> l(mu_);
       if (stop_) return;

@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include "server/api.h"
 #include "server/audit_anchor.h"
 #include "server/crypto.h"
+#include "server/local_provider.h"
 #include "server/owner.h"
 #include "server/secrets.h"
 #include "server/state.h"
@@ -45,6 +48,7 @@ class ServerImpl : public Server {
   // Autoscaled pools' exec provider calls (they post their results to the
   // owner).
   std::unique_ptr<ProviderRunner> providers;
+  std::unique_ptr<LocalProvider> local;  // Used by `providers`.
 
   uint16_t port() const override { return http->port(); }
   void Stop() override {
@@ -140,9 +144,24 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
 
   auto impl = std::make_unique<ServerImpl>();
   ServerImpl* raw = impl.get();
-  (*state)->SetProviderRunner([raw](ProviderCall c) {
-    if (raw->providers) raw->providers->Run(std::move(c));
-  });
+  {
+    std::string dir = opts.pool_dir;
+    const std::string sqlite = "sqlite:";
+    if (dir.empty() && url.rfind(sqlite, 0) == 0 && url.size() > sqlite.size() &&
+        url != "sqlite::memory:") {
+      dir = url.substr(sqlite.size()) + ".pools";
+    }
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    impl->local = std::make_unique<LocalProvider>(
+        dir, n > 0 ? std::string(exe, size_t(n)) : std::string("allot"));
+    // Its agents' token: accepted as a node principal, never stored.
+    std::shared_ptr<TokenIndex> index = (*state)->internal_token_index();
+    impl->local->SetOnSecret([index](const std::string& secret) {
+      index->Put(Sha256Hex(secret),
+                 Principal{"pool-provider:local", Role::kNode, "", "", ""});
+    });
+  }
   std::string describe = (*st)->Describe();
   std::shared_ptr<const TokenIndex> tokens = (*state)->token_index();
   std::shared_ptr<metrics::Metrics> metrics = (*state)->metrics();
@@ -159,8 +178,16 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   impl->owner->SetControllers(std::make_unique<ctrl::Runner>(ctrl::DefaultControllers(copts)));
   impl->owner->SetCommitHook(
       [anchor](const std::vector<const store::Batch*>& b) { anchor->Committed(b); });
-  impl->providers = std::make_unique<ProviderRunner>([raw](ProviderResult r) {
-    raw->owner->Post([r = std::move(r)](Turn& t) { t.state.PoolCallDone(r, &t.txn); });
+  impl->providers = std::make_unique<ProviderRunner>(
+      [raw](ProviderResult r) {
+        raw->owner->Post([r = std::move(r)](Turn& t) { t.state.PoolCallDone(r, &t.txn); });
+      },
+      impl->local.get());
+  impl->owner->Post([raw](Turn& t) {
+    // Calls made at load (the pools' first `list`) run now.
+    t.state.SetProviderRunner([raw](ProviderCall c) {
+      if (raw->providers) raw->providers->Run(std::move(c));
+    });
   });
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
@@ -197,6 +224,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   impl->http = std::move(*http);
   bool tls = !opts.tls_cert_file.empty();
   std::string host = opts.listen.substr(0, opts.listen.rfind(':'));
+  impl->local->SetServerUrl(std::string(tls ? "https" : "http") + "://" +
+                            (host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host) + ":" +
+                            std::to_string(impl->http->port()));
   out << "allot " << kVersion << " serving on " << (tls ? "https" : "http")
       << "://" << host << ":" << impl->http->port() << " (store " << describe
       << ")\n";

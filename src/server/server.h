@@ -25,6 +25,10 @@ struct ServeOptions {
   // Kept apart from the store, so a copy of the database alone does not
   // reveal a Secret.
   std::string secret_key_file;
+  // The local NodePool provider's directory (server/local_provider.h).
+  // Empty: STORE_PATH.pools beside a sqlite store, else none (local pools
+  // then fail to boot, saying so).
+  std::string pool_dir;
   int threads = 2;
   // An agent-run node silent for this long becomes NotReady and its
   // workloads go back to their queues.

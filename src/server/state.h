@@ -278,8 +278,11 @@ class State {
   // exec provider's calls go (the server runs them off the owner thread;
   // unset, none runs and every resume fails at its boot timeout), and a
   // call's result, back on the owner thread.
+  // Calls made before (a pool's first `list`, at load) run now.
   void SetProviderRunner(std::function<void(ProviderCall)> run) {
     run_provider_ = std::move(run);
+    for (ProviderCall& c : queued_provider_calls_) run_provider_(std::move(c));
+    queued_provider_calls_.clear();
   }
   void PoolCallDone(const ProviderResult& r, Txn* txn);
   // What pending workload `key` waits for beyond its quota and nodes: the
@@ -308,6 +311,7 @@ class State {
   }
   // The same index, for network threads (see TokenIndex).
   std::shared_ptr<const TokenIndex> token_index() const { return tokens_.index(); }
+  std::shared_ptr<TokenIndex> internal_token_index() const { return tokens_.internal_index(); }
   // Whether token `id` exists and is not revoked: what lets an open watch,
   // a held agent poll or a pending log read go on (Owner::Publish,
   // Api::OnTurnEnd end the others at the end of the turn that revoked it).
@@ -488,11 +492,14 @@ class State {
   // The pools' runtime follows the NodePool objects (after a change and
   // at load).
   void SyncPools(int64_t now);
+  // Runs a provider call, or keeps it until the runner is set.
+  void RunProvider(ProviderCall c);
   // A workload arrived: its GPUs count toward its flavors' arrival rate
   // (headroom by arrivals).
   void NoteArrival(const core::Workload& w, int64_t now);
   mutable PoolRuntime pools_;  // ForEachPool keeps idle times as it reads.
   std::function<void(ProviderCall)> run_provider_;
+  std::vector<ProviderCall> queued_provider_calls_;
   std::map<std::string, std::string> capacity_notes_;
   // Marks `nodes` NotReady and evicts what runs there, with one message:
   // "node a, b CLAUSE; node c CLAUSE2", clauses and nodes in the order given.

@@ -53,7 +53,9 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
       agents_.Hear(n.name, now, r.address, r.simulated, std::move(r.gpu_samples),
                    std::move(r.pod_network));
   if (heard.came_back) ctrl_changes_ |= ctrl::kAgents;
-  if (pools_.Registered(n.name, now)) ctrl_changes_ |= ctrl::kCapacity;
+  int64_t boot_ms = -1;
+  if (pools_.Registered(n.name, now, &boot_ms)) ctrl_changes_ |= ctrl::kCapacity;
+  if (boot_ms >= 0) metrics_->PoolBooted(pools_.PoolOf(n.name)->name, double(boot_ms) / 1000.0);
   if (changed && it == objs_.nodes.end()) {
     // A node joins: validated alone (its name, labels, capacity, GPUs) and
     // added to the scheduler as it is, without rebuilding it, so that

@@ -186,6 +186,8 @@ json::object State::ConfigJson(Kind kind, const std::string& key,
     status["reservingWorkloads"] = admitted;
     status["admittedWorkloads"] = admitted;
     obj["status"] = std::move(status);
+  } else if (kind == Kind::kNodePool) {
+    obj["status"] = pools_.Status(key);
   } else if (kind == Kind::kNode) {
     // How many of its GPUs admitted workloads hold (a GPU with a held MIG
     // slice counts once), without naming them: nodes are shared.

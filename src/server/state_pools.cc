@@ -17,13 +17,22 @@ const char kAutoscaler[] = "autoscaler";
 void State::SyncPools(int64_t now) {
   std::vector<core::NodePool> specs;
   for (const auto& [name, e] : objs_.node_pools) specs.push_back(e.obj);
-  pools_.SetPools(
+  std::vector<ProviderCall> lists = pools_.SetPools(
       std::move(specs),
       [&](const std::string& node) {
         return objs_.nodes.count(node) > 0 && agents_.Ready(node);
       },
       now);
+  for (ProviderCall& c : lists) RunProvider(std::move(c));
   ctrl_changes_ |= ctrl::kCapacity;
+}
+
+void State::RunProvider(ProviderCall c) {
+  if (run_provider_) {
+    run_provider_(std::move(c));
+  } else {
+    queued_provider_calls_.push_back(std::move(c));
+  }
 }
 
 void State::NoteArrival(const core::Workload& w, int64_t now) {
@@ -71,15 +80,13 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
         notes[a.target] = a.message;
         break;
       case ctrl::Action::Type::kResumeNodes:
-        for (ProviderCall& c : pools_.Resume(a, now)) {
-          if (run_provider_) run_provider_(std::move(c));
-        }
+        for (ProviderCall& c : pools_.Resume(a, now)) RunProvider(std::move(c));
         Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
         std::fprintf(stderr, "allot: pool %s: resume %s (%s: %s)\n", a.target.c_str(),
                      nodes.c_str(), a.reason.c_str(), a.message.c_str());
         break;
       case ctrl::Action::Type::kBootFailed:
-        pools_.BootFailed(a, now);
+        for (ProviderCall& c : pools_.BootFailed(a, now)) RunProvider(std::move(c));
         Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
         std::fprintf(stderr, "allot: pool %s: %s\n", a.target.c_str(), a.message.c_str());
         break;
@@ -93,9 +100,7 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
           if (!NodeAction(Actor::System(principal), n, "cordon", txn).ok()) continue;
           empty.push_back(n);
         }
-        for (ProviderCall& c : pools_.Suspend(empty, now)) {
-          if (run_provider_) run_provider_(std::move(c));
-        }
+        for (ProviderCall& c : pools_.Suspend(empty, a.message, now)) RunProvider(std::move(c));
         if (!empty.empty()) {
           std::string list;
           for (const std::string& n : empty) list += (list.empty() ? "" : ",") + n;

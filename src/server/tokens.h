@@ -60,6 +60,9 @@ class Tokens {
     return by_hash_->Find(hash);
   }
   std::shared_ptr<const TokenIndex> index() const { return by_hash_; }
+  // The index itself, for a credential the server makes and keeps out of
+  // the store (the local pool provider's agents' token): any thread.
+  std::shared_ptr<TokenIndex> internal_index() const { return by_hash_; }
 
  private:
   std::map<std::string, store::TokenRow> by_id_;
