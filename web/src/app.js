@@ -258,6 +258,56 @@ async function nodePage(main, name) {
   chart($("#temp-chart"), "Temperature", xs.map((x) => x / 1000), series(2), "°C");
 }
 
+// Autoscaled NodePools (docs/autoscaling.md): each pool's nodes by state,
+// health, boot time and price, a chart of its nodes over time (the
+// server's history since it started, last 24 h) and its last decisions.
+async function poolsPage(main) {
+  const pools = (await api("/api/v1/nodepools")).items;
+  if (!pools.length) {
+    main.innerHTML = `<h2>Pools</h2><p class="muted">No autoscaled NodePools: a NodePool with a provider
+      boots nodes for work that waits and suspends idle ones (docs/autoscaling.md).</p>`;
+    return;
+  }
+  const price = (p) => (p.spec.pricePerNodeHour && p.spec.pricePerNodeHour !== "0" ? p.spec.pricePerNodeHour + " /node-h" : "");
+  main.innerHTML = `<h2>Pools</h2><table id="pools"><tr><th>pool</th><th>where</th><th>node</th>
+    <th>ready</th><th>booting</th><th>suspending</th><th>min · max</th><th>median boot</th><th>health</th></tr>
+    ${pools.map((p) => { const st = p.status || {}, n = st.nodes || {}, s = p.spec;
+      const health = st.listing ? "asking its provider what runs"
+        : st.degraded ? `<span class="bad">degraded</span> (${st.failuresInARow} failed boots in a row)`
+        : `<span class="ok">ok</span>`;
+      return `<tr data-pool="${esc(p.metadata.name)}"><td>${esc(p.metadata.name)}
+        <div class="muted">${esc(s.provider?.type)}${s.provider?.type === "local" ? ' <span class="sim">simulated GPUs</span>' : ""}</div></td>
+        <td>${esc(s.location)}${s.zone ? " · " + esc(s.zone) : ""}<div class="muted">${esc(price(p))}</div></td>
+        <td>${s.gpus ?? 0} × ${esc(s.product || "GPU")}</td>
+        <td data-state="ready">${n.ready ?? 0}${n.idle ? ` <span class="muted">(${n.idle} idle)</span>` : ""}</td>
+        <td data-state="booting">${n.booting ?? 0}</td><td>${n.suspending ?? 0}</td>
+        <td>${s.minNodes ?? 0} · ${s.maxNodes}</td>
+        <td>${st.medianBootSeconds != null ? fmt(st.medianBootSeconds, 1) + " s" : "-"}</td>
+        <td>${health}${st.lastError ? `<div class="muted" title="${esc(st.lastError)}">last error: ${esc(st.lastError.slice(0, 160))}</div>` : ""}</td></tr>`;
+    }).join("")}</table>
+    ${pools.map((p) => `<div class="chart" id="pool-chart-${esc(p.metadata.name)}"></div>
+      <table class="decisions" data-pool-decisions="${esc(p.metadata.name)}"><tr><th colspan="4">${esc(p.metadata.name)}: last decisions</th></tr>
+      ${(p.status?.decisions || []).slice(-10).reverse().map((d) => `<tr><td>${esc(new Date(d.time).toLocaleString())}</td>
+        <td>${esc(d.action)}</td><td>${esc(d.nodes.join(", "))}</td><td>${esc(d.reason)}</td></tr>`).join("") ||
+        '<tr><td class="muted" colspan="4">none yet</td></tr>'}</table>`).join("")}`;
+  for (const p of pools) {
+    // Step lines: each point holds until the next change, and until now.
+    const pts = p.status?.history?.points || [];
+    const now = Date.now();
+    const xs = [], cols = [[], [], []];
+    pts.forEach((pt, i) => {
+      const next = i + 1 < pts.length ? pts[i + 1][0] : now;
+      for (const t of [pt[0], Math.max(pt[0], next - 1)]) {
+        xs.push(t / 1000);
+        for (let c = 0; c < 3; c++) cols[c].push(pt[c + 1]);
+      }
+    });
+    chart(document.getElementById("pool-chart-" + p.metadata.name), `${p.metadata.name}: nodes`, xs,
+      [{ label: "ready", data: cols[1] }, { label: "booting", data: cols[0] }, { label: "suspending", data: cols[2] }],
+      "nodes");
+  }
+}
+
 function plainReason(w) {
   const st = w.status || {};
   // The reason ends with its place in line ("; 2nd in queue").
@@ -393,7 +443,7 @@ async function readTail(key) {
 
 // ---- router -----------------------------------------------------------------
 const pages = { overview: overviewPage, queues: queuesPage, tenants: tenantsPage,
-                nodes: nodesPage, workloads: workloadsPage };
+                nodes: nodesPage, pools: poolsPage, workloads: workloadsPage };
 
 async function route() {
   const main = $("#main");

@@ -1,13 +1,14 @@
 // The dashboard in a real browser (Debian's chromium through playwright-core)
 // against a live `allot up`: sign in, see a workload submitted through the
 // CLI appear and run, open a node's GPUs (simulated, marked so), park and
-// resume a workload, and a tenant's member not seeing another tenant's
-// workloads. Screenshots go to
+// resume a workload, an autoscaled pool (local provider) boot a node for
+// work that waits and show it, and a tenant's member not seeing another
+// tenant's workloads. Screenshots go to
 // OUTDIR (test artifacts; docs/dashboard.png in the README is one).
 //
 //   node web/test/dashboard.mjs ALLOT_BIN OUTDIR
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -80,6 +81,39 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
 metadata: {name: q, namespace: team-b}
 spec: {clusterQueue: shared}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: burst}
+spec: {nodeLabels: {allot.dev/pool: burst}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: burst}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: burst
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: burst, namespace: team-a}
+spec: {clusterQueue: burst}
+---
+apiVersion: allot.dev/v1
+kind: NodePool
+metadata: {name: burst}
+spec:
+  maxNodes: 2
+  gpus: 4
+  product: A100-80GB
+  labels: {allot.dev/pool: burst}
+  provider: {type: local}
+  location: cloud
+  pricePerNodeHour: "12.5"
 `);
   const member = (await call("POST", "/api/v1/tokens",
     JSON.stringify({ user: "bob", role: "member", tenant: "team-b" }))).token;
@@ -190,6 +224,22 @@ spec: {clusterQueue: shared}
   await page.click("#park");
   await page.waitForSelector('tr[data-workload="team-b/eval"] td[data-state="Running"]', { timeout: 60000 });
 
+  // Pools: work that waits for the burst pool boots one of its nodes (an
+  // agent the server starts); the page shows it ready and why it booted.
+  await page.goto(url + "/#/pools");
+  await page.waitForSelector('tr[data-pool="burst"]');
+  execFileSync(allot, ["submit", "--server", url, "--token", admin, "-t", "team-a", "-q", "burst",
+                       "--name", "burst-job", "--gpus", "4", "--", "sleep", "300"]);
+  await page.waitForFunction(() =>
+    document.querySelector('tr[data-pool="burst"] td[data-state="ready"]')?.textContent.trim().startsWith("1"),
+    null, { timeout: 90000 });
+  const decisions = await page.textContent('[data-pool-decisions="burst"]');
+  if (!decisions.includes("resume") || !decisions.includes("burst-0")) fail("the pool's decisions show " + decisions);
+  const poolRow = await page.textContent('tr[data-pool="burst"]');
+  if (!poolRow.includes("simulated GPUs") || !poolRow.includes("12.5")) fail("the pool row shows " + poolRow);
+  if (!(await page.$("#pool-chart-burst canvas"))) fail("the pool has no chart");
+  await page.screenshot({ path: join(outdir, "pools.png"), fullPage: true });
+
   // A tenant's member sees its own workloads only.
   await page.click("#signout");
   await page.fill("#token", member);
@@ -209,5 +259,10 @@ spec: {clusterQueue: shared}
   if (browser) await browser.close();
   up.kill("SIGINT");
   await new Promise((r) => up.on("exit", r));
+  // The local pool's agents outlive their server: stop them.
+  const pids = (d, pools) => readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? pids(join(d, e.name), pools || e.name.endsWith(".pools"))
+      : pools && e.name.endsWith(".pid") ? [readFileSync(join(d, e.name), "utf8")] : []);
+  for (const pid of pids(dir, false)) { try { process.kill(Number(pid), "SIGKILL"); } catch (_) {} }
   rmSync(dir, { recursive: true, force: true });
 }
