@@ -95,6 +95,14 @@ spec: {cohrt: x}
        "bad.yaml: document 3 (ClusterQueue b): spec.cohrt: unknown field "
        "\"cohrt\" (expected one of: cohort, namespaceSelector,",
        "spec.cohrt"},
+      {"bad pool order", R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: b, annotations: {allot.dev/pool-order: "cloud,mars"}}
+spec: {}
+)",
+       "allot.dev/pool-order: 'cloud,mars': give locations in the order wanted",
+       "metadata.annotations.allot.dev/pool-order"},
       {"unknown nested field", R"(
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/manifest_internal.h"
+#include "core/pool_order.h"
 #include "core/priority_policy.h"
 
 namespace allot::core::internal {
@@ -405,6 +406,13 @@ Status ParseClusterQueue(const Doc& d, Config* out) {
                                            &cq.reclaim_grace_seconds));
   ALLOT_RETURN_IF_ERROR(DurationAnnotation(d.annotations, kMaxParkedKey, /*allow_zero=*/false,
                                            &cq.max_parked_seconds));
+  if (auto it = d.annotations.find(kPoolOrderKey); it != d.annotations.end()) {
+    Result<PoolOrder> order = ParsePoolOrder(it->second);
+    if (!order.ok()) {
+      return Status::InvalidArgument(order.status().message(),
+                                     std::string("metadata.annotations.") + kPoolOrderKey);
+    }
+  }
   out->cluster_queues.push_back(std::move(cq));
   return Status::Ok();
 }

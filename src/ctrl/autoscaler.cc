@@ -1,6 +1,7 @@
 #include "ctrl/autoscaler.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "core/duration.h"
+#include "core/pool_order.h"
 
 namespace allot::ctrl {
 
@@ -144,8 +146,15 @@ struct Pool {
   }
 };
 
-int32_t LocationRank(const std::string& location) {
-  return location == "onprem" ? 0 : location == "edge" ? 1 : 2;
+// The pool order of a workload's ClusterQueue (allot.dev/pool-order;
+// validated when the ClusterQueue was read), else the default.
+core::PoolOrder OrderOf(const View& view, const std::string& cluster_queue) {
+  const core::ClusterQueue* cq = view.FindClusterQueue(cluster_queue);
+  if (cq == nullptr) return {};
+  auto it = cq->annotations.find(core::kPoolOrderKey);
+  if (it == cq->annotations.end()) return {};
+  Result<core::PoolOrder> o = core::ParsePoolOrder(it->second);
+  return o.ok() ? *o : core::PoolOrder{};
 }
 
 std::string Minutes(int64_t ms) {
@@ -267,12 +276,16 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
     }
   }
 
-  // The pools that can serve each flavor, best first.
-  std::map<std::string, std::vector<int32_t>, std::less<>> by_flavor;
-  auto candidates = [&](const std::string& flavor) -> const std::vector<int32_t>& {
-    auto it = by_flavor.find(flavor);
+  // The pools that can serve each flavor, best first in a ClusterQueue's
+  // pool order.
+  std::map<std::pair<std::string, std::array<int32_t, 3>>, std::vector<int32_t>> by_flavor;
+  auto candidates = [&](const std::string& flavor,
+                        const core::PoolOrder& order) -> const std::vector<int32_t>& {
+    const auto key = std::make_pair(flavor, std::array<int32_t, 3>{order.onprem, order.edge,
+                                                                   order.cloud});
+    auto it = by_flavor.find(key);
     if (it != by_flavor.end()) return it->second;
-    std::vector<int32_t>& c = by_flavor[flavor];
+    std::vector<int32_t>& c = by_flavor[key];
     const core::ResourceFlavor* f = view.FindFlavor(flavor);
     if (f == nullptr) return c;
     for (size_t i = 0; i < pools.size(); ++i) {
@@ -285,8 +298,8 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
       auto per_gpu = [](const Pool& p, const Pool& q) {
         return __int128(p.spec->price_micros_per_node_hour) * std::max(1, q.gpus);
       };
-      return std::make_tuple(x.degraded, LocationRank(x.spec->location), per_gpu(x, y)) <
-             std::make_tuple(y.degraded, LocationRank(y.spec->location), per_gpu(y, x));
+      return std::make_tuple(x.degraded, order.Rank(x.spec->location), per_gpu(x, y)) <
+             std::make_tuple(y.degraded, order.Rank(y.spec->location), per_gpu(y, x));
     });
     return c;
   };
@@ -302,14 +315,20 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
   };
 
   // Scale-up for the demand, workload by workload.
+  std::map<std::string, core::PoolOrder, std::less<>> orders;  // By ClusterQueue.
   std::vector<int32_t> booting, fresh;
   std::vector<Action> explains;  // After the pools' actions.
   for (const sched::CapacityDemand& d : view.CapacityDemands()) {
     bool placed = false;
     std::string held;  // The pools that would fit it but back off.
+    auto known = orders.find(d.cluster_queue);
+    if (known == orders.end()) {
+      known = orders.emplace(d.cluster_queue, OrderOf(view, d.cluster_queue)).first;
+    }
+    const core::PoolOrder& order = known->second;
     for (const std::string& flavor : d.flavors) {
       const core::ResourceFlavor* f = view.FindFlavor(flavor);
-      for (int32_t pi : candidates(flavor)) {
+      for (int32_t pi : candidates(flavor, order)) {
         Pool& p = pools[size_t(pi)];
         bool fits = true;
         for (const sched::CapacityDemandPodSet& ps : d.pod_sets) {

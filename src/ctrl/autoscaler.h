@@ -8,8 +8,9 @@
 // nothing), into one pool: the first of its flavors, in its ClusterQueue's
 // order, with a pool whose nodes carry the flavor's labels, whose taints
 // its pods tolerate, and whose node shape fits each pod; among those pools
-// the healthy before the degraded, then on-prem before edge before cloud,
-// then the cheapest per GPU. Pods go (best fit) on free capacity of the
+// the healthy before the degraded, then on-prem before edge before cloud
+// (or the ClusterQueue's allot.dev/pool-order, core/pool_order.h), then
+// the cheapest per GPU. Pods go (best fit) on free capacity of the
 // pool's ready nodes, then on nodes booting (so one backlog never asks
 // twice), then on new nodes up to maxNodes. A pool backing off after a
 // failed boot takes no new nodes until its retry time. Then each pool is
@@ -35,7 +36,7 @@
 // 3m").
 //
 // Not done: consolidation (moving preemptible work off an underused node),
-// topology requests, MIG-shaped pools, and a ClusterQueue's own pool order.
+// topology requests and MIG-shaped pools.
 #pragma once
 
 #include <cstdint>

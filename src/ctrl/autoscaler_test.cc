@@ -4,6 +4,7 @@
 
 #include <deque>
 
+#include "core/pool_order.h"
 #include "ctrl/test_view.h"
 
 namespace allot::ctrl {
@@ -253,6 +254,44 @@ TEST(Autoscaler, Scenarios) {
     EXPECT_EQ(got, c.actions);
     EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms);
   }
+}
+
+TEST(Autoscaler, AClusterQueueMayAskForCloudFirstOrTheCheapest) {
+  const Case c{"",
+               {{With(Spec("cloud", 8, 4), [](auto& p) {
+                   p.location = "cloud";
+                   p.price_micros_per_node_hour = 50;
+                 })},
+                {With(Spec("edge", 8, 4), [](auto& p) {
+                   p.location = "edge";
+                   p.price_micros_per_node_hour = 10;
+                 })},
+                {With(Spec("onprem", 8, 4), [](auto& p) { p.price_micros_per_node_hour = 30; })}},
+               {},
+               {}};
+  const std::pair<const char*, std::string> want[] = {
+      {"", "onprem"},              // The default: on-prem first.
+      {"cloud", "cloud"},          // Cloud, then the rest as by default.
+      {"edge, cloud", "edge"},
+      {"price", "edge"},           // The cheapest per GPU wherever it is.
+  };
+  for (const auto& [annotation, pool] : want) {
+    TestView view;
+    core::ClusterQueue& cq = view.queues.emplace_back();
+    cq.name = "cq";
+    if (*annotation) cq.annotations[core::kPoolOrderKey] = annotation;
+    Case one = c;
+    sched::CapacityDemand d = Gang("t/a", 1, 8);
+    d.cluster_queue = "cq";
+    one.demand = {d};
+    std::vector<std::string> got;
+    RunCase(one, &got, &view);
+    ASSERT_FALSE(got.empty()) << annotation;
+    EXPECT_EQ(got[0], "resume-nodes " + pool + " [" + pool + "-0] ScaleUp") << annotation;
+  }
+  EXPECT_FALSE(core::ParsePoolOrder("cloud,moon").ok());
+  EXPECT_FALSE(core::ParsePoolOrder("cloud,cloud").ok());
+  EXPECT_FALSE(core::ParsePoolOrder("").ok());
 }
 
 TEST(Autoscaler, PendingReasonsSayWhatTheWorkloadWaitsFor) {
