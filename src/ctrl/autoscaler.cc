@@ -212,6 +212,86 @@ bool Pack(Pool& p, const sched::CapacityDemand& d, std::vector<int32_t>* booting
   return true;
 }
 
+// Consolidation: a ready node of `p` whose GPUs have been at most half
+// allocated for the pool's scaleDownDelay, untouched by demand in this
+// run, running only movable workloads (preemptible, all their pods on it)
+// that fit in the free room of the pool's other ready nodes (GPUs, cpu and
+// memory; each workload whole on one node, best fit by GPUs; the pool's
+// nodes share their labels, so node selectors are not checked), is
+// drained: cordoned and its workloads evicted, to be suspended once empty.
+// The scheduler then places them as it sees fit (where they fit now). Within the disruption
+// budget and windows (a drained node counts as disrupted until it is
+// suspended), never below minNodes or the headroom; the least used first.
+void Consolidate(const Pool& p, int64_t now_ms, bool window, int64_t headroom,
+                 int32_t* suspending, int32_t* up, int64_t* free, std::vector<bool>* going,
+                 Plan* plan) {
+  std::vector<const Bin*> candidates;
+  // What is free on the ready nodes that stay: GPUs, cpu, memory.
+  std::vector<std::array<int64_t, 3>> room(p.view->nodes.size(), {0, 0, 0});
+  for (const Bin& b : p.bins) {
+    if (b.kind != Bin::Kind::kReady || (*going)[size_t(b.node)]) continue;
+    room[size_t(b.node)] = {b.gpus_free, b.cpu_milli, b.memory_milli};
+    const PoolNodeView& n = p.view->nodes[size_t(b.node)];
+    if (b.touched || n.underused_since_ms <= 0 || n.workloads.empty()) continue;
+    bool movable = true;
+    for (const PoolNodeWorkload& w : n.workloads) movable = movable && w.movable;
+    if (!movable) continue;
+    const int64_t due = n.underused_since_ms + p.spec->scale_down_delay_ms;
+    if (due > now_ms) {
+      plan->next_wake_ms = std::min(plan->next_wake_ms, due);
+      continue;
+    }
+    candidates.push_back(&b);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Bin* a, const Bin* b) {
+    return a->gpus_free > b->gpus_free;  // The least used first.
+  });
+  for (const Bin* c : candidates) {
+    if (!window || *suspending >= p.spec->max_disrupted) return;
+    const PoolNodeView& n = p.view->nodes[size_t(c->node)];
+    int32_t used = 0;
+    for (const PoolNodeWorkload& w : n.workloads) used += w.gpus;
+    // Its free GPUs and the room its workloads take elsewhere leave.
+    if (*up - 1 < p.spec->min_nodes || *free - c->gpus_free - used < headroom) continue;
+    std::vector<std::array<int64_t, 3>> trial = room;
+    trial[size_t(c->node)] = {0, 0, 0};
+    std::vector<std::pair<std::string, std::string>> moves;  // Workload, node.
+    bool fits = true;
+    for (const PoolNodeWorkload& w : n.workloads) {
+      const std::array<int64_t, 3> want = {w.gpus, w.cpu_milli, w.memory_milli};
+      int32_t best = -1;
+      for (size_t i = 0; i < trial.size(); ++i) {
+        const auto& r = trial[i];
+        if (r[0] < want[0] || r[1] < want[1] || r[2] < want[2]) continue;
+        if (best < 0 || r[0] < trial[size_t(best)][0]) best = int32_t(i);
+      }
+      if (best < 0) {
+        fits = false;
+        break;
+      }
+      for (size_t k = 0; k < 3; ++k) {
+        if (trial[size_t(best)][k] < kUnlimited) trial[size_t(best)][k] -= want[k];
+      }
+      moves.emplace_back(w.key, std::string(p.view->nodes[size_t(best)].name));
+    }
+    if (!fits) continue;
+    room = std::move(trial);
+    (*going)[size_t(c->node)] = true;
+    ++*suspending;
+    --*up;
+    *free -= c->gpus_free + used;
+    Action a{Action::Type::kConsolidate, p.spec->name, "Consolidation", "", "", {}};
+    a.nodes.emplace_back(n.name);
+    std::string list;
+    for (const auto& [w, to] : moves) list += (list.empty() ? "" : ", ") + w + " (room on " + to + ")";
+    a.message = std::string(n.name) + " had " + std::to_string(used) + " of " +
+                std::to_string(p.gpus) + " GPUs allocated for " +
+                core::FormatDurationSeconds(p.spec->scale_down_delay_ms / 1000) +
+                " or more; its preemptible workloads move: " + list;
+    plan->actions.push_back(std::move(a));
+  }
+}
+
 }  // namespace
 
 Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
@@ -404,8 +484,19 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
     resume(p.opened_for_headroom, "Headroom",
            "to keep " + std::to_string(headroom) + " GPUs free");
 
-    // Scale-down: idle long enough, untouched, not needed.
+    // Scale-down: idle long enough, untouched, not needed; a node drained
+    // to consolidate goes as soon as it is empty.
     std::vector<const Bin*> idle;
+    Action drained{Action::Type::kSuspendNodes, p.spec->name, "Consolidation", "", "", {}};
+    int32_t draining = 0;  // Drained, not yet empty: disrupted still.
+    for (const PoolNodeView& n : p.view->nodes) {
+      if (n.state != PoolNodeView::State::kReady || !n.drained) continue;
+      if (n.gpus_free >= p.gpus) {
+        drained.nodes.emplace_back(n.name);
+      } else {
+        ++draining;
+      }
+    }
     for (const Bin& b : p.bins) {
       if (b.kind != Bin::Kind::kReady || b.touched) continue;
       const PoolNodeView& n = p.view->nodes[size_t(b.node)];
@@ -417,10 +508,13 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
       }
       idle.push_back(&b);
     }
-    if (idle.empty()) continue;
-    int32_t suspending = p.alive - p.up;
+    int32_t suspending = p.alive - p.up + draining + int32_t(drained.nodes.size());
+    if (!drained.nodes.empty()) {
+      drained.message = Nodes(drained.nodes.size()) + " emptied to consolidate";
+      plan.actions.push_back(std::move(drained));
+    }
     const bool window = InWindows(p.spec->windows, minute);
-    if (!window) {  // Look again when one opens.
+    if (!window && !p.spec->windows.empty()) {  // Look again when one opens.
       int32_t wait = 1440;
       for (const auto& w : p.spec->windows) wait = std::min(wait, (w.first - minute + 1440) % 1440);
       plan.next_wake_ms = std::min(plan.next_wake_ms, (now_ms / 60000 + wait) * 60000);
@@ -432,10 +526,12 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
     Action a{Action::Type::kSuspendNodes, p.spec->name, "ScaleDown", "", "", {}};
     int32_t up = p.up + p.Grown();
     int64_t free = p.free_gpus;
+    std::vector<bool> going(p.view->nodes.size(), false);
     for (const Bin* b : idle) {
       if (!window || suspending >= p.spec->max_disrupted) break;
       if (up - 1 < p.spec->min_nodes || free - b->gpus_free < headroom) continue;
       a.nodes.emplace_back(p.view->nodes[size_t(b->node)].name);
+      going[size_t(b->node)] = true;
       ++suspending;
       --up;
       free -= b->gpus_free;
@@ -445,6 +541,7 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
                   core::FormatDurationSeconds(p.spec->scale_down_delay_ms / 1000) + " or more";
       plan.actions.push_back(std::move(a));
     }
+    Consolidate(p, now_ms, window, headroom, &suspending, &up, &free, &going, &plan);
   }
   for (Action& a : explains) plan.actions.push_back(std::move(a));
   for (const Pool& p : pools) {

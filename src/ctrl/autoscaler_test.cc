@@ -23,6 +23,11 @@ struct N {
   int64_t since_ms = 0;
   int32_t gpus_free = 0;
   int64_t idle_since_ms = 0;
+  int64_t underused_since_ms{};
+  int64_t cpu_free{};  // Units.
+  std::vector<PoolNodeWorkload> workloads{};
+  bool drained{};
+  bool cordoned{};
 };
 N Booting(int64_t since) { return {State::kBooting, since, 0, 0}; }
 N Ready(int32_t free, int64_t idle_since = 0) { return {State::kReady, 0, free, idle_since}; }
@@ -105,6 +110,11 @@ Plan RunCase(const Case& c, std::vector<std::string>* rendered, TestView* v = nu
         n.since_ms = pc.nodes[size_t(i)].since_ms;
         n.gpus_free = pc.nodes[size_t(i)].gpus_free;
         n.idle_since_ms = pc.nodes[size_t(i)].idle_since_ms;
+        n.underused_since_ms = pc.nodes[size_t(i)].underused_since_ms;
+        n.cpu_free = Quantity::FromUnits(pc.nodes[size_t(i)].cpu_free);
+        n.workloads = pc.nodes[size_t(i)].workloads;
+        n.drained = pc.nodes[size_t(i)].drained;
+        n.cordoned = pc.nodes[size_t(i)].cordoned;
       }
     }
   }
@@ -254,6 +264,98 @@ TEST(Autoscaler, Scenarios) {
     EXPECT_EQ(got, c.actions);
     EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms);
   }
+}
+
+// A ready node running `used` GPUs of preemptible (or not) work, underused
+// since `since`.
+N Underused(int32_t used, bool movable, int64_t since = kNow - 20 * kMin) {
+  N n = Ready(8 - used);
+  n.underused_since_ms = since;
+  PoolNodeWorkload w;
+  w.key = "t/w" + std::to_string(used);
+  w.gpus = used;
+  w.movable = movable;
+  n.workloads = {w};
+  return n;
+}
+N Busy(int32_t used) {
+  N n = Ready(8 - used);
+  PoolNodeWorkload w;
+  w.key = "t/busy";
+  w.gpus = used;
+  n.workloads = {w};
+  return n;
+}
+
+TEST(Autoscaler, ConsolidationMovesPreemptibleWorkOffAnUnderusedNode) {
+  auto drained = [] {
+    N n = Ready(8);
+    n.drained = true;
+    n.cordoned = true;
+    return n;
+  };
+  const Case cases[] = {
+      {"2 of 8 GPUs of preemptible work that fits beside the busy node: drained",
+       {{Spec("p", 8, 4), {Underused(2, true), Busy(5)}}},
+       {},
+       {"consolidate p [p-0] Consolidation"}},
+      {"not preemptible: stays",
+       {{Spec("p", 8, 4), {Underused(2, false), Busy(5)}}},
+       {},
+       {}},
+      {"no room elsewhere for it: stays",
+       {{Spec("p", 8, 4), {Underused(4, true), Busy(6)}}},
+       {},
+       {}},
+      {"underused for less than the scale-down delay: stays, looked at again then",
+       {{Spec("p", 8, 4), {Underused(2, true, kNow - 2 * kMin), Busy(5)}}},
+       {},
+       {},
+       kNow + 8 * kMin},
+      {"the disruption budget is taken by a node suspending: stays",
+       {{Spec("p", 8, 4), {Underused(2, true), Busy(5), Suspending()}}},
+       {},
+       {}},
+      {"a drained node, empty now, is suspended at once; one draining uses the budget",
+       {{Spec("p", 8, 4), {drained(), Underused(1, true), Busy(5)}}},
+       {},
+       {"suspend-nodes p [p-0] Consolidation"}},
+      {"no cpu for it beside the busy node: stays",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.node.cpu = Quantity::FromUnits(32); }),
+         {[] {
+            N n = Underused(2, true);
+            n.workloads[0].cpu_milli = 8000;
+            return n;
+          }(),
+          [] {
+            N n = Busy(5);
+            n.cpu_free = 4;
+            return n;
+          }()}}},
+       {},
+       {}},
+      {"minNodes holds it",
+       {{With(Spec("p", 8, 4), [](auto& p) { p.min_nodes = 2; }), {Underused(2, true), Busy(5)}}},
+       {},
+       {}},
+      {"the least used of two goes first, the other stays within the budget",
+       {{Spec("p", 8, 4), {Underused(3, true), Underused(1, true), Busy(4)}}},
+       {},
+       {"consolidate p [p-1] Consolidation"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> got;
+    Plan plan = RunCase(c, &got);
+    EXPECT_EQ(got, c.actions) << c.why;
+    EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms) << c.why;
+  }
+  // It says what moves where.
+  std::vector<std::string> got;
+  Plan plan = RunCase(cases[0], &got);
+  ASSERT_EQ(plan.actions.size(), 1u);
+  EXPECT_EQ(plan.actions[0].message,
+            "p-0 had 2 of 8 GPUs allocated for 10m or more; its preemptible workloads move: "
+            "t/w2 (room on p-1)");
 }
 
 TEST(Autoscaler, AClusterQueueMayAskForCloudFirstOrTheCheapest) {

@@ -87,6 +87,15 @@ struct AgentView {
 };
 
 // A node of an autoscaled pool (core::NodePool), as its owner tracks it.
+// A workload on a pool's ready node, for consolidation.
+struct PoolNodeWorkload {
+  std::string key;
+  int32_t gpus = 0;      // Its GPUs on this node,
+  int64_t cpu_milli = 0;     // and what its pods there request.
+  int64_t memory_milli = 0;
+  bool movable = false;  // Preemptible (allot.dev/preemptible), all its pods here.
+};
+
 struct PoolNodeView {
   enum class State {
     kSuspended,   // Off (or not created): the provider may resume it.
@@ -104,6 +113,14 @@ struct PoolNodeView {
   Quantity memory_free;
   int64_t idle_since_ms = 0;
   bool cordoned = false;
+  // kReady: since when at most half its GPUs have been allocated (0: more
+  // are, or none), and what runs on it (the owner may leave it empty when
+  // it does not consolidate).
+  int64_t underused_since_ms = 0;
+  std::vector<PoolNodeWorkload> workloads{};
+  // Cordoned by the autoscaler to consolidate (kConsolidate): suspended as
+  // soon as it is empty.
+  bool drained = false;
 };
 
 // An autoscaled pool and its nodes: every name it may use (NAME-i, i in
@@ -188,6 +205,9 @@ struct Action {
     kResumeNodes,   // Ask its provider to start them (they become kBooting).
     kSuspendNodes,  // Cordon them and ask its provider to stop them.
     kBootFailed,    // They did not register in time: suspend, back off.
+    // Cordon them and evict their workloads (preemptible) to free them
+    // (consolidation); they are suspended once empty.
+    kConsolidate,
     // Not an action: why pending workload `target` waits (message), for
     // its pending reason; not audited.
     kExplain,

@@ -99,7 +99,9 @@ bool PoolRuntime::Registered(const std::string& name, int64_t now, int64_t* boot
   *boot_ms = -1;
   Node* n = nullptr;
   Pool* p = PoolFor(name, &n);
-  if (p == nullptr || n->state == State::kReady) return false;
+  // Ready already, or suspending (its agent heartbeats until the machine
+  // stops): nothing changes.
+  if (p == nullptr || n->state == State::kReady || n->state == State::kSuspending) return false;
   if (n->state == State::kBooting) {
     const int64_t took = now - n->since_ms;
     *boot_ms = took;
@@ -124,8 +126,25 @@ void PoolRuntime::NoteArrival(const std::vector<std::string>& flavors, int64_t g
   }
 }
 
-void PoolRuntime::ForEachPool(const sched::Scheduler& sched, int64_t now,
-                              const std::function<void(const ctrl::PoolView&)>& fn) {
+void PoolRuntime::Describe(
+    Node& n, const std::string& name,
+    const std::function<void(const std::string&, ctrl::PoolNodeView*)>& describe,
+    ctrl::PoolNodeView* nv) {
+  describe(name, nv);
+  if (!nv->cordoned) n.drained = false;  // Uncordoned by an admin: not ours.
+  nv->drained = n.drained;
+  // Cordoned, the scheduler offers none of its GPUs; drained and holding
+  // nothing, it is empty.
+  const core::NodePool* spec = PoolOf(name);
+  if (n.drained && nv->workloads.empty() && spec != nullptr) {
+    nv->gpus_free = int32_t(spec->node.gpus.size());
+  }
+}
+
+void PoolRuntime::ForEachPool(
+    const sched::Scheduler& sched, int64_t now,
+    const std::function<void(const std::string&, ctrl::PoolNodeView*)>& describe,
+    const std::function<void(const ctrl::PoolView&)>& fn) {
   for (auto& [name, p] : pools_) {
     if (p.listing) continue;  // Not known yet what is up.
     ctrl::PoolView v;
@@ -156,8 +175,13 @@ void PoolRuntime::ForEachPool(const sched::Scheduler& sched, int64_t now,
       nv.since_ms = n.since_ms;
       if (n.state != State::kReady) continue;
       std::optional<sched::NodePool::NodeFree> f = sched.NodeFree(nn);
-      if (!f) {  // Registered, not (yet) in the scheduler: nothing free.
+      if (!f) {
+        // Registered, not (yet) in the scheduler, or cordoned: nothing
+        // free to place on; a node drained to consolidate is suspended
+        // once nothing runs there.
         n.idle_since_ms = 0;
+        n.underused_since_ms = 0;
+        Describe(n, nn, describe, &nv);
         continue;
       }
       nv.gpus_free = f->gpus_free;
@@ -170,6 +194,14 @@ void PoolRuntime::ForEachPool(const sched::Scheduler& sched, int64_t now,
         n.idle_since_ms = now;
       }
       nv.idle_since_ms = n.idle_since_ms;
+      const int32_t used = f->gpus - f->gpus_free;
+      if (used <= 0 || 2 * used > f->gpus) {
+        n.underused_since_ms = 0;
+      } else if (n.underused_since_ms == 0) {
+        n.underused_since_ms = now;
+      }
+      nv.underused_since_ms = n.underused_since_ms;
+      Describe(n, nn, describe, &nv);
     }
     fn(v);
   }
@@ -216,6 +248,14 @@ ProviderCall PoolRuntime::Call(const Pool& p, const char* verb,
   req["nodes"] = std::move(list);
   c.input = json::serialize(req) + "\n";
   return c;
+}
+
+void PoolRuntime::Drained(const std::string& name, const std::string& why, int64_t now) {
+  Node* n = nullptr;
+  Pool* p = PoolFor(name, &n);
+  if (p == nullptr || n->state != State::kReady) return;
+  n->drained = true;
+  Changed(*p, now, "consolidate", {name}, why);
 }
 
 std::vector<ProviderCall> PoolRuntime::Resume(const ctrl::Action& a, int64_t now) {

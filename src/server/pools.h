@@ -69,9 +69,15 @@ class PoolRuntime {
   void NoteArrival(const std::vector<std::string>& flavors, int64_t gpu_milli, int64_t now);
 
   // The autoscaler's view (ctrl::View::ForEachPool); a ready node's
-  // idle-since is when it was first seen without allocated GPUs.
+  // idle-since is when it was first seen without allocated GPUs, its
+  // underused-since when first seen with at most half allocated;
+  // `describe` adds what the owner knows of a ready node (cordoned, its
+  // workloads).
   void ForEachPool(const sched::Scheduler& sched, int64_t now,
+                   const std::function<void(const std::string&, ctrl::PoolNodeView*)>& describe,
                    const std::function<void(const ctrl::PoolView&)>& fn);
+  // Node `name` was cordoned and emptied to consolidate (`why`).
+  void Drained(const std::string& name, const std::string& why, int64_t now);
 
   // What to do for an autoscaler action: provider calls to run (none for
   // a node no longer in the state the action assumed).
@@ -98,6 +104,8 @@ class PoolRuntime {
     ctrl::PoolNodeView::State state = ctrl::PoolNodeView::State::kSuspended;
     int64_t since_ms = 0;
     int64_t idle_since_ms = 0;
+    int64_t underused_since_ms = 0;
+    bool drained = false;
   };
   struct Pool {
     core::NodePool spec;
@@ -123,6 +131,10 @@ class PoolRuntime {
   void Failed(Pool& p, const std::vector<std::string>& nodes, const std::string& why,
               int64_t now);
   Pool* PoolFor(const std::string& node, Node** n);
+  // `describe` for ready node `name`, and what the runtime adds (drained).
+  void Describe(Node& n, const std::string& name,
+                const std::function<void(const std::string&, ctrl::PoolNodeView*)>& describe,
+                ctrl::PoolNodeView* nv);
   // After a change of p's nodes' states: a history point when the counts
   // moved; `what` (not empty): a decision too.
   void Changed(Pool& p, int64_t now, const char* what = "",

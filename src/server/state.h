@@ -492,6 +492,9 @@ class State {
   // The pools' runtime follows the NodePool objects (after a change and
   // at load).
   void SyncPools(int64_t now);
+  // What the autoscaler needs of a ready pool node: cordoned, and its
+  // workloads (GPUs there, movable) for consolidation.
+  void DescribePoolNode(const std::string& node, ctrl::PoolNodeView* nv) const;
   // Runs a provider call, or keeps it until the runner is set.
   void RunProvider(ProviderCall c);
   // A workload arrived: its GPUs count toward its flavors' arrival rate

@@ -68,7 +68,10 @@ class State::ControllerView : public ctrl::View {
   }
 
   void ForEachPool(const std::function<void(const ctrl::PoolView&)>& fn) const override {
-    s_.pools_.ForEachPool(*s_.sched_, now_, fn);
+    s_.pools_.ForEachPool(
+        *s_.sched_, now_,
+        [&](const std::string& node, ctrl::PoolNodeView* nv) { s_.DescribePoolNode(node, nv); },
+        fn);
   }
   std::vector<sched::CapacityDemand> CapacityDemands() const override {
     if (s_.pools_.empty()) return {};
@@ -106,6 +109,7 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
       case ctrl::Action::Type::kResumeNodes:
       case ctrl::Action::Type::kSuspendNodes:
       case ctrl::Action::Type::kBootFailed:
+      case ctrl::Action::Type::kConsolidate:
       case ctrl::Action::Type::kExplain:
         continue;
       default:

@@ -57,6 +57,47 @@ void State::NoteArrival(const core::Workload& w, int64_t now) {
   pools_.NoteArrival(flavors, milli, now);
 }
 
+void State::DescribePoolNode(const std::string& node, ctrl::PoolNodeView* nv) const {
+  auto n = objs_.nodes.find(node);
+  nv->cordoned = n != objs_.nodes.end() && n->second.obj.unschedulable;
+  const std::set<std::string>* on = agents_.WorkloadsOn(node);
+  if (on == nullptr) return;
+  for (const std::string& key : *on) {
+    auto it = workloads_.find(key);
+    if (it == workloads_.end() || !it->second.spec.admission) continue;
+    const WorkloadRecord& rec = it->second;
+    ctrl::PoolNodeWorkload w;
+    w.key = key;
+    bool elsewhere = false, here = false;
+    for (const core::PodSetAssignment& a : rec.spec.admission->pod_set_assignments) {
+      const core::PodSet* ps = nullptr;
+      for (const core::PodSet& s : rec.spec.pod_sets) {
+        if (s.name == a.name) ps = &s;
+      }
+      auto request = [&](const char* r) {
+        if (ps == nullptr) return int64_t(0);
+        auto it = ps->requests.find(r);
+        return it == ps->requests.end() ? int64_t(0) : it->second.milli();
+      };
+      for (const core::PodPlacement& pl : a.placements) {
+        if (pl.node != node) {
+          elsewhere = true;
+          continue;
+        }
+        here = true;
+        w.gpus += int32_t(pl.gpus.size());
+        w.cpu_milli += request(core::kCpuResource);
+        w.memory_milli += request(core::kMemoryResource);
+      }
+    }
+    // Parked: it holds no GPU here (and moves nothing); moved away: not
+    // here any more (the agent's pods may still be stopping).
+    if (rec.state == WorkloadState::kParked || !here) continue;
+    w.movable = rec.spec.preemptible && !elsewhere;
+    nv->workloads.push_back(std::move(w));
+  }
+}
+
 const std::string& State::CapacityNote(const std::string& key) const {
   static const std::string kNone;
   auto it = capacity_notes_.find(key);
@@ -89,6 +130,35 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
         for (ProviderCall& c : pools_.BootFailed(a, now)) RunProvider(std::move(c));
         Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
         std::fprintf(stderr, "allot: pool %s: %s\n", a.target.c_str(), a.message.c_str());
+        break;
+      case ctrl::Action::Type::kConsolidate:
+        for (const std::string& n : a.nodes) {
+          // Still all preemptible (the view was of this turn): cordoned,
+          // its workloads back to their queues, the node suspended once
+          // empty.
+          std::set<std::string> evict;
+          bool movable = true;
+          if (const std::set<std::string>* on = agents_.WorkloadsOn(n)) {
+            for (const std::string& key : *on) {
+              auto it = workloads_.find(key);
+              if (it == workloads_.end() || !it->second.spec.admission) continue;
+              movable = movable && it->second.spec.preemptible;
+              evict.insert(key);
+            }
+          }
+          if (!movable || !NodeAction(Actor::System(principal), n, "cordon", txn).ok()) continue;
+          if (!Reschedule(evict, {n}, "Consolidation",
+                          "moved off node " + n + " to empty it (its pool consolidates: " +
+                              a.message + ")",
+                          now)
+                   .ok()) {
+            continue;
+          }
+          pools_.Drained(n, a.message, now);
+          Audit(principal, "", verb, "NodePool " + a.target + " " + n, "ok", txn);
+          std::fprintf(stderr, "allot: pool %s: consolidate %s (%s)\n", a.target.c_str(),
+                       n.c_str(), a.message.c_str());
+        }
         break;
       case ctrl::Action::Type::kSuspendNodes: {
         // Cordoned first; only a node that holds nothing goes.
