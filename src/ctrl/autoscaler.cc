@@ -36,6 +36,7 @@ bool InWindows(const std::vector<std::pair<int32_t, int32_t>>& windows,
 namespace {
 
 constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
+constexpr size_t kConsolidationTries = 16;
 
 // Room on one node for the packing: a ready node's free capacity, a
 // booting node's or a new one's whole shape.
@@ -246,6 +247,9 @@ void Consolidate(const Pool& p, int64_t now_ms, bool window, int64_t headroom,
   std::stable_sort(candidates.begin(), candidates.end(), [](const Bin* a, const Bin* b) {
     return a->gpus_free > b->gpus_free;  // The least used first.
   });
+  // Each try scans the pool's nodes: at most kConsolidationTries a run (the
+  // next run tries again).
+  if (candidates.size() > kConsolidationTries) candidates.resize(kConsolidationTries);
   for (const Bin* c : candidates) {
     if (!window || *suspending >= p.spec->max_disrupted) return;
     const PoolNodeView& n = p.view->nodes[size_t(c->node)];
@@ -489,8 +493,19 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
     std::vector<const Bin*> idle;
     Action drained{Action::Type::kSuspendNodes, p.spec->name, "Consolidation", "", "", {}};
     int32_t draining = 0;  // Drained, not yet empty: disrupted still.
+    Action lost{Action::Type::kSuspendNodes, p.spec->name, "NodeLost", "", "", {}};
     for (const PoolNodeView& n : p.view->nodes) {
-      if (n.state != PoolNodeView::State::kReady || !n.drained) continue;
+      if (n.state != PoolNodeView::State::kReady) continue;
+      if (n.lost_since_ms > 0) {  // Its work went back to the queues already.
+        const int64_t due = n.lost_since_ms + p.spec->boot_timeout_ms;
+        if (due <= now_ms) {
+          lost.nodes.emplace_back(n.name);
+        } else {
+          plan.next_wake_ms = std::min(plan.next_wake_ms, due);
+        }
+        continue;
+      }
+      if (!n.drained) continue;
       if (n.gpus_free >= p.gpus) {
         drained.nodes.emplace_back(n.name);
       } else {
@@ -509,6 +524,12 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
       idle.push_back(&b);
     }
     int32_t suspending = p.alive - p.up + draining + int32_t(drained.nodes.size());
+    if (!lost.nodes.empty()) {
+      lost.message = Nodes(lost.nodes.size()) + " not heard from for " +
+                     core::FormatDurationSeconds(p.spec->boot_timeout_ms / 1000) +
+                     " (bootTimeout): given up, to be booted again when needed";
+      plan.actions.push_back(std::move(lost));
+    }
     if (!drained.nodes.empty()) {
       drained.message = Nodes(drained.nodes.size()) + " emptied to consolidate";
       plan.actions.push_back(std::move(drained));

@@ -25,6 +25,7 @@ struct N {
   int64_t idle_since_ms = 0;
   int64_t underused_since_ms{};
   int64_t cpu_free{};  // Units.
+  int64_t lost_since_ms{};
   std::vector<PoolNodeWorkload> workloads{};
   bool drained{};
   bool cordoned{};
@@ -112,6 +113,7 @@ Plan RunCase(const Case& c, std::vector<std::string>* rendered, TestView* v = nu
         n.idle_since_ms = pc.nodes[size_t(i)].idle_since_ms;
         n.underused_since_ms = pc.nodes[size_t(i)].underused_since_ms;
         n.cpu_free = Quantity::FromUnits(pc.nodes[size_t(i)].cpu_free);
+        n.lost_since_ms = pc.nodes[size_t(i)].lost_since_ms;
         n.workloads = pc.nodes[size_t(i)].workloads;
         n.drained = pc.nodes[size_t(i)].drained;
         n.cordoned = pc.nodes[size_t(i)].cordoned;
@@ -356,6 +358,31 @@ TEST(Autoscaler, ConsolidationMovesPreemptibleWorkOffAnUnderusedNode) {
   EXPECT_EQ(plan.actions[0].message,
             "p-0 had 2 of 8 GPUs allocated for 10m or more; its preemptible workloads move: "
             "t/w2 (room on p-1)");
+}
+
+TEST(Autoscaler, ANodeLostForItsBootTimeoutIsGivenUpAndItsSlotBootsAgain) {
+  auto lost = [](int64_t since) {
+    N n = Ready(0);
+    n.lost_since_ms = since;
+    return n;
+  };
+  const Case cases[] = {
+      {"lost for 11 of the 10 boot minutes: suspended, whatever the budget",
+       {{Spec("p", 8, 2), {lost(kNow - 11 * kMin), Suspending()}}},
+       {},
+       {"suspend-nodes p [p-0] NodeLost"}},
+      {"lost for 3 minutes: kept (its agent may come back), looked at again then",
+       {{Spec("p", 8, 2), {lost(kNow - 3 * kMin)}}},
+       {Gang("t/a", 1, 8)},
+       {"resume-nodes p [p-1] ScaleUp", "explain t/a"},
+       kNow + 7 * kMin},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> got;
+    Plan plan = RunCase(c, &got);
+    EXPECT_EQ(got, c.actions) << c.why;
+    EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms) << c.why;
+  }
 }
 
 TEST(Autoscaler, AClusterQueueMayAskForCloudFirstOrTheCheapest) {

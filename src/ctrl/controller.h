@@ -121,6 +121,10 @@ struct PoolNodeView {
   // Cordoned by the autoscaler to consolidate (kConsolidate): suspended as
   // soon as it is empty.
   bool drained = false;
+  // kReady but its agent NotReady (the machine died or lost its network)
+  // since then (0: reachable): suspended after the pool's bootTimeout, so
+  // that its slot can boot again and a dead cloud instance stops billing.
+  int64_t lost_since_ms = 0;
 };
 
 // An autoscaled pool and its nodes: every name it may use (NAME-i, i in

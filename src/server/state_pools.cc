@@ -60,6 +60,9 @@ void State::NoteArrival(const core::Workload& w, int64_t now) {
 void State::DescribePoolNode(const std::string& node, ctrl::PoolNodeView* nv) const {
   auto n = objs_.nodes.find(node);
   nv->cordoned = n != objs_.nodes.end() && n->second.obj.unschedulable;
+  if (const AgentInfo* a = agents_.Find(node); a != nullptr && !a->ready) {
+    nv->lost_since_ms = std::max<int64_t>(1, a->last_seen_ms > 0 ? a->last_seen_ms : a->transition_ms);
+  }
   const std::set<std::string>* on = agents_.WorkloadsOn(node);
   if (on == nullptr) return;
   for (const std::string& key : *on) {

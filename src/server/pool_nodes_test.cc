@@ -1,8 +1,9 @@
-// Consolidation in process (docs/autoscaling.md): two nodes of an
-// autoscaled pool, registered by their agents; a preemptible workload
+// Pool nodes in process (docs/autoscaling.md): two nodes of an autoscaled
+// pool, registered by their agents. Consolidation: a preemptible workload
 // alone on one of them, beside room on the other, is moved off it after
 // the pool's scaleDownDelay, and the emptied node is suspended; a
-// workload that is not preemptible keeps its node.
+// workload that is not preemptible keeps its node. A node whose agent
+// goes silent is given up after the pool's bootTimeout.
 #include <gtest/gtest.h>
 
 #include <boost/json/serialize.hpp>
@@ -31,7 +32,7 @@ class ConsolidationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ctrl::Options slow;  // The agents sync when the test says.
-    slow.node_timeout_ms = 24 * 60 * kMin;
+    slow.node_timeout_ms = node_timeout_ms_;
     h_ = std::make_unique<Harness>(slow);
     ASSERT_TRUE(h_->Apply(b::Namespace("t1") +
                           b::FlavorSpec("pool", "{nodeLabels: {allot.dev/pool: p}}") + R"(
@@ -106,6 +107,7 @@ spec:
     return false;
   }
 
+  int64_t node_timeout_ms_ = 24 * 60 * kMin;
   std::unique_ptr<Harness> h_;
   std::map<std::string, AgentReport> reports_;  // Heartbeats, no pods.
 };
@@ -140,6 +142,29 @@ TEST_F(ConsolidationTest, WorkThatIsNotPreemptibleKeepsItsNode) {
   h_->Advance(20 * kMin);
   EXPECT_EQ(NodeOf("t1/steady"), "p-1");
   EXPECT_FALSE(Audited("consolidate", "NodePool p p-1"));
+}
+
+class LostNodeTest : public ConsolidationTest {
+ protected:
+  LostNodeTest() { node_timeout_ms_ = kMin; }
+};
+
+TEST_F(LostNodeTest, APoolNodeWhoseAgentGoesSilentIsGivenUpAfterItsBootTimeout) {
+  SubmitOn("p-0", Job("busy", 4, false));
+  auto suspending = [&] {
+    auto pool = h_->state().Get(Harness::kAdminReader, Kind::kNodePool, "p");
+    return pool.ok() ? pool->at("status").at("nodes").at("suspending").as_int64() : -1;
+  };
+  // Both agents silent: NotReady after a minute, the work back in its
+  // queue; the nodes are kept for the 10 minutes of bootTimeout...
+  h_->Advance(6 * kMin);
+  EXPECT_EQ(h_->WorkloadState("t1/busy"), "Requeued");
+  EXPECT_EQ(suspending(), 0);
+  // ...then given up (their provider asked to stop them), so that their
+  // slots can boot again for the work that waits.
+  h_->Advance(6 * kMin);
+  EXPECT_EQ(suspending(), 2);
+  EXPECT_TRUE(Audited("suspend-nodes", "NodePool p p-0,p-1"));
 }
 
 }  // namespace
