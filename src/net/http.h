@@ -67,8 +67,30 @@ class Stream {
   virtual void OnClose(std::function<void()> fn) = 0;
 };
 
-// One request in flight. Exactly one of Reply or StartStream must be
-// called, once, from any thread; an exchange dropped without either is
+// A tunnelled request's upstream (Exchange::Tunnel), for a reverse proxy:
+// the server connects to host:port, writes `head` (the request as the
+// upstream must see it: request line, headers, blank line, body), then
+// relays bytes both ways, unchanged, until the upstream closes or the
+// client goes away: plain answers, chunked or streamed ones and WebSocket
+// upgrades alike. Bytes the client sent after its request (a WebSocket's
+// first frames) follow the head. The client's connection ends with the
+// tunnel (no keep-alive). An upstream that cannot be reached in
+// `connect_timeout_ms` is answered 502 with Allot's error JSON.
+struct TunnelTarget {
+  std::string host;  // A name or address.
+  uint16_t port = 0;
+  std::string head;
+  int connect_timeout_ms = 10000;
+  // After each relayed read, on an I/O thread: bytes just sent up (client
+  // to upstream) and down. Cheap, it runs often.
+  std::function<void(int64_t up, int64_t down)> on_traffic;
+  // Once, on an I/O thread, when the tunnel ends: bytes relayed each way,
+  // and why it failed ("" when it ran and a side closed).
+  std::function<void(int64_t up, int64_t down, const std::string& error)> on_close;
+};
+
+// One request in flight. Exactly one of Reply, StartStream or Tunnel must
+// be called, once, from any thread; an exchange dropped without either is
 // answered 500. (A second call is ignored; StartStream then returns a
 // closed stream.) Answers given after the server stopped are dropped.
 class Exchange {
@@ -79,6 +101,9 @@ class Exchange {
   virtual std::shared_ptr<Stream> StartStream(
       int status, const std::string& content_type,
       std::vector<std::pair<std::string, std::string>> headers = {}) = 0;
+  // Relays the connection to `target` (see TunnelTarget). The default
+  // answers 501: an exchange that cannot tunnel.
+  virtual void Tunnel(TunnelTarget target);
 };
 
 using Handler = std::function<void(std::shared_ptr<Exchange>)>;

@@ -55,6 +55,7 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
                               std::shared_ptr<StreamImpl> stream) = 0;
   virtual void SendChunk(std::string chunk) = 0;
   virtual void SendEnd() = 0;
+  virtual void StartTunnel(TunnelTarget target) = 0;
   // Closes the connection now (server stopping).
   virtual void Shutdown() = 0;
 

@@ -12,6 +12,7 @@
 // between requests, 60 s to write a response, 10 s for a TLS handshake.
 #include <array>
 #include <atomic>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -171,6 +172,15 @@ class ExchangeImpl final : public Exchange {
     Post(std::move(response));
   }
 
+  void Tunnel(TunnelTarget target) override {
+    if (answered_.exchange(true)) return;
+    auto on_close = target.on_close;
+    const bool posted = PostToSession(
+        *life_, session_,
+        [t = std::move(target)](SessionBase& s) mutable { s.StartTunnel(std::move(t)); });
+    if (!posted && on_close) on_close(0, 0, "the client's connection is gone");
+  }
+
   std::shared_ptr<Stream> StartStream(int status,
                                       const std::string& content_type,
                                       Headers headers) override {
@@ -280,15 +290,134 @@ class Session final : public SessionBase {
 
   void Shutdown() override { Finish(); }
 
+  void StartTunnel(TunnelTarget t) override {
+    if (finished_ || state_ != State::kHandling) {
+      if (t.on_close) t.on_close(0, 0, "the client's connection is gone");
+      return;
+    }
+    state_ = State::kTunneling;
+    keep_alive_ = false;
+    tunnel_ = std::move(t);
+    // What the client sent after its request goes up after the head.
+    const auto extra = buffer_.data();
+    tunnel_.head.append(static_cast<const char*>(extra.data()), extra.size());
+    buffer_.consume(buffer_.size());
+    upstream_.emplace(strand_);
+    resolver_.emplace(strand_);
+    // The connection's time limit: past it, what is pending is cancelled
+    // and its handler answers 502.
+    const uint64_t gen = ++timer_gen_;
+    timer_.expires_after(std::chrono::milliseconds(tunnel_.connect_timeout_ms));
+    timer_.async_wait([self = Self(), gen](error_code ec) {
+      if (ec || gen != self->timer_gen_ || self->finished_) return;
+      self->connect_timed_out_ = true;
+      self->resolver_->cancel();
+      self->upstream_->close(ec);
+    });
+    resolver_->async_resolve(
+        tunnel_.host, std::to_string(tunnel_.port),
+        [self = Self()](error_code ec, tcp::resolver::results_type results) {
+          if (self->finished_) return;
+          if (ec) return self->TunnelFailed(self->connect_timed_out_ ? "" : "cannot resolve " + self->tunnel_.host + ": " + ec.message());
+          asio::async_connect(*self->upstream_, results,
+                              [self](error_code ec, const tcp::endpoint&) {
+                                if (self->finished_) return;
+                                if (ec) return self->TunnelFailed(self->connect_timed_out_ ? "" : ec.message());
+                                self->DisarmTimer();
+                                asio::async_write(*self->upstream_, asio::buffer(self->tunnel_.head),
+                                                  [self](error_code ec, size_t) {
+                                                    if (self->finished_) return;
+                                                    if (ec) return self->TunnelFailed(ec.message());
+                                                    self->tunnel_.head.clear();
+                                                    self->PumpUp();
+                                                    self->PumpDown();
+                                                  });
+                              });
+        });
+  }
+
  private:
   enum class State {
     kReading,
     kHandling,
     kWriting,
     kStreaming,
+    kTunneling,
     kLingering,
     kDone
   };
+
+  // The upstream could not be reached (or the connection timed out):
+  // 502, and the tunnel's end is told.
+  void TunnelFailed(std::string why) {
+    DisarmTimer();
+    if (why.empty()) why = "no connection within " + std::to_string(tunnel_.connect_timeout_ms) + " ms";
+    if (upstream_) {
+      error_code ec;
+      upstream_->close(ec);
+    }
+    const std::string where = tunnel_.host + ":" + std::to_string(tunnel_.port);
+    EndTunnel("cannot reach " + where + ": " + why);
+    WriteResponse(ErrorResponse(502, "BadGateway", "the upstream " + where +
+                                                       " cannot be reached: " + why));
+  }
+
+  // Client to upstream. Once the upstream has gone, what the client
+  // still sends is dropped until it closes.
+  void PumpUp() {
+    stream_.async_read_some(asio::buffer(up_buf_), [self = Self()](error_code ec, size_t n) {
+      if (self->finished_) return;
+      if (ec) {  // The client went away (or closed after the answer).
+        self->EndTunnel("");
+        return self->Finish();
+      }
+      if (self->upstream_done_) return self->PumpUp();
+      self->up_bytes_ += int64_t(n);
+      if (self->tunnel_.on_traffic) self->tunnel_.on_traffic(int64_t(n), 0);
+      asio::async_write(*self->upstream_, asio::buffer(self->up_buf_.data(), n),
+                        [self](error_code ec, size_t) {
+                          if (self->finished_) return;
+                          if (ec) self->UpstreamDone();
+                          self->PumpUp();
+                        });
+    });
+  }
+
+  // Upstream to client, until the upstream closes: then the client gets a
+  // half-close and a moment to read the rest (Linger's reasons).
+  void PumpDown() {
+    upstream_->async_read_some(asio::buffer(down_buf_), [self = Self()](error_code ec, size_t n) {
+      if (self->finished_) return;
+      if (ec) return self->UpstreamDone();
+      self->down_bytes_ += int64_t(n);
+      if (self->tunnel_.on_traffic) self->tunnel_.on_traffic(0, int64_t(n));
+      asio::async_write(self->stream_, asio::buffer(self->down_buf_.data(), n),
+                        [self](error_code ec, size_t) {
+                          if (self->finished_) return;
+                          if (ec) {
+                            self->EndTunnel("");
+                            return self->Finish();
+                          }
+                          self->PumpDown();
+                        });
+    });
+  }
+
+  void UpstreamDone() {
+    if (upstream_done_) return;
+    upstream_done_ = true;
+    error_code ec;
+    upstream_->close(ec);
+    EndTunnel("");
+    HalfClose();  // PumpUp's read ends when the client closes (or the timer).
+  }
+
+  // Tells the tunnel's end, once.
+  void EndTunnel(const std::string& error) {
+    if (tunnel_ended_) return;
+    tunnel_ended_ = true;
+    if (tunnel_.on_close) tunnel_.on_close(up_bytes_, down_bytes_, error);
+  }
 
   std::shared_ptr<Session> Self() {
     return std::static_pointer_cast<Session>(shared_from_this());
@@ -456,10 +585,14 @@ class Session final : public SessionBase {
   void Finish() {
     if (finished_) return;
     finished_ = true;
+    const bool tunnel = state_ == State::kTunneling;
     state_ = State::kDone;
     DisarmTimer();
     error_code ec;
     Lowest().close(ec);
+    if (upstream_) upstream_->close(ec);
+    if (resolver_) resolver_->cancel();
+    if (tunnel) EndTunnel("closed");
     if (stream_impl_) std::exchange(stream_impl_, nullptr)->FireClose();
     core_.Remove(this);
   }
@@ -484,9 +617,32 @@ class Session final : public SessionBase {
   bool end_queued_ = false;
   std::string pending_;  // Framed bytes not yet written.
   std::string wbuf_;     // Bytes being written.
+  // Tunnelling.
+  TunnelTarget tunnel_;
+  std::optional<tcp::socket> upstream_;
+  std::optional<tcp::resolver> resolver_;
+  bool upstream_done_ = false, tunnel_ended_ = false, connect_timed_out_ = false;
+  int64_t up_bytes_ = 0, down_bytes_ = 0;
+  std::array<char, 16384> up_buf_, down_buf_;
 };
 
 }  // namespace
+
+}  // namespace allot::net::internal
+
+namespace allot::net {
+
+void Exchange::Tunnel(TunnelTarget target) {
+  Response r;
+  r.status = 501;
+  r.body = wire::ErrorBody("NotImplemented", "this exchange cannot be tunnelled");
+  Reply(std::move(r));
+  if (target.on_close) target.on_close(0, 0, "not supported");
+}
+
+}  // namespace allot::net
+
+namespace allot::net::internal {
 
 std::shared_ptr<SessionBase> NewSession(ServerCore& core, Strand strand,
                                         tcp::socket sock, std::string remote) {

@@ -630,6 +630,168 @@ TEST_F(HttpsTest, BadFilesNameTheFile) {
 // kept-alive client, against a 2-thread server. Run by hand:
 //   allot_net_tests --gtest_also_run_disabled_tests
 //       --gtest_filter=*DISABLED_Throughput*
+// A plain TCP upstream on 127.0.0.1 that echoes what it reads, for one
+// connection, until the peer closes.
+class EchoUpstream {
+ public:
+  EchoUpstream() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd_, 4), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      for (;;) {
+        const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        (void)!::send(c, buf, size_t(n), MSG_NOSIGNAL);
+      }
+      ::close(c);
+    });
+  }
+  ~EchoUpstream() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+struct TunnelEnd {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  int64_t up = 0, down = 0;
+  std::string error;
+  void Set(int64_t u, int64_t d, const std::string& e) {
+    std::lock_guard<std::mutex> l(mu);
+    up = u;
+    down = d;
+    error = e;
+    done = true;
+    cv.notify_all();
+  }
+  bool Wait() {
+    std::unique_lock<std::mutex> l(mu);
+    return cv.wait_for(l, 10s, [&] { return done; });
+  }
+};
+
+TEST(HttpTunnelTest, ARequestGoesUpRewrittenAndItsAnswerComesBack) {
+  auto upstream = StartServer(Echo);
+  ASSERT_NE(upstream, nullptr);
+  TunnelEnd end;
+  auto proxy = StartServer([&](std::shared_ptr<Exchange> ex) {
+    TunnelTarget t;
+    t.host = "127.0.0.1";
+    t.port = upstream->port();
+    t.head = "POST /inner?x=1 HTTP/1.1\r\nHost: up\r\nX-Test: added\r\nContent-Length: " +
+             std::to_string(ex->request().body.size()) + "\r\nConnection: close\r\n\r\n" +
+             ex->request().body;
+    t.on_close = [&](int64_t u, int64_t d, const std::string& e) { end.Set(u, d, e); };
+    ex->Tunnel(std::move(t));
+  });
+  ASSERT_NE(proxy, nullptr);
+  auto client = Client(*proxy);
+  auto r = client->Do("POST", "/outer", {}, "payload");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "POST|/inner|x=1;|added|payload");
+  ASSERT_TRUE(end.Wait());
+  EXPECT_EQ(end.error, "");
+  EXPECT_GT(end.down, 30);  // The upstream's whole answer.
+  // The client's next request reconnects (no keep-alive after a tunnel).
+  r = client->Do("POST", "/again", {}, "x");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->body, "POST|/inner|x=1;|added|x");
+}
+
+TEST(HttpTunnelTest, AfterAnUpgradeBytesFlowBothWaysUntilTheClientCloses) {
+  EchoUpstream upstream;
+  TunnelEnd end;
+  std::atomic<int64_t> traffic{0};
+  auto proxy = StartServer([&](std::shared_ptr<Exchange> ex) {
+    TunnelTarget t;
+    t.host = "localhost";
+    t.port = upstream.port();
+    t.head = "UPGRADED\n";
+    t.on_traffic = [&](int64_t u, int64_t d) { traffic += u + d; };
+    t.on_close = [&](int64_t u, int64_t d, const std::string& e) { end.Set(u, d, e); };
+    ex->Tunnel(std::move(t));
+  });
+  ASSERT_NE(proxy, nullptr);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(proxy->port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto read_until = [&](const std::string& want) {
+    std::string got;
+    char buf[256];
+    while (got.find(want) == std::string::npos) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, size_t(n));
+    }
+    return got;
+  };
+  // The request and a first frame in one write: the frame follows the head.
+  const std::string req =
+      "GET /ws HTTP/1.1\r\nHost: p\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nframe-1";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+  EXPECT_EQ(read_until("frame-1"), "UPGRADED\nframe-1");
+  ASSERT_EQ(::send(fd, "frame-2", 7, MSG_NOSIGNAL), 7);
+  EXPECT_EQ(read_until("frame-2"), "frame-2");
+  ::close(fd);
+  ASSERT_TRUE(end.Wait());
+  EXPECT_EQ(end.up, 7);  // frame-2 (frame-1 went with the head).
+  EXPECT_EQ(end.down, int64_t(std::string("UPGRADED\nframe-1frame-2").size()));
+  EXPECT_EQ(traffic.load(), end.up + end.down);
+}
+
+TEST(HttpTunnelTest, AnUpstreamThatCannotBeReachedIs502) {
+  // A port nothing listens on.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const uint16_t port = ntohs(addr.sin_port);
+  ::close(fd);
+  TunnelEnd end;
+  auto proxy = StartServer([&](std::shared_ptr<Exchange> ex) {
+    TunnelTarget t;
+    t.host = "127.0.0.1";
+    t.port = port;
+    t.head = "GET / HTTP/1.1\r\n\r\n";
+    t.on_close = [&](int64_t u, int64_t d, const std::string& e) { end.Set(u, d, e); };
+    ex->Tunnel(std::move(t));
+  });
+  ASSERT_NE(proxy, nullptr);
+  auto r = Client(*proxy)->Do("GET", "/x", {}, "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 502);
+  EXPECT_NE(r->body.find("cannot be reached"), std::string::npos) << r->body;
+  ASSERT_TRUE(end.Wait());
+  EXPECT_NE(end.error.find("cannot reach 127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << end.error;
+}
+
 TEST(HttpBench, DISABLED_Throughput) {
   ServerOptions opts;
   opts.threads = 2;

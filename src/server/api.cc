@@ -149,6 +149,7 @@ class MeteredExchange : public net::Exchange {
     Record(status);
     return inner_->StartStream(status, content_type, std::move(headers));
   }
+  void Tunnel(net::TunnelTarget target) override { inner_->Tunnel(std::move(target)); }
 
  private:
   void Record(int status) {
