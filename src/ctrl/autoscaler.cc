@@ -219,8 +219,8 @@ bool Pack(Pool& p, const sched::CapacityDemand& d, std::vector<int32_t>* booting
 // that fit in the free room of the pool's other ready nodes (GPUs, cpu and
 // memory; each workload whole on one node, best fit by GPUs; the pool's
 // nodes share their labels, so node selectors are not checked), is
-// drained: cordoned and its workloads evicted, to be suspended once empty.
-// The scheduler then places them as it sees fit (where they fit now). Within the disruption
+// drained: cordoned and its workloads evicted, to be suspended once empty;
+// the scheduler then places them where they fit. Within the disruption
 // budget and windows (a drained node counts as disrupted until it is
 // suspended), never below minNodes or the headroom; the least used first.
 void Consolidate(const Pool& p, int64_t now_ms, bool window, int64_t headroom,

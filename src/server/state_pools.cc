@@ -136,18 +136,16 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
         break;
       case ctrl::Action::Type::kConsolidate:
         for (const std::string& n : a.nodes) {
-          // Still all preemptible (the view was of this turn): cordoned,
-          // its workloads back to their queues, the node suspended once
-          // empty.
+          // Still all movable, as the autoscaler saw them (parked ones
+          // hold nothing there and stay parked): cordoned, its workloads
+          // back to their queues, the node suspended once empty.
+          ctrl::PoolNodeView now_on;
+          DescribePoolNode(n, &now_on);
           std::set<std::string> evict;
           bool movable = true;
-          if (const std::set<std::string>* on = agents_.WorkloadsOn(n)) {
-            for (const std::string& key : *on) {
-              auto it = workloads_.find(key);
-              if (it == workloads_.end() || !it->second.spec.admission) continue;
-              movable = movable && it->second.spec.preemptible;
-              evict.insert(key);
-            }
+          for (const ctrl::PoolNodeWorkload& w : now_on.workloads) {
+            movable = movable && w.movable;
+            evict.insert(w.key);
           }
           if (!movable || !NodeAction(Actor::System(principal), n, "cordon", txn).ok()) continue;
           if (!Reschedule(evict, {n}, "Consolidation",
