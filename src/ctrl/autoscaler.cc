@@ -564,6 +564,17 @@ Plan Autoscaler::Run(const View& view, int64_t now_ms) const {
     }
     Consolidate(p, now_ms, window, headroom, &suspending, &up, &free, &going, &plan);
   }
+  // The periodic `list`: machines up that a pool holds suspended.
+  for (const Pool& p : pools) {
+    const int64_t at = p.view->next_list_ms;
+    if (at <= 0) continue;
+    if (at <= now_ms) {
+      plan.actions.push_back(
+          {Action::Type::kListNodes, p.spec->name, "List", "what its provider runs", "", {}});
+    } else {
+      plan.next_wake_ms = std::min(plan.next_wake_ms, at);
+    }
+  }
   for (Action& a : explains) plan.actions.push_back(std::move(a));
   for (const Pool& p : pools) {
     if (!p.can_grow) plan.next_wake_ms = std::min(plan.next_wake_ms, p.retry_ms);

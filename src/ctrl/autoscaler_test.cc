@@ -41,6 +41,7 @@ struct PoolCase {
   int64_t retry_after_ms = 0;
   double arrivals_per_hour = 0;
   std::string last_error{};
+  int64_t next_list_ms{};
 };
 
 core::NodePool Spec(const std::string& name, int32_t gpus, int32_t max,
@@ -102,6 +103,7 @@ Plan RunCase(const Case& c, std::vector<std::string>* rendered, TestView* v = nu
     pv.retry_after_ms = pc.retry_after_ms;
     pv.arrival_gpus_per_hour = pc.arrivals_per_hour;
     pv.last_error = pc.last_error;
+    pv.next_list_ms = pc.next_list_ms;
     for (int32_t i = 0; i < pc.spec.max_nodes; ++i) {
       names.push_back(pc.spec.name + "-" + std::to_string(i));
       PoolNodeView& n = pv.nodes.emplace_back();
@@ -382,6 +384,19 @@ TEST(Autoscaler, ANodeLostForItsBootTimeoutIsGivenUpAndItsSlotBootsAgain) {
     Plan plan = RunCase(c, &got);
     EXPECT_EQ(got, c.actions) << c.why;
     EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms) << c.why;
+  }
+}
+
+TEST(Autoscaler, APoolsProviderIsAskedWhatRunsWhenItsListIsDue) {
+  Case due{"", {{Spec("p", 8, 2)}}, {}, {"list-nodes p List"}};
+  due.pools[0].next_list_ms = kNow;
+  Case later{"", {{Spec("p", 8, 2)}}, {}, {}, kNow + 4 * kMin};
+  later.pools[0].next_list_ms = kNow + 4 * kMin;
+  for (const Case& c : {due, later}) {
+    std::vector<std::string> got;
+    Plan plan = RunCase(c, &got);
+    EXPECT_EQ(got, c.actions);
+    EXPECT_EQ(plan.next_wake_ms, c.next_wake_ms);
   }
 }
 

@@ -145,6 +145,9 @@ struct PoolView {
   // Why its last boot failed (the provider's words, or a timeout), for
   // the pending reasons while it backs off; "" when none.
   std::string_view last_error;
+  // When its provider should be asked again which nodes are up (kListNodes:
+  // machines up that the pool holds suspended are stopped); 0: not now.
+  int64_t next_list_ms = 0;
 };
 
 // The read-only state controllers read. Implementations: server::State's
@@ -212,6 +215,9 @@ struct Action {
     // Cordon them and evict their workloads (preemptible) to free them
     // (consolidation); they are suspended once empty.
     kConsolidate,
+    // Ask its provider which nodes are up, and stop those up that it holds
+    // suspended (leaked: a suspend that did not take, a boot given up).
+    kListNodes,
     // Not an action: why pending workload `target` waits (message), for
     // its pending reason; not audited.
     kExplain,

@@ -15,6 +15,7 @@ const char* ToString(Action::Type t) {
     case Action::Type::kSuspendNodes: return "suspend-nodes";
     case Action::Type::kBootFailed: return "boot-failed";
     case Action::Type::kConsolidate: return "consolidate";
+    case Action::Type::kListNodes: return "list-nodes";
     case Action::Type::kExplain: return "explain";
   }
   return "?";

@@ -19,6 +19,8 @@ constexpr size_t kBootsKept = 20;
 constexpr size_t kHistoryKept = 2000;
 constexpr size_t kDecisionsKept = 50;
 constexpr int64_t kHistoryMs = 24 * kHourMs;
+// How often a pool's provider is asked what runs (leaked machines).
+constexpr int64_t kListIntervalMs = 10 * 60 * 1000;
 
 int64_t MedianMs(const std::deque<int64_t>& d) {
   if (d.empty()) return 0;
@@ -152,6 +154,7 @@ void PoolRuntime::ForEachPool(
     v.failures_in_a_row = p.failures_in_a_row;
     v.retry_after_ms = p.retry_after_ms;
     v.last_error = p.last_error;
+    if (!p.listing && !p.list_in_flight) v.next_list_ms = p.last_list_ms + kListIntervalMs;
     if (!p.recent_boots.empty()) {
       v.expected_boot_ms = MedianMs(p.recent_boots);
     } else if (p.spec.provider.boot_delay_ms > 0) {
@@ -330,14 +333,48 @@ std::vector<ProviderCall> PoolRuntime::Suspend(const std::vector<std::string>& n
   return calls;
 }
 
+std::vector<ProviderCall> PoolRuntime::List(const std::string& pool) {
+  auto it = pools_.find(pool);
+  if (it == pools_.end() || it->second.listing || it->second.list_in_flight) return {};
+  Pool& p = it->second;
+  p.list_in_flight = true;
+  return {Call(p, "list", p.names)};
+}
+
 std::vector<std::string> PoolRuntime::CallDone(const ProviderResult& r, int64_t now,
-                                               std::string* event) {
+                                               std::string* event,
+                                               std::vector<ProviderCall>* calls) {
   std::vector<std::string> gone;
   auto it = pools_.find(r.call.pool);
   if (it == pools_.end()) return gone;
   Pool& p = it->second;
+  if (r.call.verb == "list" && !p.listing) {  // Periodic.
+    p.list_in_flight = false;
+    p.last_list_ms = now;
+    if (!r.status.ok()) {
+      *event = r.status.message();
+      return gone;
+    }
+    std::vector<std::string> leaked;
+    for (const auto& [node, up] : ParseProviderList(r.output, r.call.nodes)) {
+      auto nit = p.nodes.find(node);
+      if (!up || nit == p.nodes.end() || nit->second.state != State::kSuspended) continue;
+      if (now - nit->second.since_ms < p.spec.boot_timeout_ms) continue;  // Stopping still.
+      leaked.push_back(node);
+    }
+    if (!leaked.empty()) {
+      calls->push_back(Call(p, "suspend", leaked));
+      const std::string why = "up at its provider but suspended here for " +
+                              std::to_string(p.spec.boot_timeout_ms / 60000) +
+                              "m or more (bootTimeout): stopped";
+      Changed(p, now, "stop leaked", leaked, why);
+      *event = "pool " + p.spec.name + ": " + std::to_string(leaked.size()) + " node(s) " + why;
+    }
+    return gone;
+  }
   if (r.call.verb == "list") {
     p.listing = false;
+    p.last_list_ms = now;
     if (!r.status.ok()) {
       *event = r.status.message() + " (its unregistered nodes are taken as down)";
       return gone;

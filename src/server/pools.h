@@ -89,8 +89,13 @@ class PoolRuntime {
   // pool's decision log.
   std::vector<ProviderCall> Suspend(const std::vector<std::string>& nodes, const std::string& why,
                                     int64_t now);
-  // A provider call ended. Returns the nodes to delete (suspended now).
-  std::vector<std::string> CallDone(const ProviderResult& r, int64_t now, std::string* event);
+  // A periodic `list` (kListNodes): none while one runs.
+  std::vector<ProviderCall> List(const std::string& pool);
+  // A provider call ended. Returns the nodes to delete (suspended now);
+  // `calls` gets the suspends of machines a periodic list found up that
+  // the pool holds suspended for longer than its bootTimeout (leaked).
+  std::vector<std::string> CallDone(const ProviderResult& r, int64_t now, std::string* event,
+                                    std::vector<ProviderCall>* calls);
 
   std::vector<PoolCounts> Counts() const;
   // A NodePool object's status (the API's): nodes by state, each node's
@@ -116,6 +121,8 @@ class PoolRuntime {
     std::deque<int64_t> recent_boots;  // The last 20, ms.
     std::string last_error;            // Of the last failed boot.
     bool listing = false;              // A `list` call runs: no decisions.
+    bool list_in_flight = false;       // A periodic one runs.
+    int64_t last_list_ms = 0;          // When the last one answered.
     PoolCounts counts;
     // (time, booting, ready, suspending) at each change.
     std::deque<std::array<int64_t, 4>> history;

@@ -158,7 +158,8 @@ TEST(PoolRuntimeTest, ANewPoolListsFirstAndTakesNodesUpAsBooting) {
   r.call = calls[0];
   r.output = "p-0 on\np-1 off\n";
   std::string event;
-  EXPECT_TRUE(rt.CallDone(r, 2000, &event).empty());
+  std::vector<ProviderCall> more;  // Suspends of leaked machines: none here.
+  EXPECT_TRUE(rt.CallDone(r, 2000, &event, &more).empty());
   json::object st = rt.Status("p");
   EXPECT_FALSE(st.contains("listing"));
   EXPECT_EQ(st.at("nodes").at("booting"), json::value(1));
@@ -201,9 +202,49 @@ TEST(PoolRuntimeTest, ANewPoolListsFirstAndTakesNodesUpAsBooting) {
   r.call = calls[0];
   r.status = Status::FailedPrecondition("pool p: /bin/false list exited with code 1");
   r.output.clear();
-  rt.CallDone(r, 81000, &event);
+  rt.CallDone(r, 81000, &event, &more);
   EXPECT_NE(event.find("taken as down"), std::string::npos) << event;
   EXPECT_FALSE(rt.Status("p").contains("listing"));
+  EXPECT_TRUE(more.empty());
+}
+
+TEST(PoolRuntimeTest, APeriodicListStopsMachinesUpThatThePoolHoldsSuspended) {
+  PoolRuntime rt;
+  auto none = [](const std::string&) { return false; };
+  std::vector<ProviderCall> calls = rt.SetPools({ExecPool()}, none, 1000);
+  ProviderResult r;
+  r.call = calls.at(0);
+  std::string event;
+  std::vector<ProviderCall> more;
+  rt.CallDone(r, 2000, &event, &more);  // The first list: nothing up.
+  // The autoscaler's kListNodes, 10 minutes on: one list at a time.
+  calls = rt.List("p");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].verb, "list");
+  EXPECT_TRUE(rt.List("p").empty());
+  // p-0 is up at the provider, suspended here since the start (over the
+  // 60 s bootTimeout): stopped; p-1 up too, but the pool holds it... also
+  // suspended; p-2 down.
+  r.call = calls[0];
+  r.output = "p-0 on\np-1 running\np-2 off\n";
+  rt.CallDone(r, 700000, &event, &more);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].verb, "suspend");
+  EXPECT_EQ(more[0].nodes, (std::vector<std::string>{"p-0", "p-1"}));
+  EXPECT_NE(event.find("up at its provider but suspended here"), std::string::npos) << event;
+  const json::object st = rt.Status("p");
+  EXPECT_EQ(st.at("decisions").as_array().back().at("action"), json::value("stop leaked"));
+  // A node resumed a moment ago and still starting is not a leak.
+  ctrl::Action a;
+  a.type = ctrl::Action::Type::kResumeNodes;
+  a.target = "p";
+  a.nodes = {"p-2"};
+  ASSERT_EQ(rt.Resume(a, 701000).size(), 1u);
+  more.clear();
+  r.call = rt.List("p").at(0);
+  r.output = "p-2 booting\n";
+  rt.CallDone(r, 702000, &event, &more);
+  EXPECT_TRUE(more.empty());
 }
 
 }  // namespace

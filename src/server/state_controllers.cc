@@ -110,6 +110,7 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
       case ctrl::Action::Type::kSuspendNodes:
       case ctrl::Action::Type::kBootFailed:
       case ctrl::Action::Type::kConsolidate:
+      case ctrl::Action::Type::kListNodes:
       case ctrl::Action::Type::kExplain:
         continue;
       default:

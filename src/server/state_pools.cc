@@ -134,6 +134,9 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
         Audit(principal, "", verb, "NodePool " + a.target + " " + nodes, "ok", txn);
         std::fprintf(stderr, "allot: pool %s: %s\n", a.target.c_str(), a.message.c_str());
         break;
+      case ctrl::Action::Type::kListNodes:
+        for (ProviderCall& c : pools_.List(a.target)) RunProvider(std::move(c));
+        break;
       case ctrl::Action::Type::kConsolidate:
         for (const std::string& n : a.nodes) {
           // Still all movable, as the autoscaler saw them (parked ones
@@ -192,11 +195,18 @@ void State::ApplyPoolActions(const std::vector<ctrl::TakenAction>& actions, Txn*
 void State::PoolCallDone(const ProviderResult& r, Txn* txn) {
   const int64_t now = txn->now_unix_ms;
   std::string event;
-  const std::vector<std::string> gone = pools_.CallDone(r, now, &event);
-  if (!event.empty()) {
-    std::fprintf(stderr, "allot: %s\n", event.c_str());
+  std::vector<ProviderCall> calls;
+  const std::vector<std::string> gone = pools_.CallDone(r, now, &event, &calls);
+  if (!event.empty()) std::fprintf(stderr, "allot: %s\n", event.c_str());
+  if (!calls.empty()) {  // Leaked machines a periodic list found.
+    std::string list;
+    for (const std::string& n : calls.front().nodes) list += (list.empty() ? "" : ",") + n;
+    Audit("controller:autoscaler", "", "stop-leaked", "NodePool " + r.call.pool + " " + list, "ok",
+          txn);
+  } else if (!event.empty()) {
     Audit("controller:autoscaler", "", r.call.verb, "NodePool " + r.call.pool, "failed", txn);
   }
+  for (ProviderCall& c : calls) RunProvider(std::move(c));
   for (const std::string& node : gone) {
     if (!objs_.nodes.count(node)) continue;
     // Cordoned and empty: its Node goes (an agent that comes back later
