@@ -363,10 +363,18 @@ class Session final : public SessionBase {
   }
 
   // Client to upstream. Once the upstream has gone, what the client
-  // still sends is dropped until it closes.
+  // still sends is dropped until it closes. A client that half-closes
+  // (sent all it will) gets the rest of the answer: the upstream is told
+  // the same and the tunnel ends with it.
   void PumpUp() {
     stream_.async_read_some(asio::buffer(up_buf_), [self = Self()](error_code ec, size_t n) {
       if (self->finished_) return;
+      if (ec == asio::error::eof && !self->upstream_done_) {
+        self->client_eof_ = true;
+        error_code ignored;
+        self->upstream_->shutdown(tcp::socket::shutdown_send, ignored);
+        return;
+      }
       if (ec) {  // The client went away (or closed after the answer).
         self->EndTunnel("");
         return self->Finish();
@@ -409,6 +417,7 @@ class Session final : public SessionBase {
     error_code ec;
     upstream_->close(ec);
     EndTunnel("");
+    if (client_eof_) return Finish();  // Both sides are done.
     HalfClose();  // PumpUp's read ends when the client closes (or the timer).
   }
 
@@ -622,6 +631,7 @@ class Session final : public SessionBase {
   std::optional<tcp::socket> upstream_;
   std::optional<tcp::resolver> resolver_;
   bool upstream_done_ = false, tunnel_ended_ = false, connect_timed_out_ = false;
+  bool client_eof_ = false;
   int64_t up_bytes_ = 0, down_bytes_ = 0;
   std::array<char, 16384> up_buf_, down_buf_;
 };

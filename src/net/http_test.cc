@@ -762,6 +762,37 @@ TEST(HttpTunnelTest, AfterAnUpgradeBytesFlowBothWaysUntilTheClientCloses) {
   EXPECT_EQ(traffic.load(), end.up + end.down);
 }
 
+TEST(HttpTunnelTest, AClientThatHalfClosesAfterItsRequestStillGetsTheAnswer) {
+  auto upstream = StartServer(Echo);
+  ASSERT_NE(upstream, nullptr);
+  TunnelEnd end;
+  auto proxy = StartServer([&](std::shared_ptr<Exchange> ex) {
+    TunnelTarget t;
+    t.host = "127.0.0.1";
+    t.port = upstream->port();
+    t.head = "GET /half HTTP/1.1\r\nHost: up\r\n\r\n";  // Keep-alive upstream.
+    t.on_close = [&](int64_t u, int64_t d, const std::string& e) { end.Set(u, d, e); };
+    ex->Tunnel(std::move(t));
+  });
+  ASSERT_NE(proxy, nullptr);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(proxy->port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string req = "GET /x HTTP/1.1\r\nHost: p\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+  ::shutdown(fd, SHUT_WR);  // All it will send.
+  std::string got;
+  char buf[1024];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, size_t(n));
+  ::close(fd);
+  EXPECT_NE(got.find("GET|/half|||"), std::string::npos) << got;
+  ASSERT_TRUE(end.Wait());
+  EXPECT_EQ(end.error, "");
+}
+
 TEST(HttpTunnelTest, AnUpstreamThatCannotBeReachedIs502) {
   // A port nothing listens on.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -166,13 +166,14 @@ TEST_F(CrossNodeNetworkTest, AWorkloadOnTwoNodesMeetsAsTorchrunDoesAndOtherTenan
       "echo \"master=$MASTER_ADDR:$MASTER_PORT ip=$ALLOT_POD_IP\";"
       " if [ \"$NODE_RANK\" = 0 ]; then"
       "   (while true; do echo from-rank0 | nc -l -p 7002; done) &"
-      "   msg=$(nc -l -p $MASTER_PORT); echo \"rendezvous: $msg\"; peer=${msg#hello };"
+      "   while :; do msg=$(nc -l -p $MASTER_PORT); [ -n \"$msg\" ] && break; done;"
+      "   echo \"rendezvous: $msg\"; peer=${msg#hello };"
       "   for i in $(seq 30); do echo data-from-rank0 | nc -w 1 $peer 7001 && break; sleep 1; done;"
       "   echo sent;"
       " else"
       "   nc -l -p 7001 > /tmp/d &"
-      "   for i in $(seq 30); do echo \"hello $ALLOT_POD_IP\" | nc -w 1 $MASTER_ADDR $MASTER_PORT"
-      "     && break; [ -s /tmp/d ] && break; sleep 1; done;"
+      "   for i in $(seq 30); do echo \"hello $ALLOT_POD_IP\" | nc -w 1 $MASTER_ADDR $MASTER_PORT;"
+      "     [ -s /tmp/d ] && break; sleep 1; done;"
       "   echo \"attempts: $i\"; wait; echo \"data: $(cat /tmp/d)\";"
       " fi; sleep 300";
   int code = 0;
