@@ -84,8 +84,9 @@ struct TunnelTarget {
   // After each relayed read, on an I/O thread: bytes just sent up (client
   // to upstream) and down. Cheap, it runs often.
   std::function<void(int64_t up, int64_t down)> on_traffic;
-  // Once, on an I/O thread, when the tunnel ends: bytes relayed each way,
-  // and why it failed ("" when it ran and a side closed).
+  // Once, when the tunnel ends (on an I/O thread; in Tunnel's caller when
+  // the client's connection was already gone): bytes relayed each way, and
+  // why it failed ("" when it ran and a side closed).
   std::function<void(int64_t up, int64_t down, const std::string& error)> on_close;
 };
 
