@@ -65,7 +65,8 @@ std::string HeaderOf(const Response& r, const std::string& name) {
 
 // Sends raw bytes on a fresh connection and returns all the server sends
 // back until it closes.
-std::string RawExchange(uint16_t port, const std::string& bytes) {
+// A TCP connection to 127.0.0.1:port (-1: refused).
+int ConnectLocal(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -73,8 +74,14 @@ std::string RawExchange(uint16_t port, const std::string& bytes) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
-    return "connect failed";
+    return -1;
   }
+  return fd;
+}
+
+std::string RawExchange(uint16_t port, const std::string& bytes) {
+  const int fd = ConnectLocal(port);
+  if (fd < 0) return "connect failed";
   (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   std::string out;
   char buf[4096];
@@ -732,12 +739,8 @@ TEST(HttpTunnelTest, AfterAnUpgradeBytesFlowBothWaysUntilTheClientCloses) {
     ex->Tunnel(std::move(t));
   });
   ASSERT_NE(proxy, nullptr);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(proxy->port());
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int fd = ConnectLocal(proxy->port());
+  ASSERT_GE(fd, 0);
   auto read_until = [&](const std::string& want) {
     std::string got;
     char buf[256];
@@ -775,12 +778,8 @@ TEST(HttpTunnelTest, AClientThatHalfClosesAfterItsRequestStillGetsTheAnswer) {
     ex->Tunnel(std::move(t));
   });
   ASSERT_NE(proxy, nullptr);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(proxy->port());
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const int fd = ConnectLocal(proxy->port());
+  ASSERT_GE(fd, 0);
   const std::string req = "GET /x HTTP/1.1\r\nHost: p\r\n\r\n";
   ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
   ::shutdown(fd, SHUT_WR);  // All it will send.
