@@ -13,7 +13,7 @@ DEBS := build-essential cmake ninja-build ccache pkg-config \
         libboost1.81-dev libboost-json1.81-dev libsqlite3-dev libssl-dev \
         libcli11-dev openssl prometheus-cpp-dev prometheus \
         nodejs chromium systemd runc umoci skopeo busybox-static docker-registry \
-        apache2-utils
+        apache2-utils jupyter-notebook python3-ipykernel
 # Only the fuzzing build (make fuzz, make fuzz-smoke) needs Clang.
 FUZZ_DEBS := clang-16 libclang-rt-16-dev
 EXAMPLE ?= examples/demo.yaml

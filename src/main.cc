@@ -12,6 +12,7 @@
 #include "agent/heartbeat.h"
 #include "cli/agent.h"
 #include "cli/commands.h"
+#include "cli/notebook.h"
 #include "cli/secret.h"
 #include "cli/dry_run.h"
 #include "cli/simulate.h"
@@ -138,6 +139,10 @@ int main(int argc, char** argv) {
                     "keep one-minute GPU telemetry this many days")
       ->capture_default_str()
       ->check(CLI::Range(1, 3650));
+  serve->add_option("--notebook-probe-interval", sf.notebook_probe,
+                    "how often each running notebook's kernels and terminals are read for "
+                    "activity")
+      ->capture_default_str();
   serve->callback([&] { rc = CmdServe(sf); });
 
   // agent
@@ -402,6 +407,45 @@ int main(int argc, char** argv) {
   auto* tlist = token->add_subcommand("list", "list tokens (no secrets)");
   client_flags(tlist);
   tlist->callback([&] { rc = CmdTokenList(cf); });
+
+  // notebook
+  auto* notebook = app.add_subcommand(
+      "notebook", "Jupyter notebooks that start when GPUs are free, opened through the server");
+  notebook->require_subcommand(1);
+  NotebookFlags nf;
+  auto* ncreate = notebook->add_subcommand("create", "create a notebook (it waits in its queue)");
+  ncreate->add_option("name", nf.name, "the notebook's name (its address: /notebooks/TENANT/NAME/)")
+      ->required();
+  ncreate->add_option("-q,--queue", nf.queue, "its LocalQueue");
+  auto* ngpus = ncreate->add_option("--gpus", nf.gpus, "whole GPUs")->check(CLI::Range(0, 64));
+  ncreate->add_option("--mig", nf.mig, "one MIG slice of this profile instead: 1g.10gb")
+      ->excludes(ngpus);
+  ncreate->add_option("--image", nf.image,
+                      "an image with Jupyter (nodes that run containers); default: the node's "
+                      "jupyter-notebook");
+  ncreate->add_option("--cpu", nf.cpu, "CPU request: 2, 500m");
+  ncreate->add_option("--memory", nf.memory, "memory request: 8Gi");
+  ncreate->add_option("--idle-after", nf.idle_after,
+                      "park it after this long without activity (default 60m; 0s: never)");
+  auto* nlist = notebook->add_subcommand("list", "list notebooks: state, GPUs, last activity");
+  auto* nopen = notebook->add_subcommand(
+      "open", "print a link that signs a browser in to the notebook (resumes a parked one)");
+  nopen->add_option("name", nf.name)->required();
+  nopen->add_flag("--browser", nf.browser, "open the link with xdg-open");
+  auto* nstop = notebook->add_subcommand(
+      "stop", "stop a notebook: its GPUs go back, its files and quota stay (open resumes it)");
+  nstop->add_option("name", nf.name)->required();
+  auto* ndel = notebook->add_subcommand("delete", "delete a notebook (its files stay)");
+  ndel->add_option("name", nf.name)->required();
+  for (auto* sub : {ncreate, nlist, nopen, nstop, ndel}) {
+    sub->add_option("-t,--tenant", nf.tenant, "tenant (default: the token's, else default)");
+    client_flags(sub);
+  }
+  ncreate->callback([&] { rc = CmdNotebookCreate(cf, nf); });
+  nlist->callback([&] { rc = CmdNotebookList(cf, nf); });
+  nopen->callback([&] { rc = CmdNotebookOpen(cf, nf); });
+  nstop->callback([&] { rc = CmdNotebookStop(cf, nf); });
+  ndel->callback([&] { rc = CmdNotebookDelete(cf, nf); });
 
   // secret
   auto* secret = app.add_subcommand("secret", "a tenant's Secrets (values sealed at rest)");

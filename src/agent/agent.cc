@@ -2,6 +2,9 @@
 // applying the server's answers to the node's pods.
 #include "agent/agent.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +12,7 @@
 #include <atomic>
 #include <boost/json/serialize.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,6 +32,43 @@ namespace {
 // How long a forgotten pod's id is remembered (Agent::ended_): far longer
 // than any answer stays in flight.
 constexpr std::chrono::minutes kEndedKeep{10};
+
+// A port of 127.0.0.1 nothing listens on now, for a pod to bind (the
+// kernel's choice; taken by another program before the pod binds it, the
+// pod fails to start and its gang restarts).
+Result<int> FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Internal("cannot choose a port for the pod: socket failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  ::close(fd);
+  if (!ok) return Status::Internal("cannot choose a port for the pod on 127.0.0.1");
+  return int(ntohs(a.sin_port));
+}
+// Whether something at IPv4 "HOST:PORT" accepts a connection now (a pod
+// that binds its port does so in its first seconds: the report after that
+// names it). Loopback or the node's own bridge: refused or accepted at once.
+bool Accepts(const std::string& endpoint) {
+  const size_t colon = endpoint.rfind(':');
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(std::atoi(endpoint.c_str() + colon + 1)));
+  if (colon == std::string::npos ||
+      ::inet_pton(AF_INET, endpoint.substr(0, colon).c_str(), &a.sin_addr) != 1) {
+    return false;
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  timeval tv{0, 200000};  // A bridge that drops: give up, try at the next report.
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
 }  // namespace
 
 Agent::Agent(Connect connect, AgentOptions options,
@@ -114,7 +155,21 @@ bool Agent::ReportStep() {
     }
     const bool pulls_changed = pulling != pulling_;
     pulling_ = std::move(pulling);
-    report_pending_ = report_pending_ || !exits.empty() || report_now_ || pulls_changed;
+    // A pod that now accepts connections at its endpoint is news: the
+    // server proxies to it from then on (never sooner: it would be refused).
+    bool serving_changed = false;
+    for (auto& [id, p] : running_) {
+      if (p.serving || (p.endpoint.empty() && p.port == 0)) continue;
+      if (p.endpoint.empty()) {
+        const std::string addr = exec_->PodAddress(id);
+        if (addr.empty()) continue;
+        p.endpoint = addr + ":" + std::to_string(p.port);
+      }
+      p.serving = Accepts(p.endpoint);
+      serving_changed = serving_changed || p.serving;
+    }
+    report_pending_ = report_pending_ || !exits.empty() || report_now_ || pulls_changed ||
+                      serving_changed;
     report_now_ = false;
     if (!exits.empty()) UpdateBusy();
     report_asks_.insert(report_asks_.end(), log_asks_.begin(), log_asks_.end());
@@ -208,6 +263,7 @@ std::string Agent::ReportJson() {
   for (const auto& [id, p] : running_) {
     proto::PodReport pr;
     pr.id = id;
+    if (p.serving) pr.endpoint = p.endpoint;
     pr.pulling = exec_->Pulling(id);
     if (pr.pulling) {
       const Executor::PullProgress pulled = exec_->Pulled(id);
@@ -310,6 +366,23 @@ void Agent::Start(const proto::DesiredPod& d) {
   spec.read_only_root = d.read_only_root;
   spec.host_network = d.host_network;
   const bool containers = exec_->RunsImages();
+  // A port: a container on its own network listens on it there; anything
+  // else shares the node's network and gets a free port of its loopback
+  // (never the node's public address: the server proxies to it).
+  std::string endpoint;
+  if (d.port > 0 && containers && !d.host_network) {
+    spec.env["PORT"] = std::to_string(d.port);
+  } else if (d.port > 0 && !f_.simulate_exec) {
+    Result<int> port = FreeLoopbackPort();
+    if (!port.ok()) {
+      exited_[id] = PodExit{id, 126, 0, false, port.status().message() + "\n",
+                            port.status().message()};
+      report_now_ = true;
+      return;
+    }
+    spec.env["PORT"] = std::to_string(*port);
+    endpoint = "127.0.0.1:" + std::to_string(*port);
+  }
   // Exit 126, as a container that cannot be set up: the server could not
   // give the pod what it needs (a Secret it names is gone), or this node
   // cannot give it volumes.
@@ -418,6 +491,8 @@ void Agent::Start(const proto::DesiredPod& d) {
     return;
   }
   running_[id] = LocalPod{gpus, grace_ms, false};
+  running_[id].endpoint = endpoint;
+  if (endpoint.empty()) running_[id].port = d.port;
 }
 
 void Agent::UpdateBusy() {

@@ -155,6 +155,13 @@ class Agent {
     bool active = true;
     double cpu_s = -1;  // Its CPU seconds at the last look; -1: none yet.
     std::chrono::steady_clock::time_point cpu_at{};
+    // Where it serves (PodReport::endpoint), "" for none; a container on
+    // its tenant's network: its port, until its address is known.
+    std::string endpoint{};
+    int32_t port = 0;
+    // Something accepted a connection at the endpoint: only then is it
+    // reported (a proxy that dialed it sooner would be refused).
+    bool serving = false;
   };
   // Simulated GPUs follow what runs: a pod that used less than
   // kActiveCpuShare of one CPU since the last look leaves its GPUs idle.

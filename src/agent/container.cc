@@ -138,15 +138,10 @@ class ContainerExecutor : public Executor {
     // With user namespaces, container root must be able to reach the image
     // roots: every directory above the state directory needs o+x.
     if (o_.userns_base > 0) {
-      for (fs::path p = o_.state_dir; !p.empty() && p != p.root_path(); p = p.parent_path()) {
-        struct stat st;
-        if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
-          unreachable_ = "the container state directory " + o_.state_dir +
-                         " is not reachable from the containers' user namespaces: " +
-                         p.string() + " lacks o+x (chmod o+x it, or choose another "
-                         "--container-state)";
-          break;
-        }
+      if (const std::string closed = FirstClosedDir(o_.state_dir); !closed.empty()) {
+        unreachable_ = "the container state directory " + o_.state_dir +
+                       " is not reachable from the containers' user namespaces: " + closed +
+                       " lacks o+x (chmod o+x it, or choose another --container-state)";
       }
     }
   }
@@ -157,6 +152,13 @@ class ContainerExecutor : public Executor {
   }
   void SetNetworkPeers(const std::vector<proto::PodNetwork>& peers) override {
     if (nets_ && unreachable_.empty()) nets_->SetPeers(peers);
+  }
+  std::string PodAddress(const std::string& id) const override {
+    if (!nets_) return "";
+    // Its workload's attempt, "ns/name/aN", names the namespace (Start).
+    size_t cut = id.find('/');
+    for (int i = 0; i < 2 && cut != std::string::npos; ++i) cut = id.find('/', cut + 1);
+    return nets_->AddressOf(id.substr(0, cut));
   }
 
   Result<int> Start(const PodSpec& spec) override {

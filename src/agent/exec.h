@@ -120,6 +120,14 @@ class Executor {
   // empty: none), and the other nodes' as the server relayed them, for
   // routes and rules between them.
   virtual proto::PodNetwork PodNetwork() const { return {}; }
+  // The address of running pod `id` in its own network (a container on
+  // its tenant's network), "" when it has none of its own (a process, a
+  // container on the node's network): the pod serves on the node's
+  // loopback then.
+  virtual std::string PodAddress(const std::string& id) const {
+    (void)id;
+    return "";
+  }
   virtual void SetNetworkPeers(const std::vector<proto::PodNetwork>& peers) { (void)peers; }
 };
 

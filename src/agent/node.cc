@@ -294,6 +294,7 @@ int RunNode(const NodeConfig& config, const Connect& connect,
         const std::string state = config.container.state_dir.empty()
                                       ? log_dir + "/../containers"
                                       : config.container.state_dir;
+        std::error_code ec_homes;
         tenant_users = TenantUsers{
             config.container.userns_base, state + "/tenants",
             std::filesystem::absolute(log_dir + "/../homes").lexically_normal().string()};
@@ -301,6 +302,15 @@ int RunNode(const NodeConfig& config, const Connect& connect,
             << config.container.userns_base << ", 65536 apart; homes in "
             << tenant_users.home_root << ")"
             << (config.run_as.empty() ? "" : ", except the tenants --run-as maps") << "\n";
+        // A home they cannot reach (the agent's directory under a 0700
+        // one, such as /root): pods that use $HOME (notebooks) fail.
+        std::filesystem::create_directories(tenant_users.home_root, ec_homes);
+        if (const std::string closed = FirstClosedDir(tenant_users.home_root); !closed.empty()) {
+          out << "allot agent: WARNING: the tenants' ids cannot reach their homes in "
+              << tenant_users.home_root << ": " << closed
+              << " lacks o+x; pods that use $HOME (notebooks) will fail there (chmod o+x it, "
+                 "or give the agent a --log-dir under a directory others may pass)\n";
+        }
       } else {
         out << "allot agent: pods run as "
             << (geteuid() == 0 ? "root (--userns-base 0)" : "the agent's user (it is not root)")

@@ -1,6 +1,7 @@
 #include "agent/tenant_ids.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -68,6 +69,15 @@ Result<size_t> TenantIds::Index(const std::string& tenant) {
   }
   tenants_.push_back(tenant);
   return tenants_.size() - 1;
+}
+
+std::string FirstClosedDir(const std::string& path) {
+  std::string closed;
+  for (std::filesystem::path p = path; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) closed = p.string();
+  }
+  return closed;
 }
 
 }  // namespace allot::agent

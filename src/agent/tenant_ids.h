@@ -20,6 +20,11 @@ namespace allot::agent {
 
 inline constexpr uint32_t kIdsPerTenant = 65536;
 
+// The first directory on the way to `path` (itself included) that other
+// users cannot pass (no o+x), "" when there is none: a tenant's ids cannot
+// reach what lies under it.
+std::string FirstClosedDir(const std::string& path);
+
 class TenantIds {
  public:
   // Reads `file` (one tenant per line) if it exists.

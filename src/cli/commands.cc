@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "cli/kueue_version.h"
+#include "core/duration.h"
 #include "net/http.h"
 #include "server/audit.h"
 #include "server/server.h"
@@ -289,6 +290,13 @@ int CmdServe(const ServeFlags& f) {
   o.node_timeout_ms = int64_t(f.node_timeout_s) * 1000;
   o.idle_util_pct = f.idle_util_pct;
   o.telemetry_retention_ms = int64_t(f.telemetry_retention_days) * 86400000;
+  Result<int64_t> probe_s = core::ParseDurationSeconds(f.notebook_probe);
+  if (!probe_s.ok() || *probe_s < 1 || *probe_s > 3600) {
+    std::cerr << "allot serve: --notebook-probe-interval " << f.notebook_probe
+              << ": must be a duration from 1s to 1h\n";
+    return kExitUsage;
+  }
+  o.notebook_probe_ms = *probe_s * 1000;
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     std::cerr << "allot serve: --tls-cert and --tls-key go together\n";
     return kExitUsage;

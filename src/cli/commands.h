@@ -71,6 +71,7 @@ struct ServeFlags {
   int node_timeout_s = 15;
   int idle_util_pct = 5;
   int telemetry_retention_days = 30;
+  std::string notebook_probe = "30s";  // A duration, 1s to 1h.
 };
 
 // Shared by the verbs' files: prints "allot: MESSAGE (field F)" to stderr

@@ -1,5 +1,5 @@
-// Byte encodings: base64 (Kubernetes' Secret data, binary values in JSON)
-// and a UTF-8 check (what may travel as a JSON string). Pure.
+// Byte encodings: base64 (Kubernetes' Secret data, binary values in JSON),
+// a UTF-8 check (what may travel as a JSON string) and HTML escaping. Pure.
 #pragma once
 
 #include <string>
@@ -16,5 +16,7 @@ std::string Base64Encode(std::string_view data);
 Result<std::string> Base64Decode(std::string_view text);
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates).
 bool IsUtf8(std::string_view s);
+// `s` as HTML text or a quoted attribute value: & < > " ' escaped.
+std::string HtmlEscape(std::string_view s);
 
 }  // namespace allot::core

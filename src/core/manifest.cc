@@ -294,6 +294,7 @@ constexpr KindParser kKinds[] = {
     {kAllot, "NodePool", false, ParseNodePool},
     {kAllot, "Image", false, ParseImage},
     {kAllot, "Workload", true, ParseAllotWorkload},
+    {kAllot, "Notebook", true, ParseNotebook},
 };
 
 KueueApi KueueApiOf(std::string_view api_version) {

@@ -148,7 +148,21 @@ Status ParseRunFields(const Val& v, PodSet* ps) {
   ALLOT_RETURN_IF_ERROR(v["args"].Get(&ps->args));
   ALLOT_RETURN_IF_ERROR(ParseEnv(v["env"], ps));
   ALLOT_RETURN_IF_ERROR(ParseEnvFrom(v["envFrom"], &ps->env_from));
-  return v["workingDir"].Get(&ps->working_dir);
+  ALLOT_RETURN_IF_ERROR(v["workingDir"].Get(&ps->working_dir));
+  // The port: `port` (the compact template) or the first of `ports`.
+  Val port = v["port"];
+  if (port.unset()) {
+    std::vector<Val> ports;
+    ALLOT_RETURN_IF_ERROR(v["ports"].Items(&ports));
+    if (ports.empty()) return Status::Ok();
+    port = ports[0]["containerPort"];
+    ALLOT_RETURN_IF_ERROR(port.Require());
+  }
+  ALLOT_RETURN_IF_ERROR(port.Get(&ps->port));
+  if (ps->port < 1 || ps->port > 65535) {
+    return port.Error("must be a port number, 1 to 65535, got " + std::to_string(ps->port));
+  }
+  return Status::Ok();
 }
 
 namespace {

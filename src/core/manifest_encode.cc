@@ -329,6 +329,7 @@ json::object Template(const PodSet& ps) {
   PutStrings(&t, "args", ps.args);
   if (!ps.env.empty() || !ps.env_secrets.empty()) t.emplace("env", Env(ps));
   PutString(&t, "workingDir", ps.working_dir);
+  if (ps.port > 0) t.emplace("port", ps.port);
   PutPodRun(&t, ps);
   return t;
 }

@@ -76,7 +76,7 @@ TEST(ManifestTest, BadInputs) {
        "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Workload; "
        "kueue.x-k8s.io/v1alpha1: Topology, Cohort; v1: Namespace; "
        "batch/v1: Job; "
-       "allot.dev/v1: SchedulerConfig, Node, NodePool, Image, Workload (allot apply "
+       "allot.dev/v1: SchedulerConfig, Node, NodePool, Image, Workload, Notebook (allot apply "
        "--skip-unsupported applies the other documents)",
        "kind"},
       {"wrong apiVersion",

@@ -401,6 +401,9 @@ Status ParsePreemptible(const Labels& annotations, bool* out);
 Status ParseAllotWorkload(const Doc& d, Config* out);
 Status ParseKueueWorkload(const Doc& d, Config* out);
 Status ParseJob(const Doc& d, Config* out);
+// allot.dev/v1 Notebook: a Workload of type notebook that runs Jupyter
+// (docs/notebooks.md).
+Status ParseNotebook(const Doc& d, Config* out);
 // allot.dev/v1 NodePool: expanded into Nodes, or an autoscaled pool
 // (with spec.provider) kept in Config::node_pools (manifest_nodepool.cc).
 Status ParseNodePool(const Doc& d, Config* out);

@@ -104,8 +104,9 @@ Status ParseResources(const Val& resources, ResourceList* out) {
   return Status::Ok();
 }
 
-// The first container: what runs (manifest_container.cc) and its ports,
-// which only document what it listens on (Allot maps no ports).
+// The first container: what runs (manifest_container.cc) and its ports:
+// the first is where its pods serve (PodSet::port; Allot maps no host
+// ports), the others only document what it listens on.
 Status CheckFirstContainer(const Val& c) {
   constexpr char kProbes[] =
       "Allot does not probe containers: a pod runs until its process exits";

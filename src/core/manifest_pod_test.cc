@@ -211,6 +211,7 @@ TEST(ManifestPodTest, NoEffectFieldsAreAccepted) {
   want.name = "main";
   want.volumes = {Vol("v", Volume::Type::kEmptyDir)};
   want.volume_mounts = {{"v", "/v", "", false}};
+  want.port = 8080;  // The first port: where the pod serves (docs/notebooks.md).
   EXPECT_EQ(ps, want);
 }
 

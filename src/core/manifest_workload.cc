@@ -1,6 +1,7 @@
 // Manifest reading, the workload kinds: allot.dev/v1 Workload, Kueue's
 // Workload and batch/v1 Job, with their timestamps, pod sets, pod templates
 // and admissions.
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "core/duration.h"
 #include "core/manifest_internal.h"
+#include "core/parking_annotations.h"
 
 namespace allot::core::internal {
 namespace {
@@ -102,7 +104,7 @@ Status ParseCompactTemplate(const Val& t, PodSet* ps) {
   ALLOT_RETURN_IF_ERROR(t.CheckFields(
       {"resources", "nodeSelector", "tolerations", "image", "imagePullPolicy",
        "command", "args", "env", "envFrom", "workingDir", "imagePullSecrets",
-       "volumes", "volumeMounts", "securityContext", "hostNetwork"}));
+       "volumes", "volumeMounts", "securityContext", "hostNetwork", "port"}));
   ALLOT_RETURN_IF_ERROR(t["resources"].CheckFields({"requests"}));
   ResourceList requests;
   ALLOT_RETURN_IF_ERROR(ParseRequests(t["resources"]["requests"], &requests));
@@ -351,6 +353,99 @@ Status ParseAllotWorkload(const Doc& d, Config* out) {
   ALLOT_RETURN_IF_ERROR(d.root["status"].CheckFields({"admission"}));
   ALLOT_RETURN_IF_ERROR(
       ParseAdmission(d.root["status"]["admission"], /*kueue=*/false, &w));
+  out->workloads.push_back(std::move(w));
+  return Status::Ok();
+}
+
+// The command a notebook's pod runs by default: Debian's jupyter-notebook
+// (6.4) on the port and base URL the agent and the server give it
+// ($PORT, $ALLOT_BASE_URL), with the token the server derives for this
+// start ($JUPYTER_TOKEN), its files in $ALLOT_NOTEBOOK_DIR (by default
+// notebooks/NAME in the home the agent gives the tenant: kept across
+// stops and parks). --allow-root: a node that runs pods as root
+// (no --run-as) would otherwise refuse it.
+constexpr char kNotebookScript[] =
+    "dir=\"${ALLOT_NOTEBOOK_DIR:-$HOME/notebooks/$ALLOT_NOTEBOOK}\"; "
+    "mkdir -p \"$dir\" && exec jupyter-notebook --no-browser --allow-root "
+    "--ip=\"${ALLOT_POD_IP:-127.0.0.1}\" --port=\"$PORT\" --port-retries=0 "
+    "--notebook-dir=\"$dir\" --NotebookApp.base_url=\"$ALLOT_BASE_URL\" "
+    "--NotebookApp.allow_remote_access=True --NotebookApp.password=";
+
+Status ParseNotebook(const Doc& d, Config* out) {
+  ALLOT_RETURN_IF_ERROR(d.root.CheckFields({"apiVersion", "kind", "metadata", "spec"}));
+  if (d.name.empty()) {
+    return d.metadata["name"].Error("a Notebook needs a name (its address: /notebooks/TENANT/NAME/)");
+  }
+  Workload w;
+  ALLOT_RETURN_IF_ERROR(WorkloadBase(d, /*type_label=*/false, &w));
+  w.type = "notebook";
+  Val spec = d.root["spec"];
+  ALLOT_RETURN_IF_ERROR(spec.CheckFields(
+      {"queueName", "priorityClassName", "gpus", "mig", "resources", "image",
+       "imagePullPolicy", "command", "args", "env", "workingDir", "idleAfter", "maxAge",
+       "active"}));
+  ALLOT_RETURN_IF_ERROR(spec["queueName"].GetName(&w.queue_name));
+  ALLOT_RETURN_IF_ERROR(spec["priorityClassName"].Get(&w.priority_class_name));
+  ALLOT_RETURN_IF_ERROR(spec["active"].Get(&w.active));
+  PodSet ps;
+  ps.name = "notebook";
+  ps.count = 1;
+  ps.port = 8888;  // A container's; a process gets a free one ($PORT).
+  ALLOT_RETURN_IF_ERROR(spec["resources"].CheckFields({"requests"}));
+  ResourceList requests;
+  ALLOT_RETURN_IF_ERROR(ParseRequests(spec["resources"]["requests"], &requests));
+  for (const auto& [r, q] : requests) {
+    if (!q.IsZero()) ps.requests[r] = q;
+  }
+  int32_t gpus = 0;
+  ALLOT_RETURN_IF_ERROR(spec["gpus"].Get(&gpus));
+  if (gpus < 0 || gpus > 64) return spec["gpus"].Error("must be 0 to 64, got " + std::to_string(gpus));
+  std::string mig;
+  ALLOT_RETURN_IF_ERROR(spec["mig"].Get(&mig));
+  if (gpus > 0 && !mig.empty()) return spec["mig"].Error("give gpus or mig, not both");
+  if (gpus > 0) ps.requests["nvidia.com/gpu"] = Quantity::FromUnits(gpus);
+  if (!mig.empty()) {
+    // NgMEM.gb, as NVIDIA names profiles: 1g.10gb, 3g.40gb, 7g.141gb.
+    const size_t g = mig.find("g.");
+    auto digits = [](const std::string& x) {
+      return !x.empty() && std::all_of(x.begin(), x.end(), [](char c) { return std::isdigit(c); });
+    };
+    if (g == std::string::npos || !mig.ends_with("gb") || !digits(mig.substr(0, g)) ||
+        mig.size() < g + 5 || !digits(mig.substr(g + 2, mig.size() - g - 4))) {
+      return spec["mig"].Error("not a MIG profile such as 1g.10gb: " + Quote(mig));
+    }
+    ps.requests["nvidia.com/mig-" + mig] = Quantity::FromUnits(1);
+  }
+  ALLOT_RETURN_IF_ERROR(ParseRunFields(spec, &ps));
+  if (ps.command.empty() && ps.args.empty()) ps.command = {"sh", "-c", kNotebookScript};
+  std::string dir;
+  ALLOT_RETURN_IF_ERROR(spec["workingDir"].Get(&dir));
+  ps.working_dir.clear();  // Made by the script, which starts elsewhere.
+  ps.env.emplace(ps.env.begin(), "ALLOT_NOTEBOOK", d.name);
+  if (!dir.empty()) ps.env.emplace(ps.env.begin() + 1, "ALLOT_NOTEBOOK_DIR", dir);
+  // Idle culling: the activity Allot sees (its proxy, the kernels and
+  // terminals) besides its GPUs; 60 minutes unless said otherwise.
+  Val idle = spec["idleAfter"];
+  std::string idle_text = "60m";
+  ALLOT_RETURN_IF_ERROR(idle.Get(&idle_text));
+  if (idle_text.empty()) idle_text = "60m";
+  if (!w.annotations.count(kIdleAfterKey)) {
+    Result<int64_t> secs = ParseDurationSeconds(idle_text);
+    if (!secs.ok()) return idle.Error(secs.status().message());
+    w.annotations[kIdleAfterKey] = idle_text;
+    w.idle_after_seconds = *secs;
+  }
+  w.annotations.emplace(kIdleSignalKey, "activity");
+  std::string max_age;
+  ALLOT_RETURN_IF_ERROR(spec["maxAge"].Get(&max_age));
+  if (!max_age.empty()) {
+    Result<int64_t> secs = ParseDurationSeconds(max_age);
+    if (!secs.ok() || *secs <= 0) {
+      return spec["maxAge"].Error(secs.ok() ? "must be longer than 0s" : secs.status().message());
+    }
+    w.max_execution_seconds = *secs;
+  }
+  w.pod_sets.push_back(std::move(ps));
   out->workloads.push_back(std::move(w));
   return Status::Ok();
 }

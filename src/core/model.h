@@ -435,6 +435,12 @@ struct PodSet {
   // tenant's; only for tenants a cluster-admin allows it
   // (allot.dev/host-network, core/host_paths.h).
   bool host_network = false;
+  // The one port its pods serve on (the first container's first
+  // containerPort; `port` in the compact template), 0: none. A process
+  // pod is given a free port of its node's loopback as $PORT instead (it
+  // must listen there); a container listens on this one in its network.
+  // The agent reports where each pod is reachable (docs/notebooks.md).
+  int32_t port = 0;
 
   bool operator==(const PodSet&) const = default;
 };

@@ -67,6 +67,7 @@ Result<PodReport> DecodePod(const json::value& pv) {
   integer("signal", &pr.signal);
   pr.last_lines = Str(*po, "lastLines").substr(0, kMaxLastLines);
   pr.reason = Str(*po, "reason").substr(0, kMaxReason);
+  pr.endpoint = Str(*po, "endpoint").substr(0, 300);
   return pr;
 }
 
@@ -196,6 +197,10 @@ DesiredPod DecodeDesiredPod(const json::object& po) {
   if (const json::value* b = po.if_contains("hostNetwork"); b && b->is_bool()) {
     d.host_network = b->as_bool();
   }
+  if (const json::value* p = po.if_contains("port");
+      p && p->is_int64() && p->as_int64() > 0 && p->as_int64() <= 65535) {
+    d.port = int32_t(p->as_int64());
+  }
   d.registry_auth = Str(po, "registryAuth");
   d.start_error = Str(po, "startError");
   return d;
@@ -307,6 +312,7 @@ json::object EncodeAgentReport(const AgentReport& r) {
       if (p.pulling) po["pulling"] = true;
       if (p.pulled_bytes > 0) po["pulledBytes"] = p.pulled_bytes;
       if (p.pull_total_bytes > 0) po["pullTotalBytes"] = p.pull_total_bytes;
+      if (!p.endpoint.empty()) po["endpoint"] = p.endpoint;
       pods.push_back(std::move(po));
       continue;
     }
@@ -446,6 +452,7 @@ json::object EncodeDesiredPod(const DesiredPod& d) {
   if (d.run_as_non_root) o["runAsNonRoot"] = true;
   if (!d.read_only_root) o["readOnlyRootFilesystem"] = false;
   if (d.host_network) o["hostNetwork"] = true;
+  if (d.port > 0) o["port"] = d.port;
   if (!d.registry_auth.empty()) o["registryAuth"] = d.registry_auth;
   if (!d.start_error.empty()) o["startError"] = d.start_error;
   return o;

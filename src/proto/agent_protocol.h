@@ -63,6 +63,9 @@ struct DesiredPod {
   // hostNetwork, its tenant allowed it: the node's network, not the
   // tenant's (container runtime; processes always have the node's).
   bool host_network = false;
+  // The pod set's port (core::PodSet::port), 0: none. The agent reports
+  // where the pod serves (PodReport::endpoint).
+  int32_t port = 0;
   // Resolved from the tenant's Secrets when the pod is sent (never
   // stored): secret volumes' files, and the registry credentials to pull
   // `image` with, as a container auth file ({"auths": {REGISTRY:
@@ -92,6 +95,10 @@ struct PodReport {
   // known).
   int64_t pulled_bytes = 0;
   int64_t pull_total_bytes = 0;
+  // Running with a port (DesiredPod::port): "HOST:PORT" where the node's
+  // own address space reaches it (loopback for a process, the pod's
+  // address for a container on its tenant's network). Empty: none yet.
+  std::string endpoint{};
 
   bool operator==(const PodReport&) const = default;
 };

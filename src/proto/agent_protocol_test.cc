@@ -35,6 +35,8 @@ AgentReport FullReport() {
   r.pods.push_back({"t1/w/a0/main/1", true, 137, 9, true, "line 1\nline 2\n", "OOMKilled: 4Gi"});
   r.pods.push_back({"t2/v/a2/main/0", true, 3, 0, false, "", ""});
   r.pods.push_back({"t3/p/a1/main/0", false, 0, 0, false, "", "", true, 12345, 40000});
+  r.pods.push_back({"t3/nb/a1/notebook/0", false, 0, 0, false, "", "", false, 0, 0,
+                    "127.0.0.1:41234"});
   r.gpu_samples.push_back({"GPU-0", 0, 87, 71, 512.5, int64_t(40) << 30, 2, 79});
   r.gpu_samples.push_back({"GPU-1", 1, 0, 30, 61.25, 0, 0, 0});
   r.pod_network.cidr = "10.91.0.0/16";
@@ -82,6 +84,7 @@ TEST(AgentProtocol, SyncAnswerRoundTripsEveryField) {
   d.cpu_milli = 4000;
   d.memory_bytes = int64_t(16) << 30;
   d.host_network = true;
+  d.port = 8888;
   want.pods.push_back(d);
   DesiredPod bare;
   bare.id = "t2/v/a0/main/0";

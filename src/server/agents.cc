@@ -237,8 +237,9 @@ std::set<std::string> Agents::ApplyPodReports(const std::string& node,
       touched.insert(key);
     } else if (!pr.exited &&
                (!ps.running || ps.pulling != pr.pulling || ps.pulled_bytes != pr.pulled_bytes ||
-                ps.pull_total_bytes != pr.pull_total_bytes)) {
+                ps.pull_total_bytes != pr.pull_total_bytes || ps.endpoint != pr.endpoint)) {
       ps.running = true;
+      ps.endpoint = pr.endpoint;
       ps.pulling = pr.pulling;
       ps.pulled_bytes = pr.pulled_bytes;
       ps.pull_total_bytes = pr.pull_total_bytes;
@@ -373,6 +374,7 @@ std::vector<DesiredPod> Agents::DesiredPods(const std::string& node,
           d.run_as_non_root = ps->run_as_non_root;
           d.read_only_root = ps->read_only_root;
           d.host_network = ps->host_network;
+          d.port = ps->port;
           if (auto c = ps->requests.find("cpu"); c != ps->requests.end()) {
             d.cpu_milli = std::max<int64_t>(0, c->second.milli());
           }

@@ -48,6 +48,9 @@ struct PodStatus {
   std::string reason;  // PodReport::reason.
   bool pulling = false;  // Running, still getting its image.
   int64_t pulled_bytes = 0, pull_total_bytes = 0;  // Of that image, so far.
+  // Where it serves (PodReport::endpoint): "HOST:PORT", on its node; empty:
+  // no port, or not reported yet. Changes at every start: never stored.
+  std::string endpoint;
 };
 
 // One agent: who was heard from when (nodes with the allot.dev/agent

@@ -171,6 +171,7 @@ std::string RouteOf(const std::string& path) {
     return path;
   }
   if (FindWebAsset(path) != nullptr) return "/ui";
+  if (path.starts_with("/notebooks/")) return "/notebooks";
   const std::string prefix = "/api/v1/";
   if (path.compare(0, prefix.size(), prefix) != 0) return "other";
   std::vector<std::string> seg = Split(path.substr(prefix.size()), '/');
@@ -402,6 +403,11 @@ void Api::Handle(std::shared_ptr<net::Exchange> raw) {
       return;
     }
   }
+  // Notebooks through the proxy: their own sign-in (api_notebooks.cc).
+  if (path.starts_with("/notebooks/")) {
+    HandleNotebook(ex);
+    return;
+  }
   const std::string prefix = "/api/v1/";
   if (path != "/metrics" && path.compare(0, prefix.size(), prefix) != 0) {
     ex->Reply(ErrorResponse(Status::NotFound("no route " + path)));
@@ -509,9 +515,10 @@ void Api::Route(const ApiCall& c) {
   // ---- parking: POST /api/v1/workloads/TENANT/NAME/{park,resume,wake,activity}
   if (!seg.empty() && seg[0] == "workloads" &&
       ((seg.size() == 4 && (seg[3] == "park" || seg[3] == "resume" || seg[3] == "wake" ||
-                            seg[3] == "activity")) ||
+                            seg[3] == "activity" || seg[3] == "open")) ||
        (seg.size() == 3 && (seg[2].ends_with(":park") || seg[2].ends_with(":resume") ||
-                            seg[2].ends_with(":wake") || seg[2].ends_with(":activity"))))) {
+                            seg[2].ends_with(":wake") || seg[2].ends_with(":activity") ||
+                            seg[2].ends_with(":open"))))) {
     HandleWorkloadAction(c);
     return;
   }

@@ -68,6 +68,9 @@ class Api {
   // waits is held in wakes_ on the owner thread.
   void HandleWorkloadAction(const ApiCall& c);
   WakeWaits wakes_;
+  // Network thread: /notebooks/TENANT/NAME/... (api_notebooks.cc), Allot's
+  // sign-in and the tenant's rules, then a tunnel to the notebook's pod.
+  void HandleNotebook(std::shared_ptr<net::Exchange> ex);
 };
 
 // {"error":{"code","message","field"}} with the HTTP status for `s`.

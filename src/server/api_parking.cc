@@ -11,6 +11,7 @@
 #include "server/api.h"
 #include "server/api_internal.h"
 #include "server/audit.h"
+#include "server/notebook_auth.h"
 
 namespace allot::server {
 namespace json = boost::json;
@@ -43,6 +44,36 @@ void Api::HandleWorkloadAction(const ApiCall& c) {
       }
       t.Reply(ex, JsonResponse(200, json::object{{"workload", key},
                                                  {"lastActivityUnixMs", t.txn.now_unix_ms}}));
+    });
+    return;
+  }
+  if (action == "open") {
+    // A notebook's one-time link (notebook_auth.h): whoever may change it
+    // may open it. Audited: it hands out a sign-in.
+    Gate gate{Route::kObjectWrite, "change workloads", "open", "Workload " + key};
+    authed(std::move(gate), [ex, key](Turn& t, const Principal& p) {
+      Status s = MayWriteObject(p, Kind::kWorkload, key, "open", t.state);
+      const WorkloadRecord* rec = s.ok() ? t.state.FindWorkload(key) : nullptr;
+      if (s.ok() && rec == nullptr) s = Status::NotFound("Workload " + key + " does not exist");
+      if (s.ok() && rec->spec.type != "notebook") {
+        s = Status::FailedPrecondition("Workload " + key + " is of type " + rec->spec.type +
+                                       ", not notebook: it has nothing to open");
+      }
+      t.state.Audit(p.user, p.tenant, "open", "Workload " + key, Outcome(s), &t.txn);
+      if (!s.ok()) {
+        t.Reply(ex, ErrorResponse(s));
+        return;
+      }
+      const int64_t expires = t.txn.now_unix_ms + kNotebookTicketMs;
+      const std::string path = "/notebooks/" + key + "/";
+      const std::string url =
+          path + "tree?" + kNotebookTicketParam + "=" +
+          NotebookCredential::Make(t.state, p.token_id, "ticket", key, expires);
+      t.Reply(ex, JsonResponse(200, json::object{{"workload", key},
+                                                 {"path", path},
+                                                 {"url", url},
+                                                 {"expiresUnixMs", expires},
+                                                 {"state", ToString(rec->state)}}));
     });
     return;
   }

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <cstdio>
@@ -40,6 +41,14 @@ std::string RandomHex(int bytes) {
     std::abort();
   }
   return Hex(buf.data(), buf.size());
+}
+
+std::string HmacSha256Hex(const std::string& key, const std::string& data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), int(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
+  return Hex(out, len);
 }
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {

@@ -13,6 +13,8 @@ std::string Sha256Hex(const std::string& data);
 // `bytes` bytes from the OS's CSPRNG, as lower-case hex. Aborts if the
 // random source fails (never returns a weak secret).
 std::string RandomHex(int bytes);
+// Lower-case hex HMAC-SHA-256 of `data` under `key`.
+std::string HmacSha256Hex(const std::string& key, const std::string& data);
 // Compares in time independent of where the strings differ.
 bool ConstantTimeEquals(const std::string& a, const std::string& b);
 

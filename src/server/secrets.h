@@ -27,6 +27,7 @@
 #include "core/secret.h"
 #include "core/status.h"
 #include "proto/agent_protocol.h"
+#include "server/crypto.h"
 #include "store/store.h"
 
 namespace allot::server {
@@ -53,6 +54,12 @@ class Secrets {
   // FailedPrecondition naming the first Secret whose values do not open
   // with the key (another key file than the one that sealed them).
   Status CheckKey() const;
+  // A secret derived from the server key for `purpose` (HMAC-SHA-256, hex):
+  // the same after a restart, never stored (a notebook's Jupyter token,
+  // its sign-in cookies).
+  std::string Derive(const std::string& purpose) const {
+    return HmacSha256Hex(key_, purpose);
+  }
 
   // Creates (`replace` false: AlreadyExists when it exists) or replaces
   // (creates when missing) a Secret, sealed, as resource version `rv`.

@@ -14,6 +14,7 @@
 #include "server/audit_anchor.h"
 #include "server/crypto.h"
 #include "server/local_provider.h"
+#include "server/notebook_probe.h"
 #include "server/owner.h"
 #include "server/secrets.h"
 #include "server/state.h"
@@ -49,12 +50,14 @@ class ServerImpl : public Server {
   // owner).
   std::unique_ptr<ProviderRunner> providers;
   std::unique_ptr<LocalProvider> local;  // Used by `providers`.
+  std::unique_ptr<NotebookProbe> notebooks;  // Posts to the owner.
 
   uint16_t port() const override { return http->port(); }
   void Stop() override {
     if (http) http->Stop();
     if (bodies) bodies->Stop();
     providers.reset();  // Kills a call that runs; before the owner stops.
+    notebooks.reset();
     if (owner && !stopped) {
       owner->Stop();
       stopped = true;
@@ -191,6 +194,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& opts,
   });
   impl->owner->Start();
   impl->owner->Post([](Turn&) {});  // A first turn schedules what loaded.
+  impl->notebooks = std::make_unique<NotebookProbe>(impl->owner.get(), opts.notebook_probe_ms);
   net::ServerOptions so;
   so.listen = opts.listen;
   so.threads = opts.threads;

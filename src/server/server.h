@@ -35,6 +35,9 @@ struct ServeOptions {
   int64_t node_timeout_ms = 15000;
   int idle_util_pct = 5;  // Under this a GPU counts as idle (usage idle).
   int64_t telemetry_retention_ms = 30LL * 86400000;
+  // How often each running notebook's Jupyter is asked for its kernels'
+  // and terminals' activity (docs/notebooks.md).
+  int64_t notebook_probe_ms = 30000;
 };
 
 class Server {

@@ -370,6 +370,17 @@ class State {
   // usage is): no workload of another tenant is named.
   boost::json::object Overview(const Principal& p, int64_t now, int64_t idle_ms) const;
   const WorkloadRecord* FindWorkload(const std::string& key) const;
+  // Where a running pod of a workload serves (PodStatus::endpoint).
+  struct PodEndpoint {
+    std::string workload;  // ns/name
+    std::string pod_id;    // ns/name/aN/podset/index
+    std::string endpoint;  // HOST:PORT
+  };
+  // The first pod of `key`, in pod id order, that runs and reported an
+  // endpoint; nullopt: none (not admitted, parked, starting).
+  std::optional<PodEndpoint> EndpointOf(const std::string& key) const;
+  // Every such first pod of the running workloads of type `type`.
+  std::vector<PodEndpoint> Endpoints(const std::string& type) const;
   // Its resume was asked and waits for devices (TryResumes).
   bool ResumeWaits(const std::string& key) const { return resume_wanted_.count(key) > 0; }
   // Ends an owner turn: runs scheduling cycles until nothing changes,

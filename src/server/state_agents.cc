@@ -11,6 +11,7 @@
 
 #include "core/host_paths.h"
 #include "core/manifest.h"
+#include "server/notebook_auth.h"
 #include "server/state.h"
 #include "server/state_internal.h"
 
@@ -205,11 +206,43 @@ Status State::AgentSync(AgentReport r, Txn* txn, bool* registered) {
   return Status::Ok();
 }
 
+std::optional<State::PodEndpoint> State::EndpointOf(const std::string& key) const {
+  const Run* run = agents_.RunOf(key);
+  auto w = workloads_.find(key);
+  if (run == nullptr || w == workloads_.end() || w->second.state != WorkloadState::kRunning) {
+    return std::nullopt;
+  }
+  for (const auto& [id, ps] : run->pods) {
+    if (ps.running && !ps.exited && !ps.endpoint.empty()) {
+      return PodEndpoint{key, id, ps.endpoint};
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<State::PodEndpoint> State::Endpoints(const std::string& type) const {
+  std::vector<PodEndpoint> out;
+  for (const auto& [key, run] : agents_.runs()) {
+    auto w = workloads_.find(key);
+    if (w == workloads_.end() || w->second.spec.type != type) continue;
+    if (std::optional<PodEndpoint> e = EndpointOf(key)) out.push_back(std::move(*e));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PodEndpoint& a, const PodEndpoint& b) { return a.workload < b.workload; });
+  return out;
+}
+
 std::vector<DesiredPod> State::DesiredPods(const std::string& node) const {
   std::vector<DesiredPod> pods = agents_.DesiredPods(node, workloads_);
   for (DesiredPod& d : pods) {
     auto w = workloads_.find(d.workload);
     if (w == workloads_.end()) continue;
+    // A notebook's Jupyter: its base URL behind the server's proxy and the
+    // token the proxy sends it (derived, never stored: notebook_auth.h).
+    if (w->second.spec.type == "notebook") {
+      d.env.emplace_back("ALLOT_BASE_URL", "/notebooks/" + d.workload + "/");
+      d.env.emplace_back("JUPYTER_TOKEN", NotebookJupyterToken(*this, d.id));
+    }
     // On parked capacity: its pods stop within the reclaim grace when the
     // capacity is taken back (docs/parking.md).
     if (w->second.spec.admission && w->second.spec.admission->on_parked_capacity) {

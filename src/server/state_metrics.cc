@@ -401,6 +401,25 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   }
   g->Add({{"ready", "true"}}, double(nodes_ready));
   g->Add({{"ready", "false"}}, double(objs_.nodes.size() - nodes_ready));
+
+  // Notebooks (docs/notebooks.md): how many by tenant and state, and when
+  // each running one was last used (time() - it: its idle time).
+  std::map<std::pair<std::string, std::string>, int64_t> notebooks;
+  std::vector<const WorkloadRecord*> running_notebooks;
+  for (const auto& [key, rec] : workloads_) {
+    if (rec.spec.type != "notebook") continue;
+    ++notebooks[{rec.spec.ns, ToString(rec.state)}];
+    if (rec.state == WorkloadState::kRunning) running_notebooks.push_back(&rec);
+  }
+  g->Family("allot_notebooks", "Notebooks (workloads of type notebook), by tenant and state.");
+  for (const auto& [k, n] : notebooks) g->Add({{"namespace", k.first}, {"state", k.second}}, double(n));
+  g->Family("allot_notebook_last_activity_seconds",
+            "Unix time a running notebook was last used (its kernels, terminals, pages; or "
+            "its start): time() minus this is how long it has been idle.");
+  for (const WorkloadRecord* rec : running_notebooks) {
+    const int64_t last = std::max(rec->active_ms, rec->admitted_unix_ms);
+    g->Add({{"namespace", rec->spec.ns}, {"notebook", rec->spec.name}}, double(last) / 1000);
+  }
 }
 
 std::vector<std::pair<std::string, const WorkloadRecord*>> State::HeldGpus(

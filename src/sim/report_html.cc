@@ -2,6 +2,7 @@
 // small script that draws tables and inline SVG charts. No network access.
 #include <string>
 
+#include "core/encoding.h"
 #include "sim/report.h"
 
 namespace allot::sim {
@@ -144,20 +145,6 @@ if (tr.malformed.length) {
 }
 )JS";
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string HtmlReport(const std::vector<boost::json::object>& summaries,
@@ -176,13 +163,13 @@ std::string HtmlReport(const std::vector<boost::json::object>& summaries,
   }
   std::string html =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>" +
-      Escape(title) +
+      core::HtmlEscape(title) +
       "</title>\n<style>body{font-family:sans-serif;margin:20px}"
       "table{border-collapse:collapse;margin:8px 0;font-size:12px}"
       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
       "td:first-child,th:first-child{text-align:left}"
       ".chart{margin:12px 0}.legend{font-size:11px}</style>\n</head><body>\n"
-      "<h1>" + Escape(title) + "</h1>\n<div id=\"main\"></div>\n"
+      "<h1>" + core::HtmlEscape(title) + "</h1>\n<div id=\"main\"></div>\n"
       "<script type=\"application/json\" id=\"data\">" + safe +
       "</script>\n<script>" + kScript + "</script>\n</body></html>\n";
   return html;

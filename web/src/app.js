@@ -308,6 +308,65 @@ async function poolsPage(main) {
   }
 }
 
+// ---- notebooks (docs/notebooks.md): list, create from a form, open ----------
+async function notebooksPage(main) {
+  const all = (await api("/api/v1/workloads")).items.filter((w) => w.spec?.type === "notebook");
+  const queues = (await api("/api/v1/localqueues")).items
+    .filter((q) => !me.tenant || q.metadata.namespace === me.tenant);
+  const gpus = (w) => {
+    const req = w.spec?.podSets?.[0]?.template?.resources?.requests || {};
+    const mig = Object.keys(req).find((k) => k.startsWith("nvidia.com/mig-"));
+    return mig ? mig.slice(15) : req["nvidia.com/gpu"] ?? "0";
+  };
+  const ago = (ms) => { const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+    return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`; };
+  main.innerHTML = `<h2>Notebooks</h2>
+    <table id="notebooks"><tr><th>notebook</th><th>state</th><th>GPUs</th><th>last activity</th>
+      <th>parked after</th><th></th></tr>
+    ${all.map((w) => { const st = w.status || {}, key = w.metadata.namespace + "/" + w.metadata.name;
+      return `<tr data-notebook="${esc(key)}"><td>${esc(key)}<div class="muted">${esc(w.spec.queueName)}</div></td>
+        <td data-state="${esc(st.state)}">${esc(st.state)}<div class="muted">${esc(plainReason(w))}</div></td>
+        <td>${esc(gpus(w))}</td><td>${st.lastActivityUnixMs ? esc(ago(st.lastActivityUnixMs)) : "-"}</td>
+        <td>${esc(w.metadata.annotations?.["allot.dev/idle-after"] || "")} idle</td>
+        <td><button class="open" data-key="${esc(key)}">Open</button></td></tr>`;
+    }).join("") || '<tr><td colspan="6" class="muted">no notebooks yet</td></tr>'}</table>
+    <form id="new-notebook" class="signin"><h2>New notebook</h2>
+      <label>name <input id="nb-name" required pattern="[a-z0-9]([-a-z0-9]*[a-z0-9])?" placeholder="my-notebook"></label>
+      <label>queue <select id="nb-queue">${queues.map((q) =>
+        `<option value="${esc(q.metadata.namespace + "/" + q.metadata.name)}">${esc(q.metadata.namespace + "/" + q.metadata.name)}</option>`).join("")}</select></label>
+      <label>GPUs <input id="nb-gpus" type="number" min="0" max="64" value="1"></label>
+      <label>image <input id="nb-image" placeholder="empty: the node's jupyter-notebook"></label>
+      <button id="nb-create">Create</button> <span id="nb-result" class="muted"></span></form>`;
+  main.querySelectorAll("button.open").forEach((b) => { b.onclick = () => openNotebook(b.dataset.key); });
+  $("#new-notebook").onsubmit = async (e) => {
+    e.preventDefault();
+    const [ns, queue] = $("#nb-queue").value.split("/");
+    const image = $("#nb-image").value.trim();
+    const doc = { apiVersion: "allot.dev/v1", kind: "Notebook",
+      metadata: { name: $("#nb-name").value.trim(), namespace: ns },
+      spec: { queueName: queue, gpus: Number($("#nb-gpus").value || 0), ...(image ? { image } : {}) } };
+    const r = await fetch("/api/v1/apply", { method: "POST", body: JSON.stringify(doc),
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" } });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) { $("#nb-result").textContent = body?.error?.message || r.status; return; }
+    openNotebook(ns + "/" + doc.metadata.name);
+  };
+}
+
+// A sign-in link for this browser (a ticket the server trades for a cookie
+// on the notebook's path), opened in a new tab: its page waits while the
+// notebook queues or starts.
+async function openNotebook(key) {
+  // The tab first, while the click still counts as the user's (a window
+  // opened after an await may be blocked as a pop-up).
+  const tab = window.open("about:blank", "_blank");
+  try {
+    const r = await api(`/api/v1/workloads/${key}/open`, "POST");
+    if (tab) tab.location = r.url; else location.href = r.url;
+    setStatus(`${key}: ${r.state}; opened in a new tab`);
+  } catch (e) { if (tab) tab.close(); setStatus(e.message); }
+}
+
 function plainReason(w) {
   const st = w.status || {};
   // The reason ends with its place in line ("; 2nd in queue").
@@ -443,7 +502,8 @@ async function readTail(key) {
 
 // ---- router -----------------------------------------------------------------
 const pages = { overview: overviewPage, queues: queuesPage, tenants: tenantsPage,
-                nodes: nodesPage, pools: poolsPage, workloads: workloadsPage };
+                nodes: nodesPage, pools: poolsPage, workloads: workloadsPage,
+                notebooks: notebooksPage };
 
 async function route() {
   const main = $("#main");

@@ -3,12 +3,13 @@
 // CLI appear and run, open a node's GPUs (simulated, marked so), park and
 // resume a workload, an autoscaled pool (local provider) boot a node for
 // work that waits and show it, and a tenant's member not seeing another
-// tenant's workloads. Screenshots go to
+// tenant's workloads, and a notebook created from its form, opened and
+// running a cell. Screenshots go to
 // OUTDIR (test artifacts; docs/dashboard.png in the README is one).
 //
 //   node web/test/dashboard.mjs ALLOT_BIN OUTDIR
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -20,6 +21,7 @@ if (!allot || !outdir) {
 }
 mkdirSync(outdir, { recursive: true });
 const dir = mkdtempSync(join(tmpdir(), "allot-ui-"));
+chmodSync(dir, 0o711);  // The tenants' ids reach their homes under it (a notebook's $HOME).
 const fail = (msg) => { throw new Error(msg); };
 
 // `allot up` on a free port, 8 simulated GPUs.
@@ -249,10 +251,48 @@ spec:
   await page.waitForSelector('tr[data-workload="team-b/eval"]');
   if (await page.$('tr[data-workload="team-a/train"]')) fail("team-b's member sees team-a's workload");
   await page.screenshot({ path: join(outdir, "tenant-view.png") });
+
+  // A notebook from the dashboard (docs/notebooks.md): the form creates it,
+  // its tab waits on the server's page until it runs, then Jupyter opens
+  // through the proxy (signed in by the one-time link's cookie) and a cell
+  // runs in its kernel.
+  await page.goto(url + "/#/notebooks");
+  await page.waitForSelector("#new-notebook");
+  await page.fill("#nb-name", "nb");
+  await page.selectOption("#nb-queue", "team-b/q");
+  await page.fill("#nb-gpus", "1");
+  const [tab] = await Promise.all([page.context().waitForEvent("page"), page.click("#nb-create")]);
+  tab.setDefaultTimeout(90000);
+  tab.on("pageerror", (e) => console.log("notebook tab (Jupyter's page): " + e.message));
+  await tab.waitForURL(/\/notebooks\/team-b\/nb\/tree$/);
+  await tab.waitForSelector("#notebook_list");  // Jupyter's file list, after the waiting page.
+  await tab.screenshot({ path: join(outdir, "notebook-tree.png") });
+  const created = await tab.evaluate(async () => {
+    const r = await fetch("api/contents", { method: "POST", body: JSON.stringify({ type: "notebook" }) });
+    return (await r.json()).path;
+  });
+  await tab.goto(url + "/notebooks/team-b/nb/notebooks/" + created);
+  await tab.waitForFunction(() => window.Jupyter?.notebook?.kernel?.is_connected());
+  await tab.evaluate(() => {
+    const cell = window.Jupyter.notebook.get_cell(0);
+    cell.set_text("print(6 * 7)");
+    cell.execute();
+  });
+  await tab.waitForFunction(() => document.querySelector(".output_area pre")?.textContent.includes("42"));
+  await tab.screenshot({ path: join(outdir, "notebook.png") });
+  await page.goto(url + "/#/notebooks");
+  await page.waitForSelector('tr[data-notebook="team-b/nb"] td[data-state="Running"]');
   if (errors.length) fail("page errors: " + errors.join("; "));
   console.log("dashboard test passed; screenshots in " + outdir);
 } catch (e) {
   console.error("FAIL: " + e.message);
+  // What every open page showed at the failure.
+  for (const [i, p] of (browser?.contexts().flatMap((c) => c.pages()) || []).entries()) {
+    try {
+      await p.screenshot({ path: join(outdir, `failure-${i}.png`) });
+      console.error(`page ${i} (${p.url()}): ${(await p.textContent("body")).slice(0, 500)}`);
+    } catch (_) {}
+  }
   try { writeFileSync(join(outdir, "allot-up.log"), out); } catch (_) {}
   process.exitCode = 1;
 } finally {
