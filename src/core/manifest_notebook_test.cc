@@ -35,8 +35,9 @@ spec:
   EXPECT_EQ(w.Key(), "team-a/nb");
   EXPECT_EQ(w.type, "notebook");
   EXPECT_EQ(w.queue_name, "q");
-  EXPECT_EQ(w.annotations.at(kIdleAfterKey), "60m");
-  EXPECT_EQ(w.idle_after_seconds, 3600);
+  // No idleAfter: its ClusterQueue's applies, else the server's hour.
+  EXPECT_FALSE(w.annotations.count(kIdleAfterKey));
+  EXPECT_EQ(w.idle_after_seconds, -1);
   EXPECT_EQ(w.annotations.at(kIdleSignalKey), "activity");
   EXPECT_EQ(w.max_execution_seconds, 86400);
   ASSERT_EQ(w.pod_sets.size(), 1u);

@@ -424,12 +424,13 @@ Status ParseNotebook(const Doc& d, Config* out) {
   ps.env.emplace(ps.env.begin(), "ALLOT_NOTEBOOK", d.name);
   if (!dir.empty()) ps.env.emplace(ps.env.begin() + 1, "ALLOT_NOTEBOOK_DIR", dir);
   // Idle culling: the activity Allot sees (its proxy, the kernels and
-  // terminals) besides its GPUs; 60 minutes unless said otherwise.
+  // terminals) besides its GPUs. Without idleAfter its ClusterQueue's
+  // allot.dev/idle-after applies, else an hour (the server's default for
+  // notebooks); its own annotation wins over both.
   Val idle = spec["idleAfter"];
-  std::string idle_text = "60m";
+  std::string idle_text;
   ALLOT_RETURN_IF_ERROR(idle.Get(&idle_text));
-  if (idle_text.empty()) idle_text = "60m";
-  if (!w.annotations.count(kIdleAfterKey)) {
+  if (!idle_text.empty() && !w.annotations.count(kIdleAfterKey)) {
     Result<int64_t> secs = ParseDurationSeconds(idle_text);
     if (!secs.ok()) return idle.Error(secs.status().message());
     w.annotations[kIdleAfterKey] = idle_text;

@@ -161,6 +161,71 @@ TEST(ControllersInProcess, ABadMaxRunDurationIsRefusedAndChangesNothing) {
 // A busy sample starts the idle time again; the park is the controller's,
 // audited as such; the workload keeps its quota; a bad annotation is
 // refused naming it.
+// Notebooks (docs/notebooks.md): parked after their ClusterQueue's idle
+// time, or an hour when it has none; a resume starts their idle time again,
+// and activity they report holds it off.
+TEST(ControllersInProcess, ANotebookIsParkedAfterItsQueuesIdleTimeOrAnHour) {
+  namespace b = allot::testing;
+  ctrl::Options slow;
+  slow.node_timeout_ms = 24 * 60 * kMin;
+  Harness h(slow);
+  ASSERT_TRUE(h.Apply(b::Namespace("t1") + b::Flavor("f1", "") +
+                      b::GpuCq("plain", "", "f1", "nominalQuota: 1") + R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: idle
+  annotations: {allot.dev/idle-after: 30m}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]
+---
+)" + b::LocalQueue("t1", "plain", "plain") + b::LocalQueue("t1", "idle", "idle"))
+                  .ok());
+  AgentReport r;
+  r.node.name = "a1";
+  r.node.cpu = Quantity::FromUnits(32);
+  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
+  for (int i = 0; i < 2; ++i) {
+    core::Gpu g;
+    g.uuid = "GPU-a1-" + std::to_string(i);
+    g.product = "H100-80GB";
+    g.memory = Quantity::FromUnits(int64_t(80) << 30);
+    r.node.gpus.push_back(g);
+  }
+  r.address = "a1";
+  ASSERT_TRUE(h.Sync(r).ok());
+  for (const char* q : {"plain", "idle"}) {
+    ASSERT_TRUE(h.Apply(std::string("apiVersion: allot.dev/v1\nkind: Notebook\nmetadata: {name: nb-") +
+                        q + ", namespace: t1}\nspec: {queueName: " + q + ", gpus: 1}\n")
+                    .ok());
+  }
+  AgentReport idle = r;
+  for (int i = 0; i < 2; ++i) idle.gpu_samples.push_back({"GPU-a1-" + std::to_string(i), i, 0});
+  ASSERT_TRUE(h.Sync(idle).ok());
+  h.Advance(31 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb-idle"), "Parked") << "its ClusterQueue's 30 minutes";
+  EXPECT_EQ(h.WorkloadState("t1/nb-plain"), "Admitted") << "an hour, by default";
+  h.Advance(30 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb-plain"), "Parked");
+  // Resumed hours after it was admitted: its idle time starts again.
+  h.Advance(120 * kMin);
+  std::string result;
+  h.Turn([&](State& st, Txn& txn) {
+    ASSERT_TRUE(st.ResumeWorkload(Actor::System("test"), "t1/nb-plain", &txn, &result).ok());
+  });
+  ASSERT_TRUE(h.Sync(idle).ok());
+  ASSERT_EQ(h.WorkloadState("t1/nb-plain"), "Admitted");
+  h.Advance(50 * kMin);
+  ASSERT_EQ(h.WorkloadState("t1/nb-plain"), "Admitted") << "resumed 50 minutes ago";
+  h.Turn([&](State& st, Txn& txn) { ASSERT_TRUE(st.ReportActivity("t1/nb-plain", txn.now_unix_ms).ok()); });
+  h.Advance(59 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb-plain"), "Admitted") << "active 59 minutes ago";
+  h.Advance(2 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb-plain"), "Parked");
+}
+
 TEST(ControllersInProcess, TheIdleParkerParksWhatStayedIdleForItsTime) {
   namespace b = allot::testing;
   // The agent syncs only when the test says: no NotReady on the way.

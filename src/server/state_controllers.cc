@@ -12,6 +12,12 @@
 
 namespace allot::server {
 
+namespace {
+// A notebook's idle time before it is parked when neither it nor its
+// ClusterQueue says (docs/notebooks.md).
+constexpr int64_t kNotebookIdleAfterSeconds = 3600;
+}  // namespace
+
 using internal::SetCondition;
 
 class State::ControllerView : public ctrl::View {
@@ -26,17 +32,33 @@ class State::ControllerView : public ctrl::View {
       if (rec.finished() || !rec.spec.admission) continue;
       for (const Condition& c : rec.conditions) {
         if (c.type != "QuotaReserved" || !c.status) continue;
-        // A custom activity signal counts from its admission or the
-        // server's start at least (reports are not stored).
+        // A custom activity signal counts from its admission, its last
+        // resume or the server's start at least (reports are not stored):
+        // a resume starts it again too (a parked workload keeps its
+        // reservation: its QuotaReserved time is older).
         int64_t active = -1;
         if (auto sig = rec.spec.annotations.find(core::kIdleSignalKey);
             sig != rec.spec.annotations.end()) {
           active = std::max({rec.active_ms, c.time_unix_ms, s_.controllers_started_ms_});
+          for (const Condition& parked : rec.conditions) {
+            if (parked.type == "Parked" && !parked.status) {
+              active = std::max(active, parked.time_unix_ms);
+            }
+          }
+        }
+        // A notebook with no idle-after of its own or of its ClusterQueue's
+        // is parked after an hour (docs/notebooks.md).
+        int64_t idle_after = rec.spec.idle_after_seconds;
+        if (idle_after < 0 && rec.spec.type == "notebook") {
+          auto cq = s_.objs_.cluster_queues.find(rec.spec.admission->cluster_queue);
+          if (cq == s_.objs_.cluster_queues.end() || cq->second.obj.idle_after_seconds <= 0) {
+            idle_after = kNotebookIdleAfterSeconds;
+          }
         }
         // Parked time is not run time: the reservation counts as later.
         fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms + rec.parked_ms,
-            rec.spec.max_execution_seconds, rec.PullMsAt(now_), rec.idle_since_ms,
-            rec.spec.idle_after_seconds, active, rec.spec.admission->on_parked_capacity});
+            rec.spec.max_execution_seconds, rec.PullMsAt(now_), rec.idle_since_ms, idle_after,
+            active, rec.spec.admission->on_parked_capacity});
       }
     }
   }
