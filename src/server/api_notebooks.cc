@@ -164,14 +164,14 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
     } else if (!cookie.empty()) {
       p = NotebookCredential::Check(t.state, cookie, "session", key, now);
     }
-    const WorkloadRecord* rec = t.state.FindWorkload(key);
-    // Nobody, someone of another tenant, a viewer, or no such notebook:
-    // the same 404, so that nothing tells them apart.
-    if (!p || rec == nullptr || rec->spec.type != "notebook" ||
-        !MayWriteObject(*p, Kind::kWorkload, key, "open", t.state).ok()) {
+    // Nobody, someone of another tenant, a viewer, not its owner when the
+    // tenant's notebooks are private, or no such notebook: the same 404,
+    // so that nothing tells them apart.
+    if (!p || !MayOpenNotebook(t.state, *p, key).ok()) {
       t.Reply(ex, NotFoundPage(rq.path));
       return;
     }
+    const WorkloadRecord* rec = t.state.FindWorkload(key);
     if (!ticket.empty()) {
       // The one-time link becomes a cookie for this notebook's path, and
       // the address bar loses the ticket.

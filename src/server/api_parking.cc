@@ -59,6 +59,10 @@ void Api::HandleWorkloadAction(const ApiCall& c) {
         s = Status::FailedPrecondition("Workload " + key + " is of type " + rec->spec.type +
                                        ", not notebook: it has nothing to open");
       }
+      if (s.ok()) s = MayOpenNotebook(t.state, p, key);  // Private: its owner's.
+      if (!s.ok() && s.code() == StatusCode::kNotFound) {
+        s = Status::NotFound("Workload " + key + " does not exist");
+      }
       t.state.Audit(p.user, p.tenant, "open", "Workload " + key, Outcome(s), &t.txn);
       if (!s.ok()) {
         t.Reply(ex, ErrorResponse(s));

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 
+#include "server/access.h"
 #include "server/crypto.h"
 #include "server/state.h"
 
@@ -23,6 +24,22 @@ std::string Trim(const std::string& s) {
 }
 
 }  // namespace
+
+Status MayOpenNotebook(const State& st, const Principal& p, const std::string& key) {
+  const WorkloadRecord* rec = st.FindWorkload(key);
+  const Status missing = Status::NotFound("no notebook " + key);
+  if (rec == nullptr || rec->spec.type != "notebook") return missing;
+  if (!MayWriteObject(p, Kind::kWorkload, key, "open", st).ok()) return missing;
+  auto tenant = st.objects().tenants.find(rec->spec.ns);
+  if (tenant != st.objects().tenants.end()) {
+    auto priv = tenant->second.obj.annotations.find(kPrivateNotebooksAnnotation);
+    if (priv != tenant->second.obj.annotations.end() && priv->second == "true" &&
+        rec->submitted_by != p.user) {
+      return missing;
+    }
+  }
+  return Status::Ok();
+}
 
 std::string NotebookJupyterToken(const State& st, const std::string& pod_id) {
   return st.secrets().Derive("notebook-jupyter-token|" + pod_id);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "core/status.h"
 #include "server/authz.h"
 
 namespace allot::server {
@@ -19,9 +20,17 @@ namespace allot::server {
 class State;
 
 inline constexpr char kNotebookTicketParam[] = "allot-ticket";
+// A tenant annotation: "true" makes its notebooks their owner's alone.
+inline constexpr char kPrivateNotebooksAnnotation[] = "allot.dev/private-notebooks";
 inline constexpr char kNotebookCookieName[] = "allot-notebook";
 inline constexpr int64_t kNotebookTicketMs = 2 * 60 * 1000;
 inline constexpr int64_t kNotebookSessionMs = 12 * 3600 * 1000;
+
+// Whether `p` may reach notebook `key` (`rec`): whoever may change the
+// tenant's workloads, or only the user who created it when the tenant's
+// admin made its notebooks private (kPrivateNotebooksAnnotation). Else,
+// as for a notebook that does not exist: NotFound.
+Status MayOpenNotebook(const State& st, const Principal& p, const std::string& key);
 
 // The Jupyter token of pod `pod_id` (it changes with every start).
 std::string NotebookJupyterToken(const State& st, const std::string& pod_id);

@@ -186,6 +186,16 @@ TEST_F(NotebookTest, WaitsForGpusThenServesJupyterAndRunsCodeOnlyForItsTenant) {
   b::Ran stop = cli({"stop", "nb"});
   EXPECT_EQ(stop.code, 0) << stop.err;
   EXPECT_EQ(StateOf("nb"), "Parked");
+  // Private notebooks: once the tenant says so, another member of it gets
+  // 404 too, its owner still gets in (nb2 waits for nb's kept quota).
+  const std::string amy = srv_->NewToken(R"({"user":"amy","role":"member","tenant":"team-a"})");
+  EXPECT_EQ(Send("GET", "/notebooks/team-a/nb2/tree", amy).status, 202);
+  ASSERT_TRUE(srv_->Apply(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, annotations: "
+      "{allot.dev/private-notebooks: \"true\"}}\n"));
+  EXPECT_EQ(Send("GET", "/notebooks/team-a/nb2/tree", amy).status, 404);
+  EXPECT_EQ(Send("POST", "/api/v1/workloads/team-a/nb2/open", amy).status, 404);
+  EXPECT_EQ(Send("GET", "/notebooks/team-a/nb2/tree", member_).status, 202);
   b::Ran both = cli({"create", "x", "--gpus", "1", "--mig", "1g.10gb"});
   EXPECT_NE(both.code, 0);
   EXPECT_EQ(Send("GET", "/api/v1/workloads/team-a/x", member_).status, 404);
@@ -197,6 +207,8 @@ TEST_F(NotebookTest, AnIdleNotebookParksKeepingItsQuotaAndOpensAgainWithItsFiles
   net::Response put = Send("PUT", "/notebooks/team-a/nb/api/contents/hello.txt", member_,
                            R"({"type": "file", "format": "text", "content": "kept"})");
   ASSERT_EQ(put.status, 201) << put.body;
+  json::value running = srv_->Json("GET", "/api/v1/workloads/team-a/nb");
+  EXPECT_EQ(running.at("status").at("idleAfterSeconds").as_int64(), 4) << running;
 
   // Nobody works in it: parked after its idle time, its quota kept.
   json::value w = srv_->WaitForWorkload(

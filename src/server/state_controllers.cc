@@ -18,6 +18,45 @@ namespace {
 constexpr int64_t kNotebookIdleAfterSeconds = 3600;
 }  // namespace
 
+namespace internal {
+
+int64_t IdleAfterSeconds(const WorkloadRecord& rec, const Objects& objs) {
+  if (rec.spec.idle_after_seconds >= 0) return rec.spec.idle_after_seconds;
+  const int64_t cq = !rec.spec.admission ? 0 : [&] {
+    auto it = objs.cluster_queues.find(rec.spec.admission->cluster_queue);
+    return it == objs.cluster_queues.end() ? int64_t(0) : it->second.obj.idle_after_seconds;
+  }();
+  if (cq > 0) return cq;
+  return rec.spec.type == "notebook" ? kNotebookIdleAfterSeconds : -1;
+}
+
+int64_t ActiveSinceMs(const WorkloadRecord& rec, int64_t started_ms) {
+  if (!rec.spec.annotations.count(core::kIdleSignalKey)) return -1;
+  // Reports are not stored: the server's start counts as activity. A
+  // parked workload keeps its reservation, so its QuotaReserved time is
+  // older than its resume: both count.
+  int64_t since = std::max(rec.active_ms, started_ms);
+  for (const Condition& c : rec.conditions) {
+    if ((c.type == "QuotaReserved" && c.status) || (c.type == "Parked" && !c.status)) {
+      since = std::max(since, c.time_unix_ms);
+    }
+  }
+  return since;
+}
+
+int64_t IdleSinceMs(const WorkloadRecord& rec, int64_t started_ms) {
+  if (rec.idle_since_ms > 0 || !rec.spec.admission) return rec.idle_since_ms;
+  // No GPU to be idle (a CPU notebook): its activity signal alone decides.
+  for (const core::PodSetAssignment& psa : rec.spec.admission->pod_set_assignments) {
+    for (const core::PodPlacement& pl : psa.placements) {
+      if (!pl.gpus.empty()) return rec.idle_since_ms;
+    }
+  }
+  return std::max<int64_t>(0, ActiveSinceMs(rec, started_ms));
+}
+
+}  // namespace internal
+
 using internal::SetCondition;
 
 class State::ControllerView : public ctrl::View {
@@ -32,33 +71,13 @@ class State::ControllerView : public ctrl::View {
       if (rec.finished() || !rec.spec.admission) continue;
       for (const Condition& c : rec.conditions) {
         if (c.type != "QuotaReserved" || !c.status) continue;
-        // A custom activity signal counts from its admission, its last
-        // resume or the server's start at least (reports are not stored):
-        // a resume starts it again too (a parked workload keeps its
-        // reservation: its QuotaReserved time is older).
-        int64_t active = -1;
-        if (auto sig = rec.spec.annotations.find(core::kIdleSignalKey);
-            sig != rec.spec.annotations.end()) {
-          active = std::max({rec.active_ms, c.time_unix_ms, s_.controllers_started_ms_});
-          for (const Condition& parked : rec.conditions) {
-            if (parked.type == "Parked" && !parked.status) {
-              active = std::max(active, parked.time_unix_ms);
-            }
-          }
-        }
-        // A notebook with no idle-after of its own or of its ClusterQueue's
-        // is parked after an hour (docs/notebooks.md).
-        int64_t idle_after = rec.spec.idle_after_seconds;
-        if (idle_after < 0 && rec.spec.type == "notebook") {
-          auto cq = s_.objs_.cluster_queues.find(rec.spec.admission->cluster_queue);
-          if (cq == s_.objs_.cluster_queues.end() || cq->second.obj.idle_after_seconds <= 0) {
-            idle_after = kNotebookIdleAfterSeconds;
-          }
-        }
         // Parked time is not run time: the reservation counts as later.
         fn({key, rec.spec.admission->cluster_queue, c.time_unix_ms + rec.parked_ms,
-            rec.spec.max_execution_seconds, rec.PullMsAt(now_), rec.idle_since_ms, idle_after,
-            active, rec.spec.admission->on_parked_capacity});
+            rec.spec.max_execution_seconds, rec.PullMsAt(now_),
+            internal::IdleSinceMs(rec, s_.controllers_started_ms_),
+            internal::IdleAfterSeconds(rec, s_.objs_),
+            internal::ActiveSinceMs(rec, s_.controllers_started_ms_),
+            rec.spec.admission->on_parked_capacity});
       }
     }
   }

@@ -119,6 +119,18 @@ inline void PutPending(const sched::PendingWorkload& p, boost::json::object* sta
 // Sets metadata.resourceVersion (a string, as Kubernetes does).
 void SetResourceVersion(boost::json::object* obj, int64_t rv);
 
+// The idle parker's view of an admitted workload (state_controllers.cc):
+// how long it may stay idle (its own allot.dev/idle-after, else its
+// ClusterQueue's, else an hour for a notebook; <= 0: never parked), and,
+// with a custom activity signal, since when it counts as active (its last
+// report, its admission, its last resume or the server's start; -1: no
+// such signal).
+int64_t IdleAfterSeconds(const WorkloadRecord& rec, const Objects& objs);
+int64_t ActiveSinceMs(const WorkloadRecord& rec, int64_t started_ms);
+// Since when its GPUs have all been idle (0: not idle, or no telemetry); a
+// workload that holds no GPU and has an activity signal: idle since then.
+int64_t IdleSinceMs(const WorkloadRecord& rec, int64_t started_ms);
+
 // Sets the condition of c.type (keeping its time when nothing changed).
 void SetCondition(std::vector<Condition>* conds, Condition c);
 

@@ -83,6 +83,19 @@ json::object State::WorkloadJson(const WorkloadRecord& rec, bool explain,
   if (rec.parked_ms > 0) status["parkedMs"] = rec.parked_ms;
   // Its custom idle signal's last report (not stored: not read back).
   if (rec.active_ms > 0) status["lastActivityUnixMs"] = rec.active_ms;
+  // Running with an idle policy: how long it may stay idle and, while it
+  // is, when the idle parker parks it (the dashboard's time left).
+  if (rec.state == WorkloadState::kRunning || rec.state == WorkloadState::kAdmitted) {
+    const int64_t after = internal::IdleAfterSeconds(rec, objs_);
+    const int64_t idle = internal::IdleSinceMs(rec, controllers_started_ms_);
+    if (after > 0 && !(rec.spec.admission && rec.spec.admission->on_parked_capacity)) {
+      status["idleAfterSeconds"] = after;
+      if (idle > 0) {
+        status["parkAtUnixMs"] =
+            std::max(idle, internal::ActiveSinceMs(rec, controllers_started_ms_)) + after * 1000;
+      }
+    }
+  }
   // On capacity parked workloads lent it (docs/parking.md): the first to go.
   if (rec.spec.admission && rec.spec.admission->on_parked_capacity) {
     status["onParkedCapacity"] = true;

@@ -282,6 +282,9 @@ spec:
   await tab.screenshot({ path: join(outdir, "notebook.png") });
   await page.goto(url + "/#/notebooks");
   await page.waitForSelector('tr[data-notebook="team-b/nb"] td[data-state="Running"]');
+  const idle = await page.textContent('tr[data-notebook="team-b/nb"] td.idle');
+  if (!/parks in|in use/.test(idle)) fail("the notebook's idle parking shows " + idle);
+  await page.screenshot({ path: join(outdir, "notebooks.png") });
   if (errors.length) fail("page errors: " + errors.join("; "));
   console.log("dashboard test passed; screenshots in " + outdir);
 } catch (e) {
