@@ -54,13 +54,11 @@ Result<int> FreeLoopbackPort() {
 // names it). Loopback or the node's own bridge: refused or accepted at once.
 bool Accepts(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(uint16_t(std::atoi(endpoint.c_str() + colon + 1)));
-  if (colon == std::string::npos ||
-      ::inet_pton(AF_INET, endpoint.substr(0, colon).c_str(), &a.sin_addr) != 1) {
-    return false;
-  }
+  if (::inet_pton(AF_INET, endpoint.substr(0, colon).c_str(), &a.sin_addr) != 1) return false;
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   timeval tv{0, 200000};  // A bridge that drops: give up, try at the next report.

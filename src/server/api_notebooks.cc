@@ -35,9 +35,9 @@ net::Response NotFoundPage(const std::string& path) {
 }
 
 // Requests a notebook's page makes on its own (Jupyter's polling, its
-// static files): not a sign of someone at work. Anything else (a page
-// opened, a save, a kernel started) is activity.
-bool IsPolling(const net::Request& req, const std::string& rest) {
+// static files, its WebSockets reconnecting): not a sign of someone at
+// work. Anything else (a page opened, a save, a kernel started) is.
+bool IsBackground(const net::Request& req, const std::string& rest) {
   if (req.method != "GET" && req.method != "HEAD") return false;
   if (!req.Header("upgrade").empty()) return true;  // Kernels, terminals: the probe's.
   for (const char* p : {"api/", "static/", "custom/", "nbextensions/", "kernelspecs/"}) {
@@ -130,8 +130,7 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
     ex->Reply(NotFoundPage(req.path));
     return;
   }
-  const std::string tenant = seg[0], name = seg[1];
-  const std::string key = tenant + "/" + name;
+  const std::string key = seg[0] + "/" + seg[1];
   const std::string base = prefix + key + "/";
   if (seg.size() == 2) {  // Jupyter's pages are relative to the base URL.
     net::Response r;
@@ -152,7 +151,7 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
   std::string ticket;
   if (auto it = req.query.find(kNotebookTicketParam); it != req.query.end()) ticket = it->second;
   const std::string cookie = NotebookCookie(req.Header("cookie"));
-  owner_->Post([ex, key, tenant, base, rest, token_hash, ticket, cookie](Turn& t) {
+  owner_->Post([ex, key, base, rest, token_hash, ticket, cookie](Turn& t) {
     const net::Request& rq = ex->request();
     const int64_t now = t.txn.now_unix_ms;
     // Who: a bearer token, else the open link's ticket, else the cookie.
@@ -187,8 +186,11 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
       t.Reply(ex, std::move(r));
       return;
     }
+    // A tab left open polls on its own: only a person's request (a page
+    // opened, a save, a new kernel) is activity, or resumes it.
+    const bool background = IsBackground(rq, rest);
     std::string note;
-    if (rec->state == WorkloadState::kParked && !t.state.ResumeWaits(key)) {
+    if (rec->state == WorkloadState::kParked && !t.state.ResumeWaits(key) && !background) {
       // Opening a parked notebook resumes it (docs/parking.md's wake).
       std::string result;
       Status s = t.state.ResumeWorkload(Actor::Of(*p), key, &t.txn, &result);
@@ -196,6 +198,15 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
       note = s.ok() ? "resuming: " + result : s.message();
     }
     std::optional<State::PodEndpoint> ep = t.state.EndpointOf(key);
+    if (!ep && background) {
+      net::Response r = Http(503, "Unavailable",
+                             "notebook " + key + " is " + ToString(rec->state) +
+                                 ", not serving: open its page to start it",
+                             "");
+      r.headers.push_back({"Retry-After", "5"});
+      t.Reply(ex, std::move(r));
+      return;
+    }
     if (!ep) {
       Result<json::object> o = t.state.Get(*p, Kind::kWorkload, key);
       json::object status;
@@ -205,7 +216,7 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
       t.Reply(ex, WaitingPage(key, status, note));
       return;
     }
-    if (!IsPolling(rq, rest)) (void)t.state.ReportActivity(key, now);
+    if (!background) (void)t.state.ReportActivity(key, now);
     const size_t colon = ep->endpoint.rfind(':');
     uint16_t port = 0;
     const std::string port_s = ep->endpoint.substr(colon + 1);

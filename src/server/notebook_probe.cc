@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include <future>
+#include <map>
 #include <vector>
 
 #include "net/http.h"
@@ -71,25 +72,31 @@ void NotebookProbe::Loop() {
     });
     std::vector<std::string> active;
     std::map<std::string, std::string> seen;
-    if (got.wait_for(std::chrono::seconds(10)) == std::future_status::ready) {
-      for (const Target& t : got.get()) {
-        net::ClientOptions o;
-        o.base_url = "http://" + t.ep.endpoint;
-        o.timeout_ms = 3000;
-        Result<std::unique_ptr<net::HttpClient>> c = net::HttpClient::Create(o);
-        if (!c.ok()) continue;
-        const std::vector<std::pair<std::string, std::string>> h = {
-            {"Authorization", "token " + t.token}};
-        const std::string base = "/notebooks/" + t.ep.workload + "/api/";
-        Result<net::Response> k = (*c)->Do("GET", base + "kernels", h, "");
-        Result<net::Response> term = (*c)->Do("GET", base + "terminals", h, "");
-        if (!k.ok() || k->status != 200) continue;  // Starting, or gone: no news.
-        // Keyed by pod: a new start is a new Jupyter.
-        std::string& s = seen[t.ep.pod_id];
-        if (auto old = seen_.find(t.ep.pod_id); old != seen_.end()) s = old->second;
-        if (Active(k->body, term.ok() && term->status == 200 ? term->body : "[]", &s)) {
-          active.push_back(t.ep.workload);
-        }
+    std::vector<Target> targets_now;
+    try {
+      // An owner that stopped drops the command: a broken promise.
+      if (got.wait_for(std::chrono::seconds(10)) == std::future_status::ready) {
+        targets_now = got.get();
+      }
+    } catch (const std::future_error&) {
+    }
+    for (const Target& t : targets_now) {
+      net::ClientOptions o;
+      o.base_url = "http://" + t.ep.endpoint;
+      o.timeout_ms = 3000;
+      Result<std::unique_ptr<net::HttpClient>> c = net::HttpClient::Create(o);
+      if (!c.ok()) continue;
+      const std::vector<std::pair<std::string, std::string>> h = {
+          {"Authorization", "token " + t.token}};
+      const std::string base = "/notebooks/" + t.ep.workload + "/api/";
+      Result<net::Response> k = (*c)->Do("GET", base + "kernels", h, "");
+      Result<net::Response> term = (*c)->Do("GET", base + "terminals", h, "");
+      if (!k.ok() || k->status != 200) continue;  // Starting, or gone: no news.
+      // Keyed by pod: a new start is a new Jupyter.
+      std::string& s = seen[t.ep.pod_id];
+      if (auto old = seen_.find(t.ep.pod_id); old != seen_.end()) s = old->second;
+      if (Active(k->body, term.ok() && term->status == 200 ? term->body : "[]", &s)) {
+        active.push_back(t.ep.workload);
       }
     }
     seen_ = std::move(seen);

@@ -219,6 +219,11 @@ TEST_F(NotebookTest, AnIdleNotebookParksKeepingItsQuotaAndOpensAgainWithItsFiles
   EXPECT_EQ(cq.at("status").at("admittedWorkloads").as_int64(), 1) << cq;
   EXPECT_EQ(Send("GET", "/notebooks/team-a/nb/api/status", other_).status, 404);
 
+  // A tab left open polls on its own: that does not bring it back.
+  net::Response poll = Send("GET", "/notebooks/team-a/nb/api/contents", member_);
+  EXPECT_EQ(poll.status, 503) << poll.body;
+  EXPECT_EQ(StateOf("nb"), "Parked");
+
   // Opening it resumes it: the page waits, then Jupyter has the same files.
   net::Response page = Send("GET", "/notebooks/team-a/nb/tree", member_);
   EXPECT_EQ(page.status, 202) << page.body;
