@@ -364,23 +364,6 @@ void Agent::Start(const proto::DesiredPod& d) {
   spec.read_only_root = d.read_only_root;
   spec.host_network = d.host_network;
   const bool containers = exec_->RunsImages();
-  // A port: a container on its own network listens on it there; anything
-  // else shares the node's network and gets a free port of its loopback
-  // (never the node's public address: the server proxies to it).
-  std::string endpoint;
-  if (d.port > 0 && containers && !d.host_network) {
-    spec.env["PORT"] = std::to_string(d.port);
-  } else if (d.port > 0 && !f_.simulate_exec) {
-    Result<int> port = FreeLoopbackPort();
-    if (!port.ok()) {
-      exited_[id] = PodExit{id, 126, 0, false, port.status().message() + "\n",
-                            port.status().message()};
-      report_now_ = true;
-      return;
-    }
-    spec.env["PORT"] = std::to_string(*port);
-    endpoint = "127.0.0.1:" + std::to_string(*port);
-  }
   // Exit 126, as a container that cannot be set up: the server could not
   // give the pod what it needs (a Secret it names is gone), or this node
   // cannot give it volumes.
@@ -389,6 +372,25 @@ void Agent::Start(const proto::DesiredPod& d) {
     report_now_ = true;
   };
   if (!d.start_error.empty()) return setup_failed(d.start_error);
+  // A port: a container on its tenant's network listens on it there;
+  // anything else shares the node's network and gets a free port of its
+  // loopback (never the node's public address: the server proxies to it).
+  // A container on a private network could not be reached at all.
+  std::string endpoint;
+  const bool own_network = containers && !d.host_network;
+  if (d.port > 0 && own_network && exec_->PrivateNetwork()) {
+    return setup_failed("the pod serves on port " + std::to_string(d.port) +
+                        ", and this node's containers have private networks nothing reaches: "
+                        "run its agent with --network tenant");
+  }
+  if (d.port > 0 && own_network && !exec_->PodNetwork().cidr.empty()) {
+    spec.env["PORT"] = std::to_string(d.port);
+  } else if (d.port > 0 && !f_.simulate_exec) {
+    Result<int> port = FreeLoopbackPort();
+    if (!port.ok()) return setup_failed(port.status().message());
+    spec.env["PORT"] = std::to_string(*port);
+    endpoint = "127.0.0.1:" + std::to_string(*port);
+  }
   if (!containers && !f_.simulate_exec && (!d.volumes.empty() || !d.mounts.empty())) {
     return setup_failed(
         "the pod mounts volumes, and this node runs processes (allot agent --runtime "

@@ -153,6 +153,7 @@ class ContainerExecutor : public Executor {
   void SetNetworkPeers(const std::vector<proto::PodNetwork>& peers) override {
     if (nets_ && unreachable_.empty()) nets_->SetPeers(peers);
   }
+  bool PrivateNetwork() const override { return o_.private_network && !o_.tenant_network; }
   std::string PodAddress(const std::string& id) const override {
     if (!nets_) return "";
     // Its workload's attempt, "ns/name/aN", names the namespace (Start).

@@ -120,6 +120,9 @@ class Executor {
   // empty: none), and the other nodes' as the server relayed them, for
   // routes and rules between them.
   virtual proto::PodNetwork PodNetwork() const { return {}; }
+  // Whether its pods (containers) run in a network namespace of their own
+  // with loopback only (allot agent --network private): nothing reaches them.
+  virtual bool PrivateNetwork() const { return false; }
   // The address of running pod `id` in its own network (a container on
   // its tenant's network), "" when it has none of its own (a process, a
   // container on the node's network): the pod serves on the node's

@@ -78,6 +78,52 @@ TEST_F(AgentTest, AJobWithAnImageRunsInItOnAContainerNode) {
   EXPECT_TRUE(std::regex_search(log, std::regex("\\n\\s*0\\s+1048576\\s+65536\\n"))) << log;
 }
 
+// A pod that serves on a port, in a container (docs/notebooks.md): on a
+// node whose containers share its network it gets a free port of the
+// node's loopback as $PORT, and the server proxies a notebook to it (here
+// busybox's httpd stands in for Jupyter); on a node whose containers have
+// private networks it fails, saying why.
+TEST_F(AgentTest, AContainerThatServesIsProxiedToOrFailsSayingWhy) {
+  const std::string why = allot::testing::ContainersUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  ContainerState cs(dir_ + "-containers");
+  ASSERT_TRUE(cs.ok);
+  auto notebook = [&](const std::string& name) {
+    return "apiVersion: allot.dev/v1\nkind: Notebook\nmetadata: {name: " + name +
+           ", namespace: team-a}\nspec:\n  queueName: q\n  gpus: 1\n  image: " + cs.image +
+           "\n  command: [sh, -c, 'mkdir -p /tmp/w/notebooks/team-a/" + name +
+           " && echo served-by-$ALLOT_NOTEBOOK > /tmp/w/notebooks/team-a/" + name +
+           "/index.html && exec httpd -f -p 127.0.0.1:$PORT -h /tmp/w']\n";
+  };
+  auto c1 = StartReadyAgent("c1", "1xH100-80GB",
+                            {"--runtime", "container", "--container-state", cs.dir + "/state"});
+  ASSERT_TRUE(srv_->Apply(notebook("web")));
+  json::value w = WaitFor("web", [](const json::value& v) { return State(v) == "Running"; });
+  ASSERT_EQ(State(w), "Running") << c1->Output();
+  net::Response page;
+  ASSERT_TRUE(allot::testing::WaitFor(
+      [&] {
+        page = srv_->Admin("GET", "/notebooks/team-a/web/index.html");
+        return page.status == 200;
+      },
+      std::chrono::seconds(30)))
+      << page.status << " " << page.body;
+  EXPECT_EQ(page.body, "served-by-web\n");
+
+  // Containers on private networks: nothing could reach the port.
+  srv_->Json("POST", "/api/v1/nodes/c1/cordon");
+  auto c2 = StartReadyAgent("c2", "1xH100-80GB",
+                            {"--runtime", "container", "--container-state", cs.dir + "/state2",
+                             "--network", "private"});
+  ASSERT_EQ(srv_->Admin("DELETE", "/api/v1/workloads/team-a/web").status, 200);
+  ASSERT_TRUE(srv_->Apply(notebook("hidden")));
+  w = WaitFor("hidden", [](const json::value& v) { return State(v) == "Failed"; });
+  EXPECT_NE(json::serialize(w).find("private networks nothing reaches: run its agent with "
+                                    "--network tenant"),
+            std::string::npos)
+      << json::serialize(w);
+}
+
 // A pull that takes long (here: another pull of the image holds its lock)
 // is shown as one: the workload is Admitted with PodsReady False, reason
 // Pulling, not Running; then it runs, and the pull time is not run time:
