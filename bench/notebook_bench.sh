@@ -16,9 +16,9 @@
 #  4. HOLD kernel WebSockets held open through the proxy (one kernel): the
 #     server's RSS before and while they are held, and whether each still
 #     answers; then ACTIVE kernels each running a cell every second for
-#     SECONDS s: the server's CPU seconds in that time, per 100 kernels.
+#     ACTIVE_SECONDS s: the server's CPU seconds in that time, per 100 kernels.
 #
-#   REPS=5 ROUNDS=3 RTT=200 HOLD=200 ACTIVE=10 SECONDS=30 bench/notebook_bench.sh
+#   REPS=5 ROUNDS=3 RTT=200 HOLD=200 ACTIVE=10 ACTIVE_SECONDS=30 bench/notebook_bench.sh
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -27,7 +27,7 @@ ROUNDS=${ROUNDS:-3}
 RTT=${RTT:-200}
 HOLD=${HOLD:-200}
 ACTIVE=${ACTIVE:-10}
-SECONDS_ACTIVE=${SECONDS:-30}
+SECONDS_ACTIVE=${ACTIVE_SECONDS:-30}
 ALLOT=$BUILD/allot
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLIENT="/usr/bin/python3 $HERE/../tests/e2e/jupyter_client.py"
