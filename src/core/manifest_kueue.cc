@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/manifest_internal.h"
+#include "core/parking_annotations.h"
 #include "core/pool_order.h"
 #include "core/priority_policy.h"
 
@@ -406,6 +407,7 @@ Status ParseClusterQueue(const Doc& d, Config* out) {
                                            &cq.reclaim_grace_seconds));
   ALLOT_RETURN_IF_ERROR(DurationAnnotation(d.annotations, kMaxParkedKey, /*allow_zero=*/false,
                                            &cq.max_parked_seconds));
+  ALLOT_RETURN_IF_ERROR(IdleActionStops(d.annotations).status());
   if (auto it = d.annotations.find(kPoolOrderKey); it != d.annotations.end()) {
     Result<PoolOrder> order = ParsePoolOrder(it->second);
     if (!order.ok()) {

@@ -49,6 +49,16 @@ Result<bool> ActivitySignal(const Workload& w) {
   return true;
 }
 
+Result<bool> IdleActionStops(const Labels& annotations) {
+  auto it = annotations.find(kIdleActionKey);
+  if (it == annotations.end() || it->second == "Park") return false;
+  if (it->second == "Stop") return true;
+  return Status::InvalidArgument(std::string(kIdleActionKey) + ": \"" + it->second +
+                                     "\" is not an idle action (Park keeps the quota, Stop "
+                                     "frees it)",
+                                 std::string("metadata.annotations.") + kIdleActionKey);
+}
+
 Status CheckParkingAnnotations(const Workload& w) {
   ALLOT_RETURN_IF_ERROR(ParkPodSets(w).status());
   return ActivitySignal(w).status();

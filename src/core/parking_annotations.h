@@ -1,6 +1,6 @@
-// Workload annotations of parking (docs/parking.md): the pod sets a park
-// stops (a RayCluster's workers), the others (its head) running on; and a
-// custom idle signal.
+// Annotations of parking (docs/parking.md): a workload's pod sets a park
+// stops (a RayCluster's workers), the others (its head) running on, and its
+// custom idle signal; a ClusterQueue's idle action.
 #pragma once
 
 #include <string>
@@ -27,5 +27,14 @@ inline constexpr char kIdleSignalKey[] = "allot.dev/idle-signal";
 Result<bool> ActivitySignal(const Workload& w);
 // Both checks, for a parsed workload.
 Status CheckParkingAnnotations(const Workload& w);
+
+// kIdleActionKey, a ClusterQueue annotation: what its idle policy does to
+// an idle workload: "Park" (the default: its quota is kept) or "Stop" (parked
+// and stopped at once: its quota is freed, it is held out of the queue,
+// Suspended, until resumed; a notebook keeps its files).
+inline constexpr char kIdleActionKey[] = "allot.dev/idle-action";
+// Whether the annotations say Stop; InvalidArgument, naming the
+// annotation, for another value than Park or Stop.
+Result<bool> IdleActionStops(const Labels& annotations);
 
 }  // namespace allot::core

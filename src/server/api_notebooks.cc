@@ -190,8 +190,11 @@ void Api::HandleNotebook(std::shared_ptr<net::Exchange> ex) {
     // opened, a save, a new kernel) is activity, or resumes it.
     const bool background = IsBackground(rq, rest);
     std::string note;
-    if (rec->state == WorkloadState::kParked && !t.state.ResumeWaits(key) && !background) {
-      // Opening a parked notebook resumes it (docs/parking.md's wake).
+    if (((rec->state == WorkloadState::kParked && !t.state.ResumeWaits(key)) ||
+         rec->state == WorkloadState::kSuspended) &&
+        !background) {
+      // Opening a parked notebook resumes it, a stopped one queues again
+      // (docs/parking.md's wake).
       std::string result;
       Status s = t.state.ResumeWorkload(Actor::Of(*p), key, &t.txn, &result);
       t.state.Audit(p->user, p->tenant, "resume", "Workload " + key, Outcome(s), &t.txn);

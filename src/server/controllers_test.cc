@@ -226,6 +226,55 @@ spec:
   EXPECT_EQ(h.WorkloadState("t1/nb-plain"), "Parked");
 }
 
+// A ClusterQueue whose admin chose allot.dev/idle-action: Stop: an idle
+// workload is parked and stopped at once, its quota freed for the queue.
+TEST(ControllersInProcess, AnIdleActionOfStopFreesTheQuota) {
+  namespace b = allot::testing;
+  ctrl::Options slow;
+  slow.node_timeout_ms = 24 * 60 * kMin;
+  Harness h(slow);
+  const auto cq = [](const std::string& action) {
+    return b::Namespace("t1") + b::Flavor("f1", "") + R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: idle
+  annotations: {allot.dev/idle-after: 30m, allot.dev/idle-action: )" + action + R"(}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]
+---
+)" + b::LocalQueue("t1", "idle", "idle");
+  };
+  Status bad = h.Apply(cq("Delete"));
+  EXPECT_EQ(bad.field(), "metadata.annotations.allot.dev/idle-action") << bad.message();
+  ASSERT_TRUE(h.Apply(cq("Stop")).ok());
+  AgentReport r;
+  r.node.name = "a1";
+  r.node.cpu = Quantity::FromUnits(32);
+  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
+  core::Gpu g;
+  g.uuid = "GPU-a1-0";
+  g.product = "H100-80GB";
+  g.memory = Quantity::FromUnits(int64_t(80) << 30);
+  r.node.gpus.push_back(g);
+  r.address = "a1";
+  ASSERT_TRUE(h.Sync(r).ok());
+  ASSERT_TRUE(h.Apply(Workload("nb", "idle")).ok());
+  ASSERT_TRUE(h.Apply(Workload("next", "idle")).ok());
+  ASSERT_EQ(h.WorkloadState("t1/nb"), "Admitted");
+  ASSERT_EQ(h.WorkloadState("t1/next"), "Pending");
+  AgentReport idle = r;
+  idle.gpu_samples.push_back({"GPU-a1-0", 0, 0});
+  ASSERT_TRUE(h.Sync(idle).ok());
+  h.Advance(31 * kMin);
+  EXPECT_EQ(h.WorkloadState("t1/nb"), "Suspended");
+  EXPECT_EQ(h.Reason("t1/nb", "Parked"), "IdleStop");
+  EXPECT_EQ(h.WorkloadState("t1/next"), "Admitted") << "the quota went to the next in line";
+  EXPECT_EQ(h.AuditLog().back().verb, "stop-parked");
+}
+
 TEST(ControllersInProcess, TheIdleParkerParksWhatStayedIdleForItsTime) {
   namespace b = allot::testing;
   // The agent syncs only when the test says: no NotReady on the way.

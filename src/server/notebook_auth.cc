@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <map>
+#include <vector>
 
 #include "server/access.h"
 #include "server/crypto.h"
@@ -17,10 +18,20 @@ std::string Signature(const State& st, const std::string& token_id, const std::s
                              std::to_string(expires_ms));
 }
 
-std::string Trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(' ');
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(' ') - b + 1);
+// A Cookie header's "name=value" pairs, trimmed, empty ones left out.
+std::vector<std::string> CookiePairs(const std::string& header) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= header.size()) {
+    size_t end = header.find(';', at);
+    if (end == std::string::npos) end = header.size();
+    const size_t b = header.find_first_not_of(' ', at);
+    if (b != std::string::npos && b < end) {
+      out.push_back(header.substr(b, header.find_last_not_of(' ', end - 1) - b + 1));
+    }
+    at = end + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -47,13 +58,8 @@ std::string NotebookJupyterToken(const State& st, const std::string& pod_id) {
 
 std::string NotebookCookie(const std::string& cookie_header) {
   const std::string want = std::string(kNotebookCookieName) + "=";
-  size_t at = 0;
-  while (at <= cookie_header.size()) {
-    size_t end = cookie_header.find(';', at);
-    if (end == std::string::npos) end = cookie_header.size();
-    const std::string pair = Trim(cookie_header.substr(at, end - at));
+  for (const std::string& pair : CookiePairs(cookie_header)) {
     if (pair.starts_with(want)) return pair.substr(want.size());
-    at = end + 1;
   }
   return "";
 }
@@ -61,13 +67,8 @@ std::string NotebookCookie(const std::string& cookie_header) {
 std::string WithoutNotebookCookie(const std::string& cookie_header) {
   const std::string want = std::string(kNotebookCookieName) + "=";
   std::string out;
-  size_t at = 0;
-  while (at <= cookie_header.size()) {
-    size_t end = cookie_header.find(';', at);
-    if (end == std::string::npos) end = cookie_header.size();
-    const std::string pair = Trim(cookie_header.substr(at, end - at));
-    if (!pair.empty() && !pair.starts_with(want)) out += (out.empty() ? "" : "; ") + pair;
-    at = end + 1;
+  for (const std::string& pair : CookiePairs(cookie_header)) {
+    if (!pair.starts_with(want)) out += (out.empty() ? "" : "; ") + pair;
   }
   return out;
 }

@@ -175,6 +175,20 @@ void State::ApplyControllerActions(const std::vector<ctrl::TakenAction>& actions
     } else if (a.type == ctrl::Action::Type::kPark) {
       if (rec.state == WorkloadState::kParked) continue;
       if (!ParkWorkload(a.target, a.reason, a.message, txn).ok()) continue;
+      // The queue's admin chose Stop for idle work: its quota goes too.
+      auto cq = objs_.cluster_queues.find(rec.spec.admission->cluster_queue);
+      Result<bool> stops = cq == objs_.cluster_queues.end()
+                               ? Result<bool>(false)
+                               : core::IdleActionStops(cq->second.obj.annotations);
+      if (a.reason == "Idle" && stops.ok() && *stops) {
+        Audit(principal, rec.spec.ns, verb, "Workload " + a.target, "ok", txn);
+        metrics_->Evicted(QueueOf(rec), "IdleStop");
+        SuspendParked(&rec, "IdleStop",
+                      a.message + "; stopped: its quota is freed (ClusterQueue " +
+                          cq->first + " has " + core::kIdleActionKey + ": Stop)",
+                      "", now);
+        verb = ctrl::ToString(ctrl::Action::Type::kStopParked);
+      }
     } else if (a.type == ctrl::Action::Type::kStopParked) {
       if (rec.state != WorkloadState::kParked || resume_wanted_.count(a.target)) continue;
       metrics_->Evicted(QueueOf(rec), a.reason);
