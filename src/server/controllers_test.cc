@@ -43,6 +43,23 @@ std::string Workload(const std::string& name, const std::string& queue,
 
 constexpr int64_t kMin = 60 * 1000;
 
+// Agent node a1's report: `gpus` H100s GPU-a1-0.., no samples.
+AgentReport AgentNode(int gpus) {
+  AgentReport r;
+  r.node.name = "a1";
+  r.node.cpu = Quantity::FromUnits(32);
+  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
+  for (int i = 0; i < gpus; ++i) {
+    core::Gpu g;
+    g.uuid = "GPU-a1-" + std::to_string(i);
+    g.product = "H100-80GB";
+    g.memory = Quantity::FromUnits(int64_t(80) << 30);
+    r.node.gpus.push_back(g);
+  }
+  r.address = "a1";
+  return r;
+}
+
 TEST(ControllersInProcess, ClusterQueueMaxRunDurationFailsWorkloadsThatSetNone) {
   Harness h;
   ASSERT_TRUE(h.Apply(Cluster()).ok());
@@ -183,18 +200,7 @@ spec:
 ---
 )" + b::LocalQueue("t1", "plain", "plain") + b::LocalQueue("t1", "idle", "idle"))
                   .ok());
-  AgentReport r;
-  r.node.name = "a1";
-  r.node.cpu = Quantity::FromUnits(32);
-  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
-  for (int i = 0; i < 2; ++i) {
-    core::Gpu g;
-    g.uuid = "GPU-a1-" + std::to_string(i);
-    g.product = "H100-80GB";
-    g.memory = Quantity::FromUnits(int64_t(80) << 30);
-    r.node.gpus.push_back(g);
-  }
-  r.address = "a1";
+  AgentReport r = AgentNode(2);
   ASSERT_TRUE(h.Sync(r).ok());
   for (const char* q : {"plain", "idle"}) {
     ASSERT_TRUE(h.Apply(std::string("apiVersion: allot.dev/v1\nkind: Notebook\nmetadata: {name: nb-") +
@@ -250,16 +256,7 @@ spec:
   Status bad = h.Apply(cq("Delete"));
   EXPECT_EQ(bad.field(), "metadata.annotations.allot.dev/idle-action") << bad.message();
   ASSERT_TRUE(h.Apply(cq("Stop")).ok());
-  AgentReport r;
-  r.node.name = "a1";
-  r.node.cpu = Quantity::FromUnits(32);
-  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
-  core::Gpu g;
-  g.uuid = "GPU-a1-0";
-  g.product = "H100-80GB";
-  g.memory = Quantity::FromUnits(int64_t(80) << 30);
-  r.node.gpus.push_back(g);
-  r.address = "a1";
+  AgentReport r = AgentNode(1);
   ASSERT_TRUE(h.Sync(r).ok());
   ASSERT_TRUE(h.Apply(Workload("nb", "idle")).ok());
   ASSERT_TRUE(h.Apply(Workload("next", "idle")).ok());
@@ -294,18 +291,7 @@ spec:
 ---
 )" + b::LocalQueue("t1", "idle", "idle"))
                   .ok());
-  AgentReport r;
-  r.node.name = "a1";
-  r.node.cpu = Quantity::FromUnits(32);
-  r.node.memory = Quantity::FromUnits(int64_t(256) << 30);
-  for (int i = 0; i < 2; ++i) {
-    core::Gpu g;
-    g.uuid = "GPU-a1-" + std::to_string(i);
-    g.product = "H100-80GB";
-    g.memory = Quantity::FromUnits(int64_t(80) << 30);
-    r.node.gpus.push_back(g);
-  }
-  r.address = "a1";
+  AgentReport r = AgentNode(2);
   ASSERT_TRUE(h.Sync(r).ok());
   ASSERT_TRUE(h.Apply(Workload("nb", "idle")).ok());
   ASSERT_EQ(h.WorkloadState("t1/nb"), "Admitted");

@@ -321,10 +321,12 @@ async function notebooksPage(main) {
   const ago = (ms) => { const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
     return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`; };
   // The idle parker's clock: parked at parkAtUnixMs unless it is used first.
+  // HTML: the last five minutes in red.
   const left = (st) => { if (!st.idleAfterSeconds) return "-";
-    if (!st.parkAtUnixMs) return `in use (parks after ${Math.round(st.idleAfterSeconds / 60)} min idle)`;
+    if (!st.parkAtUnixMs) return esc(`in use (parks after ${Math.round(st.idleAfterSeconds / 60)} min idle)`);
     const s = Math.max(0, Math.round((st.parkAtUnixMs - Date.now()) / 1000));
-    return s < 120 ? `parks in ${s} s` : `parks in ${Math.round(s / 60)} min`; };
+    const text = s < 120 ? `parks in ${s} s` : `parks in ${Math.round(s / 60)} min`;
+    return s < 300 ? `<span class="bad">${text}</span>` : esc(text); };
   main.innerHTML = `<h2>Notebooks</h2>
     <table id="notebooks"><tr><th>notebook</th><th>state</th><th>GPUs</th><th>last activity</th>
       <th>idle parking</th><th></th></tr>
@@ -332,7 +334,7 @@ async function notebooksPage(main) {
       return `<tr data-notebook="${esc(key)}"><td>${esc(key)}<div class="muted">${esc(w.spec.queueName)}</div></td>
         <td data-state="${esc(st.state)}">${esc(st.state)}<div class="muted">${esc(plainReason(w))}</div></td>
         <td>${esc(gpus(w))}</td><td>${st.lastActivityUnixMs ? esc(ago(st.lastActivityUnixMs)) : "-"}</td>
-        <td class="idle">${esc(left(st))}</td>
+        <td class="idle">${left(st)}</td>
         <td><button class="open" data-key="${esc(key)}">Open</button></td></tr>`;
     }).join("") || '<tr><td colspan="6" class="muted">no notebooks yet</td></tr>'}</table>
     <form id="new-notebook" class="signin"><h2>New notebook</h2>
