@@ -39,12 +39,15 @@ Result<Target> Connect(const ClientFlags& c, const NotebookFlags& f) {
   return Target{std::move(*cl), *t, path};
 }
 
-// "12m", "3h": how long ago `unix_ms` was.
-std::string Ago(int64_t unix_ms) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  const int64_t s = std::max<int64_t>(0, (now - unix_ms) / 1000);
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "45s", "12m", "3h", "2d": a span of `ms` milliseconds for people.
+std::string Span(int64_t ms) {
+  const int64_t s = std::max<int64_t>(0, ms / 1000);
   if (s < 120) return std::to_string(s) + "s";
   if (s < 7200) return std::to_string(s / 60) + "m";
   if (s < 172800) return std::to_string(s / 3600) + "h";
@@ -99,7 +102,7 @@ int CmdNotebookList(const ClientFlags& c, const NotebookFlags& f) {
   auto r = (*cl)->Call("GET", "/api/v1/workloads" + q);
   if (!r.ok()) return Fail(r.status());
   std::vector<std::vector<std::string>> rows = {
-      {"TENANT", "NAME", "STATE", "GPUS", "QUEUE", "LAST ACTIVITY", "IDLE AFTER", "PATH"}};
+      {"TENANT", "NAME", "STATE", "GPUS", "QUEUE", "LAST ACTIVITY", "IDLE PARKING", "PATH"}};
   for (const json::value& o : r->as_object().at("items").as_array()) {
     if (JsonStr(o, {"spec", "type"}) != "notebook") continue;
     const std::string ns = JsonStr(o, {"metadata", "namespace"});
@@ -119,10 +122,18 @@ int CmdNotebookList(const ClientFlags& c, const NotebookFlags& f) {
       }
     }
     const json::value* last = JsonAt(o, {"status", "lastActivityUnixMs"});
+    // The idle parker's clock (status.idleAfterSeconds, .parkAtUnixMs).
+    std::string parking = "-";
+    const json::value* after = JsonAt(o, {"status", "idleAfterSeconds"});
+    const json::value* at = JsonAt(o, {"status", "parkAtUnixMs"});
+    if (at && at->is_int64()) {
+      parking = "in " + Span(at->as_int64() - NowMs());
+    } else if (after && after->is_int64()) {
+      parking = "after " + Span(after->as_int64() * 1000) + " idle";
+    }
     rows.push_back({ns, name, JsonStr(o, {"status", "state"}), gpus,
                     JsonStr(o, {"spec", "queueName"}),
-                    last && last->is_int64() ? Ago(last->as_int64()) + " ago" : "-",
-                    JsonStr(o, {"metadata", "annotations", "allot.dev/idle-after"}),
+                    last && last->is_int64() ? Span(NowMs() - last->as_int64()) + " ago" : "-", parking,
                     "/notebooks/" + ns + "/" + name + "/"});
   }
   if (rows.size() == 1) {

@@ -180,6 +180,7 @@ TEST_F(NotebookTest, WaitsForGpusThenServesJupyterAndRunsCodeOnlyForItsTenant) {
   EXPECT_EQ(list.code, 0) << list.err;
   EXPECT_TRUE(std::regex_search(list.out, std::regex(R"(team-a +nb +Running +1 +q .*/notebooks/team-a/nb/)")))
       << list.out;
+  EXPECT_NE(list.out.find("IDLE PARKING"), std::string::npos) << list.out;
   b::Ran link = cli({"open", "nb"});
   EXPECT_EQ(link.code, 0) << link.err;
   EXPECT_EQ(link.out.rfind(srv_->url() + "/notebooks/team-a/nb/tree?allot-ticket=", 0), 0u) << link.out;
