@@ -171,10 +171,13 @@ TEST_F(CrossNodeNetworkTest, AWorkloadOnTwoNodesMeetsAsTorchrunDoesAndOtherTenan
       "   for i in $(seq 30); do echo data-from-rank0 | nc -w 1 $peer 7001 && break; sleep 1; done;"
       "   echo sent;"
       " else"
-      "   nc -l -p 7001 > /tmp/d &"
+      // Its stdin kept open: busybox's nc -l with stdin at its end may
+      // quit before the data comes (seen: rank 0 "sent", /tmp/d empty);
+      // then it stays until stdin ends too, so the loop waits for the data.
+      "   sleep 120 | nc -l -p 7001 > /tmp/d &"
       "   for i in $(seq 30); do echo \"hello $ALLOT_POD_IP\" | nc -w 1 $MASTER_ADDR $MASTER_PORT;"
       "     [ -s /tmp/d ] && break; sleep 1; done;"
-      "   echo \"attempts: $i\"; wait; echo \"data: $(cat /tmp/d)\";"
+      "   echo \"attempts: $i\"; echo \"data: $(cat /tmp/d)\";"
       " fi; sleep 300";
   int code = 0;
   srv_->Json("POST", "/api/v1/workloads",
