@@ -426,7 +426,8 @@ int main(int argc, char** argv) {
   ncreate->add_option("--cpu", nf.cpu, "CPU request: 2, 500m");
   ncreate->add_option("--memory", nf.memory, "memory request: 8Gi");
   ncreate->add_option("--idle-after", nf.idle_after,
-                      "park it after this long without activity (default 60m; 0s: never)");
+                      "park it after this long without activity (default: its queue's "
+                      "allot.dev/idle-after, else 60m; 0s: never)");
   auto* nlist = notebook->add_subcommand("list", "list notebooks: state, GPUs, last activity");
   auto* nopen = notebook->add_subcommand(
       "open", "print a link that signs a browser in to the notebook (resumes a parked one)");

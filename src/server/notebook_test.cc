@@ -124,6 +124,13 @@ TEST_F(NotebookTest, WaitsForGpusThenServesJupyterAndRunsCodeOnlyForItsTenant) {
   EXPECT_EQ(tree.status, 200);
   EXPECT_NE(tree.body.find("Jupyter"), std::string::npos);
 
+  // Its metrics.
+  const std::string metrics = srv_->Admin("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("allot_notebooks{namespace=\"team-a\",state=\"Running\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("allot_notebook_last_activity_seconds{namespace=\"team-a\",notebook=\"nb\"}"),
+            std::string::npos);
+
   // A kernel started through the proxy runs code over its WebSocket.
   EXPECT_EQ(Client("nb", "exec", "print(6 * 7)"), "42\n");
 

@@ -415,9 +415,12 @@ void State::CollectMetrics(metrics::Gauges* g) const {
   for (const auto& [k, n] : notebooks) g->Add({{"namespace", k.first}, {"state", k.second}}, double(n));
   g->Family("allot_notebook_last_activity_seconds",
             "Unix time a running notebook was last used (its kernels, terminals, pages; or "
-            "its start): time() minus this is how long it has been idle.");
+            "its start or resume): time() minus this is how long it has been idle.");
   for (const WorkloadRecord* rec : running_notebooks) {
-    const int64_t last = std::max(rec->active_ms, rec->admitted_unix_ms);
+    // As the idle parker counts it: its last report, admission or resume,
+    // or the server's start.
+    const int64_t last = internal::ActiveSinceMs(*rec, controllers_started_ms_);
+    if (last < 0) continue;
     g->Add({{"namespace", rec->spec.ns}, {"notebook", rec->spec.name}}, double(last) / 1000);
   }
 }
